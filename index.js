@@ -1,0 +1,182 @@
+'use strict'
+// The public API: a thin layer over the native binding. It reads process.env at call time,
+// wraps each tool's `execute`, bridges AbortSignal and defines ToolError. The loop, the HTTP
+// client, validation, retries and every error code live in Rust (src/engine).
+
+const binding = require('./binding.js')
+
+const TOOL_ERROR = Symbol.for('anthropic-tool-calling.ToolError')
+
+/** Throw it from `execute` to send your own words to the model (`is_error: true`). */
+class ToolError extends Error {
+  constructor(message, options) {
+    super(message, options)
+    this.name = 'ToolError'
+  }
+}
+// A brand rather than `instanceof`, so a ToolError from another copy of this package counts too.
+Object.defineProperty(ToolError.prototype, TOOL_ERROR, { value: true })
+
+const DEFAULT_MODEL = 'claude-sonnet-5-5'
+const DEFAULT_MAX_TOKENS = 4096
+const DEFAULT_MAX_TOOL_ITERATIONS = 5
+
+/** Runs in progress on this thread: what their tools need that cannot cross into Rust. */
+const runs = new Map()
+let lastRunId = 0
+
+binding.setCancelHook((runId, toolUseId) => {
+  const run = runs.get(runId)
+  const controller = run && run.controllers.get(toolUseId)
+  if (controller) controller.abort(new DOMException('The tool call was cancelled: it timed out or the run ended.', 'AbortError'))
+})
+
+function describe(value) {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`.trim()
+}
+
+function registerTool(tool) {
+  if (tool === null || typeof tool !== 'object') {
+    throw new TypeError(`registerTool: expected { definition, execute }, got ${describe(tool)}`)
+  }
+  const { definition, execute } = tool
+  if (definition === null || typeof definition !== 'object' || Array.isArray(definition)) {
+    throw new TypeError(`registerTool: definition must be an object { name, description, input_schema }, got ${describe(definition)}`)
+  }
+  const name = typeof definition.name === 'string' ? definition.name : '(unnamed)'
+  if (typeof execute !== 'function') {
+    throw new TypeError(`registerTool: execute of ${name} must be a function, got ${describe(execute)}`)
+  }
+  let json
+  try {
+    json = JSON.stringify(definition)
+  } catch (e) {
+    throw new TypeError(`registerTool: definition of ${name} cannot be turned into JSON: ${e.message}`)
+  }
+  try {
+    binding.registerTool(json, bridge(execute))
+  } catch (e) {
+    throw new TypeError(e.message)
+  }
+}
+
+/** The function Rust calls for each tool call; it always resolves with a ToolReply. */
+function bridge(execute) {
+  return async (inputJson, toolUseId, runId) => {
+    const run = runs.get(runId)
+    const controller = new AbortController()
+    if (run) run.controllers.set(toolUseId, controller)
+    let output
+    try {
+      output = await execute(JSON.parse(inputJson), { toolUseId, signal: controller.signal, context: run ? run.context : undefined })
+    } catch (thrown) {
+      if (run) run.causes.set(toolUseId, thrown)
+      if (thrown !== null && typeof thrown === 'object' && thrown[TOOL_ERROR] === true) {
+        return { kind: 'tool_error', content: String(thrown.message) }
+      }
+      return { kind: 'error', content: describeThrown(thrown) }
+    } finally {
+      if (run) run.controllers.delete(toolUseId)
+    }
+    if (typeof output === 'string') return { kind: 'text', content: output }
+    try {
+      const json = JSON.stringify(output === undefined ? null : output)
+      if (json === undefined) throw new TypeError(`${describe(output)} has no JSON form`)
+      return { kind: 'json', content: json }
+    } catch (e) {
+      if (run) run.causes.set(toolUseId, e)
+      return { kind: 'error', content: `it returned a value that cannot be turned into JSON (${e.message})` }
+    }
+  }
+}
+
+/** The developer's view of anything thrown. */
+function describeThrown(thrown) {
+  if (thrown instanceof Error) return thrown.name && thrown.name !== 'Error' ? `${thrown.name}: ${thrown.message}` : thrown.message || String(thrown)
+  if (typeof thrown === 'string') return thrown
+  if (thrown === undefined) return 'it threw undefined'
+  try {
+    return `it threw ${JSON.stringify(thrown)}`
+  } catch {
+    return `it threw ${String(thrown)}`
+  }
+}
+
+function unregisterTool(name) {
+  return typeof name === 'string' && binding.unregisterTool(name)
+}
+
+function listTools() {
+  return JSON.parse(binding.listTools())
+}
+
+function failure(code, message, extra) {
+  return { data: null, error: { code, message, ...extra } }
+}
+
+function isAbortSignal(value) {
+  return value !== null && typeof value === 'object' && typeof value.aborted === 'boolean' && typeof value.addEventListener === 'function'
+}
+
+/** Runs a conversation with the registered tools. Never rejects, never throws. */
+async function runWithTools(prompt, options) {
+  try {
+    if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
+      return failure('invalid_request', `options must be an object, got ${describe(options)}. Nothing was sent.`)
+    }
+    const { signal, context, ...rest } = options || {}
+    if (signal !== undefined && signal !== null && !isAbortSignal(signal)) {
+      return failure('invalid_request', `Option signal must be an AbortSignal, got ${describe(signal)}. Nothing was sent.`)
+    }
+    const env = {
+      ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY,
+      ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN,
+      ANTHROPIC_BASE_URL: process.env.ANTHROPIC_BASE_URL,
+      ANTHROPIC_MODEL: process.env.ANTHROPIC_MODEL,
+    }
+    let request
+    try {
+      request = JSON.stringify({ prompt, options: rest, env })
+    } catch (e) {
+      return failure('invalid_request', `prompt and options must be JSON-serialisable (${e.message}). Nothing was sent.`)
+    }
+    lastRunId = (lastRunId + 1) >>> 0
+    const runId = lastRunId
+    const control = new binding.RunControl()
+    const run = { context, controllers: new Map(), causes: new Map() }
+    runs.set(runId, run)
+    const onAbort = () => control.abort()
+    if (signal) {
+      signal.addEventListener('abort', onAbort, { once: true })
+      if (signal.aborted) control.abort()
+    }
+    try {
+      const result = JSON.parse(await binding.runWithTools(request, runId, control))
+      const error = result.error
+      if (error && error.toolUseId !== undefined) {
+        if (run.causes.has(error.toolUseId)) error.cause = run.causes.get(error.toolUseId)
+        delete error.toolUseId
+      }
+      return result
+    } finally {
+      if (signal) signal.removeEventListener('abort', onAbort)
+      for (const controller of run.controllers.values()) controller.abort(new DOMException('The run ended.', 'AbortError'))
+      runs.delete(runId)
+    }
+  } catch (e) {
+    return failure('unknown_error', `Internal error in anthropic-tool-calling: ${e && e.message}. Please report it.`, { cause: e })
+  }
+}
+
+module.exports = {
+  registerTool,
+  unregisterTool,
+  listTools,
+  runWithTools,
+  ToolError,
+  DEFAULT_MODEL,
+  DEFAULT_MAX_TOKENS,
+  DEFAULT_MAX_TOOL_ITERATIONS,
+}

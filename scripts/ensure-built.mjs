@@ -1,0 +1,28 @@
+// Builds the native addon when it is missing or older than the Rust sources, so that
+// `npm install` on a fresh clone and `npm test` after an edit both run the current code.
+// Users installing the published package never run this: they get a prebuilt binary.
+import { spawnSync } from 'node:child_process'
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const addon = join(root, `anthropic-tool-calling.${process.platform}-${process.arch}-gnu.node`)
+
+function newest(path) {
+  const st = statSync(path)
+  if (!st.isDirectory()) return st.mtimeMs
+  return Math.max(st.mtimeMs, ...readdirSync(path).map((f) => newest(join(path, f))))
+}
+
+const sources = ['src', 'Cargo.toml', 'Cargo.lock', 'build.rs'].map((f) => join(root, f)).filter(existsSync)
+const stale = !existsSync(addon) || Math.max(...sources.map(newest)) > statSync(addon).mtimeMs
+if (process.env.ATC_SKIP_BUILD === '1' || !stale) process.exit(0)
+
+console.log('anthropic-tool-calling: building the native addon (release; a few minutes the first time)…')
+const napi = join(root, 'node_modules', '@napi-rs', 'cli', 'dist', 'cli.js')
+const result = spawnSync(process.execPath, [napi, 'build', '--platform', '--release', '--js', 'binding.js', '--dts', 'binding.d.ts'], {
+  cwd: root,
+  stdio: 'inherit',
+})
+process.exit(result.status ?? 1)

@@ -1,0 +1,323 @@
+//! The Messages API client: one request with retries and backoff, and every HTTP outcome
+//! turned into a result or a [`RunError`] with its code.
+
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::StatusCode;
+
+use super::error::{ErrorCode, RunError};
+use super::protocol::{ErrorBody, MessageResponse};
+use super::retry;
+
+/// The largest response body we read; a larger one is refused rather than buffered.
+pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
+
+/// How to reach the API for one run.
+#[derive(Clone, Debug)]
+pub struct ApiConfig {
+    pub api_key: Option<String>,
+    pub auth_token: Option<String>,
+    /// Without the `/v1` suffix.
+    pub base_url: String,
+    pub api_version: String,
+    pub max_retries: u32,
+    pub timeout: Duration,
+}
+
+/// An HTTP client with its keep-alive connection pool. Build one per process (or per runtime,
+/// since pooled connections belong to the runtime that opened them) and share it.
+#[derive(Clone)]
+pub struct ApiClient {
+    http: reqwest::Client,
+}
+
+impl Default for ApiClient {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ApiClient {
+    /// A client with a keep-alive pool and rustls.
+    pub fn new() -> Self {
+        let http = reqwest::Client::builder()
+            .pool_idle_timeout(Duration::from_secs(60))
+            .tcp_nodelay(true)
+            .user_agent(concat!(
+                "anthropic-tool-calling/",
+                env!("CARGO_PKG_VERSION")
+            ))
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new());
+        ApiClient { http }
+    }
+
+    /// Sends one `POST /v1/messages`, retrying as the SDK does, and parses the answer.
+    pub async fn create_message(
+        &self,
+        cfg: &ApiConfig,
+        body: String,
+    ) -> Result<MessageResponse, RunError> {
+        let url = format!("{}/v1/messages", cfg.base_url.trim_end_matches('/'));
+        let headers = auth_headers(cfg)?;
+        let body = bytes_of(body);
+        let mut retries_done = 0u32;
+        loop {
+            let attempt = self
+                .attempt(&url, cfg, &headers, body.clone(), retries_done)
+                .await;
+            let failure = match attempt {
+                Ok(response) => return Ok(response),
+                Err(failure) => failure,
+            };
+            let may_retry = failure.retryable && retries_done < cfg.max_retries;
+            match failure.hint {
+                Some(hint) if hint > retry::MAX_HINT => return Err(failure.error),
+                _ if !may_retry => return Err(failure.error),
+                Some(hint) => tokio::time::sleep(hint).await,
+                None => tokio::time::sleep(retry::backoff(retries_done)).await,
+            }
+            retries_done += 1;
+        }
+    }
+
+    async fn attempt(
+        &self,
+        url: &str,
+        cfg: &ApiConfig,
+        headers: &HeaderMap,
+        body: bytes::Bytes,
+        retries_done: u32,
+    ) -> Result<MessageResponse, Failure> {
+        let sent = self
+            .http
+            .post(url)
+            .headers(headers.clone())
+            .header("x-stainless-retry-count", retries_done)
+            .timeout(cfg.timeout)
+            .body(body)
+            .send()
+            .await;
+        let response = sent.map_err(|e| Failure::network(network_error(&e, url, cfg)))?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let request_id = headers
+            .get("request-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = read_body(response)
+            .await
+            .map_err(|e| Failure::network(network_error(&e, url, cfg)))?;
+        let Some(body) = body else {
+            let mut error = RunError::new(
+                ErrorCode::UnknownError,
+                format!("The Anthropic API sent a response body over {} MiB (HTTP {status}); it was not read.", MAX_RESPONSE_BYTES >> 20),
+            );
+            error.status = Some(status.as_u16());
+            error.request_id = request_id;
+            return Err(Failure {
+                error,
+                retryable: false,
+                hint: None,
+            });
+        };
+        if status.is_success() {
+            return parse_message(&body).map_err(|why| {
+                let mut error = RunError::new(
+                    ErrorCode::UnknownError,
+                    format!("The Anthropic API answered HTTP {status} with a body that is not a Messages API response: {why}."),
+                );
+                error.status = Some(status.as_u16());
+                error.request_id = request_id.clone();
+                Failure { error, retryable: false, hint: None }
+            });
+        }
+        let hint = retry::server_hint(&headers);
+        let mut error = http_error(status, &body, hint);
+        error.request_id = error.request_id.or(request_id);
+        Err(Failure {
+            error,
+            retryable: retry::should_retry(status, &headers),
+            hint,
+        })
+    }
+}
+
+/// One failed attempt: the error it would end the run with, and whether another may follow.
+struct Failure {
+    error: RunError,
+    retryable: bool,
+    hint: Option<Duration>,
+}
+
+impl Failure {
+    fn network(error: RunError) -> Self {
+        Failure {
+            error,
+            retryable: true,
+            hint: None,
+        }
+    }
+}
+
+fn bytes_of(body: String) -> bytes::Bytes {
+    bytes::Bytes::from(body.into_bytes())
+}
+
+fn auth_headers(cfg: &ApiConfig) -> Result<HeaderMap, RunError> {
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(
+        "anthropic-version",
+        HeaderValue::from_str(&cfg.api_version).map_err(|_| {
+            RunError::invalid_request(format!(
+                "apiVersion {:?} is not a valid header value.",
+                cfg.api_version
+            ))
+        })?,
+    );
+    let bad_key = |what: &str| {
+        RunError::new(
+            ErrorCode::AuthenticationError,
+            format!("The {what} contains characters that cannot be sent in an HTTP header; check ANTHROPIC_API_KEY."),
+        )
+    };
+    if let Some(key) = cfg.api_key.as_deref() {
+        let mut value = HeaderValue::from_str(key).map_err(|_| bad_key("API key"))?;
+        value.set_sensitive(true);
+        headers.insert("x-api-key", value);
+    } else if let Some(token) = cfg.auth_token.as_deref() {
+        let mut value =
+            HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| bad_key("auth token"))?;
+        value.set_sensitive(true);
+        headers.insert(AUTHORIZATION, value);
+    } else {
+        return Err(RunError::new(
+            ErrorCode::AuthenticationError,
+            "No API key: set ANTHROPIC_API_KEY in the environment (or pass the apiKey option, or authToken / ANTHROPIC_AUTH_TOKEN). Nothing was sent.",
+        ));
+    }
+    Ok(headers)
+}
+
+/// Reads the body, refusing one over [`MAX_RESPONSE_BYTES`] (`Ok(None)`).
+async fn read_body(mut response: reqwest::Response) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
+    {
+        return Ok(None);
+    }
+    let mut body = Vec::with_capacity(response.content_length().unwrap_or(0) as usize);
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
+}
+
+fn parse_message(body: &[u8]) -> Result<MessageResponse, String> {
+    let message: MessageResponse = serde_json::from_slice(body)
+        .map_err(|e| format!("{e} (body starts {:?})", preview(body)))?;
+    if message.kind != "message" || message.role != "assistant" {
+        return Err(format!(
+            "type {:?} and role {:?}, expected \"message\" and \"assistant\"",
+            message.kind, message.role
+        ));
+    }
+    if !message.content.get().trim_start().starts_with('[') {
+        return Err("content is not an array".into());
+    }
+    Ok(message)
+}
+
+fn preview(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(80)]);
+    text.into_owned()
+}
+
+/// Maps an HTTP error answer to its code, passing the API's own message on.
+fn http_error(status: StatusCode, body: &[u8], hint: Option<Duration>) -> RunError {
+    let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();
+    let (kind, api_message, request_id) = match parsed {
+        Some(b) => (b.error.kind, b.error.message, b.request_id),
+        None => (
+            String::new(),
+            format!("(no JSON error body; body starts {:?})", preview(body)),
+            None,
+        ),
+    };
+    let code = match status.as_u16() {
+        401 | 403 => ErrorCode::AuthenticationError,
+        429 => ErrorCode::RateLimited,
+        503 | 529 => ErrorCode::Overloaded,
+        400..=499 => ErrorCode::InvalidRequest,
+        _ => ErrorCode::UnknownError,
+    };
+    let what = if kind.is_empty() {
+        String::new()
+    } else {
+        format!(" {kind}")
+    };
+    let advice = match code {
+        ErrorCode::AuthenticationError => {
+            " Check ANTHROPIC_API_KEY (or the apiKey option) and the key's permissions."
+        }
+        ErrorCode::RateLimited => {
+            " Wait before sending more requests (see retryAfter), or lower the request rate."
+        }
+        ErrorCode::Overloaded => " The API is overloaded; try again in a little while.",
+        ErrorCode::InvalidRequest => {
+            " Fix the request; retrying it unchanged will fail the same way."
+        }
+        _ => " This is on the API's side; try again later.",
+    };
+    let mut error = RunError::new(
+        code,
+        format!(
+            "The Anthropic API answered HTTP {}{what}: {api_message}.{advice}",
+            status.as_u16()
+        ),
+    );
+    error.status = Some(status.as_u16());
+    error.request_id = request_id;
+    if matches!(code, ErrorCode::RateLimited | ErrorCode::Overloaded) {
+        error.retry_after = hint.map(|h| h.as_secs_f64());
+    }
+    error
+}
+
+fn network_error(e: &reqwest::Error, url: &str, cfg: &ApiConfig) -> RunError {
+    let message = if e.is_timeout() {
+        format!("The request to {url} timed out after {} ms (timeoutMs). Try again, or raise timeoutMs.", cfg.timeout.as_millis())
+    } else if e.is_connect() {
+        format!(
+            "Could not connect to {url}: {}. Check ANTHROPIC_BASE_URL / baseURL and the network.",
+            source_chain(e)
+        )
+    } else {
+        format!(
+            "The connection to {url} failed: {}. Try again.",
+            source_chain(e)
+        )
+    };
+    RunError::new(ErrorCode::NetworkError, message)
+}
+
+/// The innermost causes of an error, which name what really happened (refused, reset…).
+fn source_chain(e: &reqwest::Error) -> String {
+    let mut parts = Vec::new();
+    let mut cur: Option<&dyn std::error::Error> = std::error::Error::source(e);
+    while let Some(err) = cur {
+        parts.push(err.to_string());
+        cur = err.source();
+    }
+    if parts.is_empty() {
+        e.to_string()
+    } else {
+        parts.join(": ")
+    }
+}

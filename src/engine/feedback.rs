@@ -1,0 +1,70 @@
+//! The words for a failed tool call: what the model is told (`is_error` results, written so it
+//! can act on them and holding nothing internal) and what the developer is told.
+
+/// Model: the tool it named is not offered.
+pub fn unknown_tool_for_model(name: &str, offered: &[&str]) -> String {
+    if offered.is_empty() {
+        format!("The tool {name} does not exist. No tools are available; answer without tools.")
+    } else {
+        format!(
+            "The tool {name} does not exist. Available tools: {}.",
+            offered.join(", ")
+        )
+    }
+}
+
+/// Developer: the tool the model named is not offered.
+pub fn unknown_tool_for_developer(name: &str, offered: &[&str]) -> String {
+    format!(
+        "The model called the tool {name:?}, which is not offered in this run (offered: {}). It was not run.",
+        if offered.is_empty() { "none".to_owned() } else { offered.join(", ") }
+    )
+}
+
+/// Model: its input failed the schema; one line per field.
+pub fn invalid_input_for_model(name: &str, problems: &[String]) -> String {
+    format!(
+        "Invalid input for {name}: {}. Call {name} again with input that matches its input_schema.",
+        problems.join("; ")
+    )
+}
+
+/// Developer: the model's input failed the schema.
+pub fn invalid_input_for_developer(name: &str, problems: &[String]) -> String {
+    format!(
+        "The model's input for {name} does not match its input_schema: {}. The tool was not run.",
+        problems.join("; ")
+    )
+}
+
+/// Model: the tool failed in a way it must not hear the details of.
+pub fn internal_error_for_model(name: &str) -> String {
+    format!("Internal error while running {name}. Try again later or tell the user.")
+}
+
+/// Model: the tool did not finish in time.
+pub fn timeout_for_model(name: &str, ms: u128) -> String {
+    format!("The tool {name} did not finish within {ms} ms and was stopped. Try again later or tell the user.")
+}
+
+/// Developer: the tool did not finish in time.
+pub fn timeout_for_developer(name: &str, ms: u128) -> String {
+    format!("The tool {name} timed out after {ms} ms (toolTimeoutMs); its ctx.signal was aborted.")
+}
+
+/// Model: this exact call has failed too often to be run again.
+pub fn repeated_for_model(name: &str, times: u32) -> String {
+    format!(
+        "The tool {name} has failed {times} times with this same input and was not run again. \
+         Do not repeat this call; tell the user that it could not be done."
+    )
+}
+
+/// Developer: this exact call was not run because it failed too often.
+pub fn repeated_for_developer(name: &str, times: u32) -> String {
+    format!("Not run: {name} already failed {times} times with this same input (maxToolFailures).")
+}
+
+/// Developer, stop mode: how to go on from a failed tool.
+pub const STOP_ADVICE: &str =
+    "The run stopped (onToolError: \"stop\"); fix the tool, or pass onToolError: \"continue\" to let the model handle tool failures.";

@@ -1,0 +1,22 @@
+//! The engine: the tool-calling loop, the Messages API client, validation and retries.
+//! It knows nothing of Node; the binding (`crate::binding`) adapts it.
+
+pub mod api;
+pub mod canonical;
+pub mod config;
+pub mod error;
+pub mod feedback;
+pub mod protocol;
+pub mod result;
+pub mod retry;
+pub mod round;
+pub mod run;
+pub mod schema;
+pub mod tools;
+
+pub use api::{ApiClient, ApiConfig};
+pub use config::{OnToolError, RunConfig};
+pub use error::{ErrorCode, RunError};
+pub use result::{RunOutput, ToolCall, Usage};
+pub use run::run;
+pub use tools::{Tool, ToolExecutor, ToolInvocation, ToolOutcome};

@@ -1,0 +1,121 @@
+//! The Messages API wire format: what we send and what we read back.
+//!
+//! Messages are kept as pre-serialised JSON (`RawValue`) so a request body is built by
+//! concatenating the history, never by re-serialising it each round.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// One message of the conversation, serialised once.
+pub type RawMessage = Box<RawValue>;
+
+/// The body of `POST /v1/messages`.
+#[derive(Serialize)]
+pub struct MessagesRequest<'a> {
+    pub model: &'a str,
+    pub max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub tools: &'a [&'a RawValue],
+    pub messages: &'a [RawMessage],
+}
+
+/// A successful answer of the Messages API. Unknown fields are ignored.
+#[derive(Deserialize)]
+pub struct MessageResponse {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub role: String,
+    /// Kept verbatim: it goes back into the history exactly as the model wrote it
+    /// (thinking blocks carry signatures that must not change).
+    pub content: Box<RawValue>,
+    pub stop_reason: Option<String>,
+    #[serde(default)]
+    pub usage: ApiUsage,
+}
+
+/// Token counts of one response.
+#[derive(Deserialize, Default, Clone, Copy)]
+pub struct ApiUsage {
+    #[serde(default)]
+    pub input_tokens: Option<u64>,
+    #[serde(default)]
+    pub output_tokens: Option<u64>,
+    #[serde(default)]
+    pub cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    pub cache_read_input_tokens: Option<u64>,
+}
+
+/// One content block of a response, read loosely: only `text` and `tool_use` matter to the
+/// loop, every other block type passes through untouched in the raw content.
+#[derive(Deserialize)]
+pub struct ContentBlock<'a> {
+    #[serde(rename = "type", borrow)]
+    pub kind: std::borrow::Cow<'a, str>,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default, borrow)]
+    pub input: Option<&'a RawValue>,
+}
+
+/// The error body: `{"type":"error","error":{"type":…,"message":…},"request_id":…}`.
+#[derive(Deserialize)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+    #[serde(default)]
+    pub request_id: Option<String>,
+}
+
+/// The `error` member of an error body.
+#[derive(Deserialize)]
+pub struct ErrorDetail {
+    #[serde(rename = "type", default)]
+    pub kind: String,
+    #[serde(default)]
+    pub message: String,
+}
+
+/// A `tool_result` block of the user message that answers one `tool_use`.
+#[derive(Serialize)]
+pub struct ToolResultBlock<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub tool_use_id: &'a str,
+    pub content: &'a str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
+/// A message whose content is serialised from `content`.
+#[derive(Serialize)]
+pub struct OutgoingMessage<C: Serialize> {
+    pub role: &'static str,
+    pub content: C,
+}
+
+/// Serialises a message once, for the history.
+pub fn raw_message<C: Serialize>(role: &'static str, content: C) -> RawMessage {
+    let text = serde_json::to_string(&OutgoingMessage { role, content })
+        .expect("messages built from strings and raw JSON always serialise");
+    RawValue::from_string(text).expect("serde_json output is valid JSON")
+}
+
+/// The user message that starts a run from a plain string prompt.
+pub fn user_text(prompt: &str) -> RawMessage {
+    raw_message("user", prompt)
+}
+
+/// The assistant message that goes back into the history: the model's content, verbatim.
+pub fn assistant_message(content: &RawValue) -> RawMessage {
+    raw_message("assistant", content)
+}

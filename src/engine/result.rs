@@ -1,0 +1,57 @@
+//! What a run hands back: the answer, every tool call, the summed usage and the history.
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::protocol::{ApiUsage, RawMessage};
+
+/// One tool call the model asked for, as the developer sees it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    pub tool_name: String,
+    /// The model's input, verbatim.
+    pub input: Box<RawValue>,
+    /// What the tool returned (`null` when it failed).
+    pub output: Box<RawValue>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    /// The developer's view of a failure: the full message, never sent to the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub duration_ms: f64,
+    pub tool_use_id: String,
+}
+
+/// Token counts summed over every request of a run.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+}
+
+impl Usage {
+    /// Adds one response's counts.
+    pub fn add(&mut self, u: &ApiUsage) {
+        self.input_tokens += u.input_tokens.unwrap_or(0);
+        self.output_tokens += u.output_tokens.unwrap_or(0);
+        self.cache_read_input_tokens += u.cache_read_input_tokens.unwrap_or(0);
+        self.cache_creation_input_tokens += u.cache_creation_input_tokens.unwrap_or(0);
+    }
+}
+
+/// A run that reached an answer.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunOutput {
+    /// The text blocks of the final reply, joined.
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub stop_reason: String,
+    pub usage: Usage,
+    /// The whole conversation, the final reply included, ready to send again.
+    pub messages: Vec<RawMessage>,
+}

@@ -1,0 +1,165 @@
+//! The loop: request → tool calls → results → request … until an answer or a limit.
+
+use serde_json::value::RawValue;
+use tokio_util::sync::CancellationToken;
+
+use super::api::ApiClient;
+use super::config::RunConfig;
+use super::error::{ErrorCode, RunError};
+use super::protocol::{self, ContentBlock, MessagesRequest, RawMessage, ToolResultBlock};
+use super::result::{RunOutput, ToolCall, Usage};
+use super::round::{run_round, FailureMemory, Requested};
+use super::tools::Tool;
+
+/// Runs a conversation to its answer. `messages` is the history so far (the last one from the
+/// user); `tools` are the tools offered. Cancelling `cancel` ends the run at once with `aborted`,
+/// dropping the request in flight and every running tool.
+pub async fn run(
+    client: &ApiClient,
+    cfg: &RunConfig,
+    tools: &[Tool],
+    messages: Vec<RawMessage>,
+    cancel: &CancellationToken,
+) -> Result<RunOutput, RunError> {
+    if cancel.is_cancelled() {
+        return Err(aborted());
+    }
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => Err(aborted()),
+        result = run_loop(client, cfg, tools, messages) => result,
+    }
+}
+
+fn aborted() -> RunError {
+    RunError::new(
+        ErrorCode::Aborted,
+        "The run was aborted by its AbortSignal.",
+    )
+}
+
+async fn run_loop(
+    client: &ApiClient,
+    cfg: &RunConfig,
+    tools: &[Tool],
+    mut messages: Vec<RawMessage>,
+) -> Result<RunOutput, RunError> {
+    let definitions: Vec<&RawValue> = tools.iter().map(|t| &*t.definition).collect();
+    let mut usage = Usage::default();
+    let mut tool_calls: Vec<ToolCall> = Vec::new();
+    let mut memory = FailureMemory::default();
+    let mut rounds = 0u32;
+    loop {
+        let body = request_body(cfg, &definitions, &messages);
+        let response = client
+            .create_message(&cfg.api, body)
+            .await
+            .map_err(|e| with_calls(e, &tool_calls))?;
+        usage.add(&response.usage);
+        let blocks: Vec<ContentBlock> =
+            serde_json::from_str(response.content.get()).map_err(|e| {
+                with_calls(
+                    RunError::new(
+                        ErrorCode::UnknownError,
+                        format!("The model's reply has content blocks that cannot be read: {e}."),
+                    ),
+                    &tool_calls,
+                )
+            })?;
+        let requested = tool_uses(&blocks).map_err(|e| with_calls(e, &tool_calls))?;
+        let stop_reason = response.stop_reason.clone().unwrap_or_default();
+        messages.push(protocol::assistant_message(&response.content));
+
+        if requested.is_empty() {
+            let text: String = blocks
+                .iter()
+                .filter(|b| b.kind == "text")
+                .filter_map(|b| b.text.as_deref())
+                .collect();
+            return Ok(RunOutput {
+                text,
+                tool_calls,
+                stop_reason,
+                usage,
+                messages,
+            });
+        }
+        if rounds >= cfg.max_tool_iterations {
+            let names: Vec<&str> = requested.iter().map(|r| r.name.as_str()).collect();
+            let mut error = RunError::new(
+                ErrorCode::MaxIterationsExceeded,
+                format!(
+                    "The model asked for tools ({}) after {rounds} tool round(s), the limit set by maxToolIterations; \
+                     they were not run. Raise maxToolIterations, or make the tools' answers more complete.",
+                    names.join(", ")
+                ),
+            );
+            error.tool_calls = tool_calls;
+            return Err(error);
+        }
+        rounds += 1;
+        let settled = match run_round(requested, tools, cfg, &mut memory).await {
+            Ok(settled) => settled,
+            Err(mut error) => {
+                let mut all = tool_calls;
+                all.append(&mut error.tool_calls);
+                error.tool_calls = all;
+                return Err(error);
+            }
+        };
+        let blocks: Vec<ToolResultBlock> = settled
+            .iter()
+            .map(|s| ToolResultBlock {
+                kind: "tool_result",
+                tool_use_id: &s.call.tool_use_id,
+                content: &s.content,
+                is_error: s.call.is_error,
+            })
+            .collect();
+        messages.push(protocol::raw_message("user", &blocks));
+        tool_calls.extend(settled.into_iter().map(|s| s.call));
+    }
+}
+
+fn with_calls(mut error: RunError, calls: &[ToolCall]) -> RunError {
+    error.tool_calls = calls.to_vec();
+    error
+}
+
+/// The `tool_use` blocks of a reply, checked: each needs an id, a name and an input.
+fn tool_uses(blocks: &[ContentBlock]) -> Result<Vec<Requested>, RunError> {
+    let mut out = Vec::new();
+    for (i, block) in blocks
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.kind == "tool_use")
+    {
+        let (Some(id), Some(name), Some(input)) = (&block.id, &block.name, block.input) else {
+            return Err(RunError::new(
+                ErrorCode::UnknownError,
+                format!("The model's reply has a tool_use block (content.{i}) without an id, a name or an input."),
+            ));
+        };
+        out.push(Requested {
+            id: id.clone(),
+            name: name.clone(),
+            input: input.to_owned(),
+        });
+    }
+    Ok(out)
+}
+
+/// Serialises a request; the history is copied as pre-serialised text, never re-encoded.
+fn request_body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage]) -> String {
+    let request = MessagesRequest {
+        model: &cfg.model,
+        max_tokens: cfg.max_tokens,
+        system: cfg.system.as_deref(),
+        temperature: cfg.temperature,
+        tool_choice: cfg.tool_choice.as_deref(),
+        tools,
+        messages,
+    };
+    serde_json::to_string(&request)
+        .expect("a request of strings, numbers and raw JSON always serialises")
+}

@@ -1,0 +1,148 @@
+//! Tool input schemas: compiled once when a tool is defined, used before every `execute`.
+
+use jsonschema::{Draft, Validator};
+use serde_json::Value;
+
+/// At most this many validation errors are listed in a message.
+const MAX_LISTED_ERRORS: usize = 3;
+/// A value longer than this is not quoted in a message.
+const MAX_QUOTED_MESSAGE: usize = 200;
+
+/// Compiles `schema` in the dialect its `$schema` names (draft-04, -06, -07, 2019-09),
+/// else JSON Schema 2020-12. The error says where in the schema and why.
+pub fn compile(schema: &Value) -> Result<Validator, String> {
+    let mut options = jsonschema::options().with_draft(Draft::Draft202012);
+    if let Some(uri) = schema.get("$schema").and_then(Value::as_str) {
+        let draft = draft_of(uri).ok_or_else(|| {
+            format!("$schema {uri:?} is not a dialect we know (draft-04, draft-06, draft-07, 2019-09, 2020-12)")
+        })?;
+        options = options.with_draft(draft);
+    }
+    options.build(schema).map_err(|e| {
+        let at = e.instance_path().as_str();
+        let at = if at.is_empty() {
+            "/".to_owned()
+        } else {
+            at.to_owned()
+        };
+        format!("at {at}: {}", e.masked())
+    })
+}
+
+fn draft_of(uri: &str) -> Option<Draft> {
+    let uri = uri.trim_end_matches('#');
+    let uri = uri
+        .strip_prefix("https://")
+        .or_else(|| uri.strip_prefix("http://"))
+        .unwrap_or(uri);
+    Some(match uri {
+        "json-schema.org/draft-04/schema" => Draft::Draft4,
+        "json-schema.org/draft-06/schema" => Draft::Draft6,
+        "json-schema.org/draft-07/schema" => Draft::Draft7,
+        "json-schema.org/draft/2019-09/schema" => Draft::Draft201909,
+        "json-schema.org/draft/2020-12/schema" => Draft::Draft202012,
+        _ => return None,
+    })
+}
+
+/// Validates `input`; on failure, one line per error (`orderId: 4821 is not of type "string"`),
+/// a few at most.
+pub fn check(validator: &Validator, input: &Value) -> Result<(), Vec<String>> {
+    let mut errors = validator.iter_errors(input).peekable();
+    if errors.peek().is_none() {
+        return Ok(());
+    }
+    let mut lines = Vec::new();
+    let mut total = 0usize;
+    for error in errors {
+        total += 1;
+        if lines.len() < MAX_LISTED_ERRORS {
+            let path = error.instance_path().as_str();
+            let field = if path.is_empty() {
+                "(root)".to_owned()
+            } else {
+                field_name(path)
+            };
+            let mut text = error.to_string();
+            if text.len() > MAX_QUOTED_MESSAGE {
+                text = error.masked().to_string();
+            }
+            lines.push(format!("{field}: {text}"));
+        }
+    }
+    if total > lines.len() {
+        lines.push(format!("(and {} more)", total - lines.len()));
+    }
+    Err(lines)
+}
+
+/// `/items/0/name` → `items[0].name`, the way a person names a field.
+fn field_name(pointer: &str) -> String {
+    let mut out = String::new();
+    for seg in pointer.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&format!("[{seg}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&seg);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_the_field_and_the_reason() {
+        let v = compile(&json!({"type":"object","properties":{"orderId":{"type":"string"}},"required":["orderId"]})).unwrap();
+        assert_eq!(
+            check(&v, &json!({"orderId": 4821})),
+            Err(vec![r#"orderId: 4821 is not of type "string""#.to_owned()])
+        );
+        let missing = check(&v, &json!({})).unwrap_err();
+        assert_eq!(
+            missing,
+            vec![r#"(root): "orderId" is a required property"#.to_owned()]
+        );
+        assert!(check(&v, &json!({"orderId": "A1"})).is_ok());
+    }
+
+    #[test]
+    fn lists_a_few_errors_at_most_and_masks_long_values() {
+        let v = compile(&json!({"type":"object","properties":{"items":{"type":"array","items":{"type":"string"}}}})).unwrap();
+        let errs = check(&v, &json!({"items": [1, 2, 3, 4, 5]})).unwrap_err();
+        assert_eq!(errs.len(), 4);
+        assert_eq!(errs[0], r#"items[0]: 1 is not of type "string""#);
+        assert_eq!(errs[3], "(and 2 more)");
+        let long = "x".repeat(5000);
+        let v = compile(&json!({"type":"object","properties":{"n":{"type":"number"}}})).unwrap();
+        let errs = check(&v, &json!({ "n": long })).unwrap_err();
+        assert!(errs[0].len() < 300, "{}", errs[0]);
+    }
+
+    #[test]
+    fn picks_the_dialect_from_dollar_schema() {
+        // In draft-07 `items` as an array is a tuple; in 2020-12 it must be a schema.
+        let tuple = json!({"$schema":"http://json-schema.org/draft-07/schema#","type":"object",
+            "properties":{"p":{"items":[{"type":"string"}]}}});
+        let v = compile(&tuple).unwrap();
+        assert!(check(&v, &json!({"p": [1]})).is_err());
+        let mut in_2020 = tuple.clone();
+        in_2020.as_object_mut().unwrap().remove("$schema");
+        assert!(compile(&in_2020).is_err());
+        assert!(compile(&json!({"$schema":"https://example.com/mine","type":"object"})).is_err());
+    }
+
+    #[test]
+    fn a_bad_schema_says_where_and_why() {
+        let err =
+            compile(&json!({"type":"object","properties":{"a":{"type":"strin"}}})).unwrap_err();
+        assert!(err.contains("/properties/a/type"), "{err}");
+    }
+}

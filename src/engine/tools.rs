@@ -1,0 +1,217 @@
+//! Tools: their definitions (checked and compiled once) and the trait the loop calls them through.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use jsonschema::Validator;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::schema;
+
+/// One call of a tool, as handed to its executor.
+pub struct ToolInvocation {
+    pub tool_use_id: String,
+    /// The model's input as JSON text, already validated against the tool's schema.
+    pub input: Arc<RawValue>,
+}
+
+/// How a tool call ended, as the executor reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutcome {
+    /// A result. `json`: `content` is JSON text (an object, array, number…); else a plain string.
+    Output { content: String, json: bool },
+    /// The tool's own words for the model (`throw new ToolError(msg)`), sent verbatim.
+    ToolError(String),
+    /// Anything else that went wrong; the message is for the developer, never the model.
+    Failed(String),
+}
+
+/// A boxed future of a tool's outcome.
+pub type ToolFuture = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'static>>;
+
+/// What runs a tool. The Node binding implements it with a `ThreadsafeFunction`; Rust tests with
+/// plain closures. Dropping the returned future means the run no longer wants the result
+/// (timeout, abort): an implementation should then cancel the work if it can.
+pub trait ToolExecutor: Send + Sync {
+    fn execute(&self, call: ToolInvocation) -> ToolFuture;
+}
+
+impl<F, Fut> ToolExecutor for F
+where
+    F: Fn(ToolInvocation) -> Fut + Send + Sync,
+    Fut: Future<Output = ToolOutcome> + Send + 'static,
+{
+    fn execute(&self, call: ToolInvocation) -> ToolFuture {
+        Box::pin(self(call))
+    }
+}
+
+/// A defined tool: its definition as sent to the API, its compiled schema and its executor.
+#[derive(Clone)]
+pub struct Tool {
+    pub name: String,
+    /// The definition exactly as given, sent to the API verbatim.
+    pub definition: Arc<RawValue>,
+    pub validator: Arc<Validator>,
+    pub executor: Arc<dyn ToolExecutor>,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Tool names the API accepts.
+pub fn valid_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+impl Tool {
+    /// Checks a definition (`{ name, description?, input_schema }` as JSON text) and compiles its
+    /// schema. The error names the field and the reason.
+    pub fn new(definition: &str, executor: Arc<dyn ToolExecutor>) -> Result<Tool, String> {
+        let value: Value = serde_json::from_str(definition)
+            .map_err(|e| format!("definition is not valid JSON: {e}"))?;
+        let Value::Object(def) = &value else {
+            return Err("definition must be an object { name, description, input_schema }".into());
+        };
+        let name = match def.get("name") {
+            None => return Err("definition.name is missing".into()),
+            Some(Value::String(n)) if valid_name(n) => n.clone(),
+            Some(Value::String(n)) => {
+                return Err(format!(
+                    "definition.name {n:?} must match ^[a-zA-Z0-9_-]{{1,128}}$ (letters, digits, _ and -, 1 to 128 of them)"
+                ))
+            }
+            Some(other) => return Err(format!("definition.name must be a string, got {}", kind_of(other))),
+        };
+        if let Some(d) = def.get("description") {
+            if !d.is_string() {
+                return Err(format!(
+                    "definition.description of {name} must be a string, got {}",
+                    kind_of(d)
+                ));
+            }
+        }
+        let schema = match def.get("input_schema") {
+            None => return Err(format!(
+                "definition.input_schema of {name} is missing (a JSON Schema with type \"object\")"
+            )),
+            Some(s @ Value::Object(_)) => s,
+            Some(other) => {
+                return Err(format!(
+                    "definition.input_schema of {name} must be an object, got {}",
+                    kind_of(other)
+                ))
+            }
+        };
+        match schema.get("type") {
+            Some(Value::String(t)) if t == "object" => {}
+            Some(other) => {
+                return Err(format!(
+                    "definition.input_schema.type of {name} must be \"object\", got {other}"
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "definition.input_schema.type of {name} is missing; it must be \"object\""
+                ))
+            }
+        }
+        let validator = schema::compile(schema)
+            .map_err(|why| format!("definition.input_schema of {name} does not compile: {why}"))?;
+        let definition: Box<RawValue> = RawValue::from_string(definition.to_owned())
+            .map_err(|e| format!("definition is not valid JSON: {e}"))?;
+        Ok(Tool {
+            name,
+            definition: Arc::from(definition),
+            validator: Arc::new(validator),
+            executor,
+        })
+    }
+}
+
+/// The JSON type of a value, for messages.
+pub fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noop() -> Arc<dyn ToolExecutor> {
+        Arc::new(|_c: ToolInvocation| async {
+            ToolOutcome::Output {
+                content: "ok".into(),
+                json: false,
+            }
+        })
+    }
+
+    #[test]
+    fn checks_every_field() {
+        let cases = [
+            (
+                r#"{"input_schema":{"type":"object"}}"#,
+                "definition.name is missing",
+            ),
+            (
+                r#"{"name":"a b","input_schema":{"type":"object"}}"#,
+                "must match ^[a-zA-Z0-9_-]{1,128}$",
+            ),
+            (
+                r#"{"name":7,"input_schema":{"type":"object"}}"#,
+                "definition.name must be a string, got a number",
+            ),
+            (r#"{"name":"t"}"#, "definition.input_schema of t is missing"),
+            (
+                r#"{"name":"t","input_schema":{"type":"array"}}"#,
+                r#"must be "object", got "array""#,
+            ),
+            (
+                r#"{"name":"t","input_schema":{}}"#,
+                "input_schema.type of t is missing",
+            ),
+            (
+                r#"{"name":"t","input_schema":{"type":"object","properties":{"a":{"minimum":"x"}}}}"#,
+                "does not compile: at /properties/a/minimum",
+            ),
+        ];
+        for (def, expected) in cases {
+            let err = Tool::new(def, noop()).unwrap_err();
+            assert!(err.contains(expected), "{def}: {err}");
+        }
+        let long = "a".repeat(129);
+        assert!(Tool::new(
+            &format!(r#"{{"name":"{long}","input_schema":{{"type":"object"}}}}"#),
+            noop()
+        )
+        .is_err());
+        let ok = Tool::new(
+            r#"{"name":"get_order_status","description":"d","input_schema":{"type":"object"}}"#,
+            noop(),
+        )
+        .unwrap();
+        assert_eq!(ok.name, "get_order_status");
+        assert_eq!(
+            ok.definition.get(),
+            r#"{"name":"get_order_status","description":"d","input_schema":{"type":"object"}}"#
+        );
+    }
+}

@@ -1,0 +1,54 @@
+// Shared by the node:test suites: a stand-in API per test and the seed's tool.
+import assert from 'node:assert/strict'
+import { registerTool } from '../index.mjs'
+import { startMockApi } from './mock-api.mjs'
+
+/** The key the stand-in accepts. It must never show up anywhere but the auth header. */
+export const KEY = 'sk-ant-test-SECRET-0123456789abcdef'
+
+/** A stand-in API for one test, closed after it. */
+export async function startApi(t, options = {}) {
+  const api = await startMockApi({ apiKey: KEY, ...options })
+  t.after(() => api.close())
+  return api
+}
+
+/** Options that point a run at `api`. */
+export function at(api, extra = {}) {
+  return { apiKey: KEY, baseURL: api.url, ...extra }
+}
+
+export const orderSchema = {
+  type: 'object',
+  properties: { orderId: { type: 'string' } },
+  required: ['orderId'],
+}
+
+/** Registers a tool with the order schema; returns the list of inputs it was called with. */
+export function orderTool(name, execute = async (input) => ({ orderId: input.orderId, status: 'shipped' })) {
+  const calls = []
+  registerTool({
+    definition: { name, description: `Look up an order (${name})`, input_schema: orderSchema },
+    execute: async (input, ctx) => {
+      calls.push({ input, ctx })
+      return execute(input, ctx)
+    },
+  })
+  return calls
+}
+
+/** The API key appears in nothing a user or the model sees. */
+export function assertNoSecret(...things) {
+  for (const thing of things) {
+    const text = typeof thing === 'string' ? thing : JSON.stringify(thing, (_k, v) => (v instanceof Error ? `${v.name}: ${v.message}` : v))
+    assert.ok(!text || !text.includes(KEY), `the API key leaked into ${text && text.slice(0, 200)}`)
+  }
+}
+
+/** The `tool_result` blocks of the user message the API received in request `i`. */
+export function toolResults(api, i) {
+  const messages = api.requests[i].body.messages
+  const last = messages[messages.length - 1]
+  assert.equal(last.role, 'user')
+  return last.content.filter((b) => b.type === 'tool_result')
+}

@@ -278,8 +278,10 @@ fn http_error(status: StatusCode, body: &[u8], hint: Option<Duration>) -> RunErr
     let mut error = RunError::new(
         code,
         format!(
-            "The Anthropic API answered HTTP {}{what}: {api_message}.{advice}",
-            status.as_u16()
+            "The Anthropic API answered HTTP {}{what}: {}.{advice}",
+            status.as_u16(),
+            // The API's message often ends with a period of its own.
+            api_message.trim_end_matches('.')
         ),
     );
     error.status = Some(status.as_u16());

@@ -68,3 +68,13 @@ pub fn repeated_for_developer(name: &str, times: u32) -> String {
 /// Developer, stop mode: how to go on from a failed tool.
 pub const STOP_ADVICE: &str =
     "The run stopped (onToolError: \"stop\"); fix the tool, or pass onToolError: \"continue\" to let the model handle tool failures.";
+
+/// `text` ending in a full stop (one is added unless it already ends a sentence).
+pub fn sentence(text: &str) -> String {
+    let trimmed = text.trim_end();
+    if trimmed.ends_with(['.', '!', '?']) {
+        trimmed.to_owned()
+    } else {
+        format!("{trimmed}.")
+    }
+}

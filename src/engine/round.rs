@@ -274,12 +274,19 @@ async fn execute(ready: Ready<'_>, timeout: Option<Duration>) -> Settled {
         }
         Some(ToolOutcome::ToolError(message)) => {
             let dev = format!("The tool {name} threw a ToolError: {message}");
-            let stop = format!("The tool {name} failed: {message}. {}", fb::STOP_ADVICE);
+            let stop = format!("The tool {name} failed: {} {}", fb::sentence(&message), fb::STOP_ADVICE);
+            // The API refuses an empty `is_error` result ("content cannot be empty if
+            // `is_error` is true"), which would end the whole run: say something instead.
+            let model = if message.trim().is_empty() {
+                fb::internal_error_for_model(&name)
+            } else {
+                message
+            };
             failed(
                 id,
                 name,
                 input_box,
-                message,
+                model,
                 dev,
                 ErrorCode::ToolExecutionError,
                 stop,
@@ -288,7 +295,7 @@ async fn execute(ready: Ready<'_>, timeout: Option<Duration>) -> Settled {
         }
         Some(ToolOutcome::Failed(message)) => {
             let dev = format!("The tool {name} failed: {message}");
-            let stop = format!("{dev}. {}", fb::STOP_ADVICE);
+            let stop = format!("{} {}", fb::sentence(&dev), fb::STOP_ADVICE);
             let model = fb::internal_error_for_model(&name);
             failed(
                 id,

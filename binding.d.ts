@@ -16,6 +16,9 @@ export declare class RunControl {
   abort(): void
 }
 
+/** `"release"` or `"debug"`: benchmarks refuse to measure a debug build. */
+export declare function buildProfile(): string
+
 /** The registered definitions, as a JSON array, in registration order. */
 export declare function listTools(): string
 

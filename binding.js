@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.RunControl = nativeBinding.RunControl
+module.exports.buildProfile = nativeBinding.buildProfile
 module.exports.listTools = nativeBinding.listTools
 module.exports.registerTool = nativeBinding.registerTool
 module.exports.runWithTools = nativeBinding.runWithTools

@@ -160,3 +160,13 @@ fn check_tool_choice(request: &RunRequest, tools: &[Tool]) -> std::result::Resul
     }
     Ok(())
 }
+
+/// `"release"` or `"debug"`: benchmarks refuse to measure a debug build.
+#[napi]
+pub fn build_profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}

@@ -274,7 +274,11 @@ async fn execute(ready: Ready<'_>, timeout: Option<Duration>) -> Settled {
         }
         Some(ToolOutcome::ToolError(message)) => {
             let dev = format!("The tool {name} threw a ToolError: {message}");
-            let stop = format!("The tool {name} failed: {} {}", fb::sentence(&message), fb::STOP_ADVICE);
+            let stop = format!(
+                "The tool {name} failed: {} {}",
+                fb::sentence(&message),
+                fb::STOP_ADVICE
+            );
             // The API refuses an empty `is_error` result ("content cannot be empty if
             // `is_error` is true"), which would end the whole run: say something instead.
             let model = if message.trim().is_empty() {

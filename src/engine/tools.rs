@@ -102,9 +102,11 @@ impl Tool {
             }
         }
         let schema = match def.get("input_schema") {
-            None => return Err(format!(
+            None => {
+                return Err(format!(
                 "definition.input_schema of {name} is missing (a JSON Schema with type \"object\")"
-            )),
+            ))
+            }
             Some(s @ Value::Object(_)) => s,
             Some(other) => {
                 return Err(format!(

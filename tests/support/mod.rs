@@ -1,0 +1,109 @@
+//! Shared by the integration tests: the scripted API server, its rule checks, and helpers to
+//! define tools and run the engine against the server.
+#![allow(dead_code)] // each test crate uses a different part
+
+pub mod rules;
+pub mod server;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use anthropic_tool_calling::engine::protocol::{self, RawMessage};
+use anthropic_tool_calling::engine::{
+    run, ApiClient, RunConfig, RunError, RunOutput, Tool, ToolExecutor, ToolInvocation, ToolOutcome,
+};
+use serde_json::value::RawValue;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use server::{Server, Step};
+
+/// The key every test sends; it must never show up in an error.
+pub const API_KEY: &str = "sk-ant-api03-TEST-SECRET-KEY-do-not-leak";
+
+/// The seed module's tool, exactly as the contract defines it.
+pub const ORDER_TOOL: &str = r#"{"name":"get_order_status","description":"Look up the status of an order by its ID","input_schema":{"type":"object","properties":{"orderId":{"type":"string"}},"required":["orderId"]}}"#;
+
+/// The contract's defaults, talking to `server` with [`API_KEY`].
+pub fn config(server: &Server) -> RunConfig {
+    RunConfig::new(Some(API_KEY.to_owned()), server.base_url())
+}
+
+/// A one-message history from a string prompt.
+pub fn prompt(text: &str) -> Vec<RawMessage> {
+    vec![protocol::user_text(text)]
+}
+
+/// A tool from its definition JSON and an executor.
+pub fn tool(definition: &str, executor: impl ToolExecutor + 'static) -> Tool {
+    Tool::new(definition, Arc::new(executor)).expect("a valid tool definition")
+}
+
+/// The definition of a tool that takes any object.
+pub fn any_input(name: &str) -> String {
+    format!(
+        r#"{{"name":"{name}","description":"test tool {name}","input_schema":{{"type":"object"}}}}"#
+    )
+}
+
+/// A JSON result.
+pub fn json_output(value: Value) -> ToolOutcome {
+    ToolOutcome::Output {
+        content: value.to_string(),
+        json: true,
+    }
+}
+
+/// A tool that counts its calls and answers `answer` (as JSON).
+pub fn counting(definition: &str, answer: Value) -> (Tool, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    let t = tool(definition, move |_call: ToolInvocation| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        let answer = answer.clone();
+        async move { json_output(answer) }
+    });
+    (t, calls)
+}
+
+/// The seed tool, counting its calls: `{"status":"shipped"}` for any order.
+pub fn order_tool() -> (Tool, Arc<AtomicUsize>) {
+    counting(ORDER_TOOL, serde_json::json!({ "status": "shipped" }))
+}
+
+/// Runs the engine once with a fresh client and no cancellation.
+pub async fn run_once(
+    cfg: &RunConfig,
+    tools: &[Tool],
+    messages: Vec<RawMessage>,
+) -> Result<RunOutput, RunError> {
+    let client = ApiClient::new();
+    let result = run(&client, cfg, tools, messages, &CancellationToken::new()).await;
+    if let Err(error) = &result {
+        assert_no_key(error);
+    }
+    result
+}
+
+/// The API key appears nowhere in the error.
+pub fn assert_no_key(error: &RunError) {
+    assert!(
+        !error.message.contains(API_KEY),
+        "the API key leaked into: {}",
+        error.message
+    );
+    let debug = format!("{error:?}");
+    assert!(!debug.contains(API_KEY), "the API key leaked into: {debug}");
+    let json = serde_json::to_string(error).expect("RunError serialises");
+    assert!(!json.contains(API_KEY), "the API key leaked into: {json}");
+}
+
+/// A raw JSON value as a `Value`.
+pub fn value(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).expect("raw JSON parses")
+}
+
+/// The number of calls a counter saw.
+pub fn count(counter: &AtomicUsize) -> usize {
+    counter.load(Ordering::SeqCst)
+}

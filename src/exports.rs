@@ -97,6 +97,7 @@ pub fn run_with_tools<'env>(
     run_id: u32,
     control: &RunControl,
 ) -> Result<PromiseRaw<'env, String>> {
+    crate::binding::logging::init_from_env();
     let token = control.token.clone();
     let prepared = parse_request(&request_json).and_then(|request| {
         let tools = Registry::of(env)

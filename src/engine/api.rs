@@ -1,7 +1,7 @@
 //! The Messages API client: one request with retries and backoff, and every HTTP outcome
 //! turned into a result or a [`RunError`] with its code.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::StatusCode;
@@ -64,20 +64,45 @@ impl ApiClient {
         let body = bytes_of(body);
         let mut retries_done = 0u32;
         loop {
+            let started = Instant::now();
             let attempt = self
                 .attempt(&url, cfg, &headers, body.clone(), retries_done)
                 .await;
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
             let failure = match attempt {
-                Ok(response) => return Ok(response),
+                Ok(response) => {
+                    tracing::info!(
+                        retry = retries_done,
+                        status = 200,
+                        duration_ms = format_args!("{ms:.1}"),
+                        request_id = response.request_id.as_deref().unwrap_or("-"),
+                        "api attempt: ok"
+                    );
+                    return Ok(response);
+                }
                 Err(failure) => failure,
             };
+            tracing::info!(
+                retry = retries_done,
+                status = failure.error.status.unwrap_or(0),
+                duration_ms = format_args!("{ms:.1}"),
+                request_id = failure.error.request_id.as_deref().unwrap_or("-"),
+                code = failure.error.code.as_str(),
+                "api attempt: failed"
+            );
             let may_retry = failure.retryable && retries_done < cfg.max_retries;
-            match failure.hint {
+            let wait = match failure.hint {
                 Some(hint) if hint > retry::MAX_HINT => return Err(failure.error),
                 _ if !may_retry => return Err(failure.error),
-                Some(hint) => tokio::time::sleep(hint).await,
-                None => tokio::time::sleep(retry::backoff(retries_done)).await,
-            }
+                Some(hint) => hint,
+                None => retry::backoff(retries_done),
+            };
+            tracing::debug!(
+                retry = retries_done + 1,
+                wait_ms = wait.as_millis() as u64,
+                "api: waiting before the retry"
+            );
+            tokio::time::sleep(wait).await;
             retries_done += 1;
         }
     }
@@ -123,7 +148,12 @@ impl ApiClient {
             });
         };
         if status.is_success() {
-            return parse_message(&body).map_err(|why| {
+            return parse_message(&body)
+                .map(|mut message| {
+                    message.request_id = request_id.clone();
+                    message
+                })
+                .map_err(|why| {
                 let mut error = RunError::new(
                     ErrorCode::UnknownError,
                     format!("The Anthropic API answered HTTP {status} with a body that is not a Messages API response: {why}."),

@@ -37,6 +37,9 @@ pub struct MessageResponse {
     pub stop_reason: Option<String>,
     #[serde(default)]
     pub usage: ApiUsage,
+    /// The `request-id` header of the answer (not part of the body).
+    #[serde(skip)]
+    pub request_id: Option<String>,
 }
 
 /// Token counts of one response.

@@ -30,8 +30,26 @@ pub struct Settled {
     pub content: String,
     /// The error a stop-mode run ends with, when the call failed.
     pub failure: Option<RunError>,
-    /// Whether a failure counts towards `maxToolFailures` (a call refused as repeated does not).
-    pub remember: bool,
+    /// Why it failed, when it did.
+    why: Option<Why>,
+}
+
+impl Settled {
+    /// Whether this failure counts towards `maxToolFailures` (a call refused as repeated was
+    /// not run, so it adds nothing).
+    fn counts_as_failure(&self) -> bool {
+        matches!(self.why, Some(why) if why != Why::Repeated)
+    }
+
+    fn log(&self) {
+        tracing::info!(
+            tool = self.call.tool_name.as_str(),
+            tool_use_id = self.call.tool_use_id.as_str(),
+            outcome = self.why.map_or("ok", Why::label),
+            duration_ms = format_args!("{:.1}", self.call.duration_ms),
+            "tool call"
+        );
+    }
 }
 
 /// How often each exact call (tool name + canonical input) has failed in this run.
@@ -93,6 +111,7 @@ pub async fn run_round(
             }
             Err(settled) => {
                 if stop {
+                    settled.log();
                     return Err(stop_error(settled, Vec::new()));
                 }
                 slots.push(Some(settled));
@@ -121,7 +140,8 @@ pub async fn run_round(
     let mut settled: Vec<Settled> = Vec::with_capacity(slots.len());
     for (i, slot) in slots.into_iter().enumerate() {
         if let Some(s) = slot {
-            if s.failure.is_some() && s.remember {
+            s.log();
+            if s.counts_as_failure() {
                 memory.record(keys[i].clone());
             }
             settled.push(s);
@@ -146,6 +166,65 @@ fn stop_error(settled: Settled, calls: Vec<ToolCall>) -> RunError {
     error
 }
 
+/// Why a call failed: decides its error code and its label in the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Why {
+    UnknownTool,
+    InvalidInput,
+    Repeated,
+    Timeout,
+    ToolError,
+    Threw,
+    BadOutput,
+}
+
+impl Why {
+    fn code(self) -> ErrorCode {
+        match self {
+            Why::UnknownTool | Why::InvalidInput => ErrorCode::ToolValidationError,
+            _ => ErrorCode::ToolExecutionError,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Why::UnknownTool => "unknown_tool",
+            Why::InvalidInput => "invalid_input",
+            Why::Repeated => "not_run_repeated",
+            Why::Timeout => "timeout",
+            Why::ToolError => "tool_error",
+            Why::Threw => "threw",
+            Why::BadOutput => "bad_output",
+        }
+    }
+}
+
+/// The words for one failure: what the model is told, what the developer reads in
+/// `toolCalls[i].error`, and the message a stop-mode run ends with.
+struct Words {
+    model: String,
+    dev: String,
+    stop: String,
+}
+
+impl Words {
+    /// The developer's words end a stop-mode run as they are.
+    fn new(model: String, dev: String) -> Self {
+        Words {
+            stop: dev.clone(),
+            model,
+            dev,
+        }
+    }
+}
+
+/// The call being answered.
+struct Call {
+    id: String,
+    name: String,
+    input: Box<RawValue>,
+}
+
 /// Finds the tool, validates the input and consults the failure memory.
 fn check<'t>(
     req: Requested,
@@ -155,59 +234,41 @@ fn check<'t>(
     cfg: &RunConfig,
     failures_so_far: u32,
 ) -> Result<Ready<'t>, Settled> {
-    let Some(tool) = tools.iter().find(|t| t.name == req.name) else {
-        let dev = fb::unknown_tool_for_developer(&req.name, offered);
-        let model = fb::unknown_tool_for_model(&req.name, offered);
-        return Err(failed(
-            req.id,
-            req.name,
-            req.input,
-            model,
-            dev.clone(),
-            ErrorCode::ToolValidationError,
-            dev,
-            Duration::ZERO,
-        ));
+    let call = Call {
+        id: req.id,
+        name: req.name,
+        input: req.input,
+    };
+    let name = call.name.as_str();
+    let Some(tool) = tools.iter().find(|t| t.name == name) else {
+        let words = Words::new(
+            fb::unknown_tool_for_model(name, offered),
+            fb::unknown_tool_for_developer(name, offered),
+        );
+        return Err(failed(call, Why::UnknownTool, words, Duration::ZERO));
     };
     let problems = match &parsed {
         Some(value) => schema::check(&tool.validator, value).err(),
         None => Some(vec!["(root): the input is not valid JSON".to_owned()]),
     };
     if let Some(problems) = problems {
-        let dev = fb::invalid_input_for_developer(&req.name, &problems);
-        let model = fb::invalid_input_for_model(&req.name, &problems);
-        return Err(failed(
-            req.id,
-            req.name,
-            req.input,
-            model,
-            dev.clone(),
-            ErrorCode::ToolValidationError,
-            dev,
-            Duration::ZERO,
-        ));
+        let words = Words::new(
+            fb::invalid_input_for_model(name, &problems),
+            fb::invalid_input_for_developer(name, &problems),
+        );
+        return Err(failed(call, Why::InvalidInput, words, Duration::ZERO));
     }
     if cfg.on_tool_error == OnToolError::Continue && failures_so_far >= cfg.max_tool_failures {
-        let dev = fb::repeated_for_developer(&req.name, failures_so_far);
-        let model = fb::repeated_for_model(&req.name, failures_so_far);
-        let mut s = failed(
-            req.id,
-            req.name,
-            req.input,
-            model,
-            dev.clone(),
-            ErrorCode::ToolExecutionError,
-            dev,
-            Duration::ZERO,
+        let words = Words::new(
+            fb::repeated_for_model(name, failures_so_far),
+            fb::repeated_for_developer(name, failures_so_far),
         );
-        // Not run, so not a new failure: the memory keeps its count.
-        s.remember = false;
-        return Err(s);
+        return Err(failed(call, Why::Repeated, words, Duration::ZERO));
     }
     Ok(Ready {
         tool,
-        id: req.id,
-        input: Arc::from(req.input),
+        id: call.id,
+        input: Arc::from(call.input),
     })
 }
 
@@ -224,53 +285,40 @@ async fn execute(ready: Ready<'_>, timeout: Option<Duration>) -> Settled {
         None => Some(future.await),
     };
     let elapsed = started.elapsed();
-    let name = tool.name.clone();
-    let input_box: Box<RawValue> =
-        RawValue::from_string(input.get().to_owned()).expect("was valid JSON");
-    match outcome {
-        None => {
-            let ms = timeout.unwrap_or_default().as_millis();
-            let dev = fb::timeout_for_developer(&name, ms);
-            let model = fb::timeout_for_model(&name, ms);
-            failed(
-                id,
-                name,
-                input_box,
-                model,
-                dev.clone(),
-                ErrorCode::ToolExecutionError,
-                dev,
-                elapsed,
-            )
-        }
+    let name = tool.name.as_str();
+    let call = Call {
+        id,
+        name: name.to_owned(),
+        input: RawValue::from_string(input.get().to_owned()).expect("was valid JSON"),
+    };
+    let (why, words) = match outcome {
         Some(ToolOutcome::Output { content, json }) => {
             let output = if json {
                 RawValue::from_string(content.clone()).ok()
             } else {
                 RawValue::from_string(Value::String(content.clone()).to_string()).ok()
             };
-            match output {
-                Some(output) => Settled {
-                    call: record(&id, &name, input_box, output, None, elapsed),
+            if let Some(output) = output {
+                return Settled {
+                    call: record(call, output, None, elapsed),
                     content,
                     failure: None,
-                    remember: false,
-                },
-                None => {
-                    let dev = format!("The tool {name} returned output that is not valid JSON.");
-                    let model = fb::internal_error_for_model(&name);
-                    failed(
-                        id,
-                        name,
-                        input_box,
-                        model,
-                        dev.clone(),
-                        ErrorCode::ToolExecutionError,
-                        dev,
-                        elapsed,
-                    )
-                }
+                    why: None,
+                };
             }
+            let dev = format!("The tool {name} returned output that is not valid JSON.");
+            (
+                Why::BadOutput,
+                Words::new(fb::internal_error_for_model(name), dev),
+            )
+        }
+        None => {
+            let ms = timeout.unwrap_or_default().as_millis();
+            let words = Words::new(
+                fb::timeout_for_model(name, ms),
+                fb::timeout_for_developer(name, ms),
+            );
+            (Why::Timeout, words)
         }
         Some(ToolOutcome::ToolError(message)) => {
             let dev = format!("The tool {name} threw a ToolError: {message}");
@@ -282,77 +330,42 @@ async fn execute(ready: Ready<'_>, timeout: Option<Duration>) -> Settled {
             // The API refuses an empty `is_error` result ("content cannot be empty if
             // `is_error` is true"), which would end the whole run: say something instead.
             let model = if message.trim().is_empty() {
-                fb::internal_error_for_model(&name)
+                fb::internal_error_for_model(name)
             } else {
                 message
             };
-            failed(
-                id,
-                name,
-                input_box,
-                model,
-                dev,
-                ErrorCode::ToolExecutionError,
-                stop,
-                elapsed,
-            )
+            (Why::ToolError, Words { model, dev, stop })
         }
         Some(ToolOutcome::Failed(message)) => {
             let dev = format!("The tool {name} failed: {message}");
             let stop = format!("{} {}", fb::sentence(&dev), fb::STOP_ADVICE);
-            let model = fb::internal_error_for_model(&name);
-            failed(
-                id,
-                name,
-                input_box,
-                model,
-                dev,
-                ErrorCode::ToolExecutionError,
-                stop,
-                elapsed,
-            )
+            let model = fb::internal_error_for_model(name);
+            (Why::Threw, Words { model, dev, stop })
         }
-    }
+    };
+    failed(call, why, words, elapsed)
 }
 
-fn record(
-    id: &str,
-    name: &str,
-    input: Box<RawValue>,
-    output: Box<RawValue>,
-    error: Option<String>,
-    elapsed: Duration,
-) -> ToolCall {
+fn record(call: Call, output: Box<RawValue>, error: Option<String>, elapsed: Duration) -> ToolCall {
     ToolCall {
-        tool_name: name.to_owned(),
-        input,
+        tool_name: call.name,
+        input: call.input,
         output,
         is_error: error.is_some(),
         error,
         duration_ms: elapsed.as_secs_f64() * 1000.0,
-        tool_use_id: id.to_owned(),
+        tool_use_id: call.id,
     }
 }
 
-/// A failed call: `model` goes to the model, `dev` into the record, `stop_message` into the
-/// error a stop-mode run ends with.
-#[allow(clippy::too_many_arguments)]
-fn failed(
-    id: String,
-    name: String,
-    input: Box<RawValue>,
-    model: String,
-    dev: String,
-    code: ErrorCode,
-    stop_message: String,
-    elapsed: Duration,
-) -> Settled {
+/// A failed call: its record (output `null`), the `is_error` text and the stop-mode error.
+fn failed(call: Call, why: Why, words: Words, elapsed: Duration) -> Settled {
     let null = RawValue::from_string("null".to_owned()).expect("null is JSON");
-    let failure = RunError::new(code, stop_message).with_tool(&name, &id);
+    let failure = RunError::new(why.code(), words.stop).with_tool(&call.name, &call.id);
     Settled {
-        call: record(&id, &name, input, null, Some(dev), elapsed),
-        content: model,
+        call: record(call, null, Some(words.dev), elapsed),
+        content: words.model,
         failure: Some(failure),
-        remember: true,
+        why: Some(why),
     }
 }

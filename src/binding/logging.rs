@@ -1,0 +1,51 @@
+//! `ANTHROPIC_TOOL_CALLING_LOG=debug|info|warn|error|trace` turns on one stderr line per API
+//! attempt and per tool call (status, duration, request-id, retry number, tool, outcome).
+//! Never the key, never bodies: the engine's events carry neither.
+
+use std::sync::Once;
+
+use tracing_subscriber::filter::LevelFilter;
+
+/// The environment variable that sets the level.
+pub const LOG_ENV: &str = "ANTHROPIC_TOOL_CALLING_LOG";
+
+/// Parses a level; `None` (logging off) for anything unknown or `off`.
+pub fn level_of(value: &str) -> Option<LevelFilter> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "trace" => Some(LevelFilter::TRACE),
+        "debug" => Some(LevelFilter::DEBUG),
+        "info" => Some(LevelFilter::INFO),
+        "warn" => Some(LevelFilter::WARN),
+        "error" => Some(LevelFilter::ERROR),
+        _ => None,
+    }
+}
+
+/// Installs the stderr logger once per process if the variable asks for it.
+pub fn init_from_env() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let Some(level) = std::env::var(LOG_ENV).ok().as_deref().and_then(level_of) else {
+            return;
+        };
+        // Fails only if the host process installed a global subscriber already: keep that one.
+        let _ = tracing_subscriber::fmt()
+            .with_max_level(level)
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .try_init();
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_levels() {
+        assert_eq!(level_of("debug"), Some(LevelFilter::DEBUG));
+        assert_eq!(level_of(" INFO "), Some(LevelFilter::INFO));
+        assert_eq!(level_of("off"), None);
+        assert_eq!(level_of("verbose"), None);
+    }
+}

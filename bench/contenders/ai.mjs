@@ -1,0 +1,37 @@
+// Vercel AI SDK: generateText with @ai-sdk/anthropic, tools with Zod input schemas, and
+// stopWhen: stepCountIs(rounds + 1) (one step per model request).
+import { generateText, tool, stepCountIs } from 'ai'
+import { createAnthropic } from '@ai-sdk/anthropic'
+import * as z from 'zod'
+import { MODEL, MAX_TOKENS, executeTool, zodSchemas } from '../workloads.mjs'
+
+globalThis.AI_SDK_LOG_WARNINGS = false
+
+export async function setup({ url, apiKey, workload }) {
+  const anthropic = createAnthropic({ apiKey, baseURL: `${url}/v1` })
+  const model = anthropic(MODEL)
+  const schemas = zodSchemas(z, workload)
+  const tools = {}
+  for (const t of workload.tools) {
+    tools[t.name] = tool({
+      description: t.description,
+      inputSchema: schemas[t.name],
+      execute: (input) => executeTool(t.name, input),
+    })
+  }
+  return {
+    info: {},
+    async run() {
+      const result = await generateText({
+        model,
+        prompt: workload.prompt,
+        tools,
+        maxOutputTokens: MAX_TOKENS,
+        stopWhen: stepCountIs(workload.rounds + 1),
+      })
+      let calls = 0
+      for (const step of result.steps) calls += step.toolCalls.length
+      return { text: result.text, calls }
+    },
+  }
+}

@@ -1,0 +1,39 @@
+// @anthropic-ai/sdk: client.beta.messages.toolRunner with betaZodTool tools.
+// `thread: false`: this SDK's runner otherwise keeps the conversation in a server-side message
+// thread and sends only the new turn; the other contenders (and the stand-in) send the whole
+// history every round, as the Messages API needs.
+import Anthropic from '@anthropic-ai/sdk'
+import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod'
+import * as z from 'zod'
+import { MODEL, MAX_TOKENS, executeTool, asText, zodSchemas } from '../workloads.mjs'
+
+export async function setup({ url, apiKey, workload }) {
+  const client = new Anthropic({ apiKey, baseURL: url })
+  const schemas = zodSchemas(z, workload)
+  const tools = workload.tools.map((t) =>
+    betaZodTool({
+      name: t.name,
+      description: t.description,
+      inputSchema: schemas[t.name],
+      run: async (input) => asText(await executeTool(t.name, input)),
+    }),
+  )
+  return {
+    info: { version: Anthropic.VERSION ?? null },
+    async run() {
+      const final = await client.beta.messages.toolRunner({
+        model: MODEL,
+        max_tokens: MAX_TOKENS,
+        messages: [{ role: 'user', content: workload.prompt }],
+        tools,
+        max_iterations: workload.rounds + 1,
+        thread: false,
+      })
+      const text = final.content
+        .filter((b) => b.type === 'text')
+        .map((b) => b.text)
+        .join('')
+      return { text, calls: undefined }
+    },
+  }
+}

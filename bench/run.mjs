@@ -1,0 +1,514 @@
+// `npm run bench`: this package against its peers on the same tools and the same conversations.
+//
+// One stand-in API process (bench/server.mjs: the strict mock with a scripted handler), and each
+// measurement in a fresh child process (bench/child.mjs), the contenders taking turns, round after
+// round; the tables show the median of the rounds. See bench/RESULTS.md for what each figure means.
+//
+//   npm run bench                          full run (3 rounds × 2 workloads × 2 concurrencies × 4 contenders), writes bench/RESULTS.md
+//   npm run bench -- --quick               a smoke run (1 round, a few hundred runs; also BENCH_QUICK=1); writes nothing
+//   npm run bench -- --contenders ours --workloads heavy --concurrency 64 --rounds 5
+//                                          one contender / workload / concurrency (writes nothing)
+//
+// Options: --rounds N (3), --seconds S measured per measurement (5), --warmup S (1.5), --max-runs N,
+// --contenders ours,sdk,ai,floor, --workloads order,heavy, --concurrency 1,64, --json FILE (raw figures),
+// --write / --no-write (bench/RESULTS.md), --allow-debug (measure a debug addon anyway; never written),
+// --no-eld (no event-loop delay monitor: its 1 ms timer costs a little CPU in every contender).
+
+import { spawn, fork } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { fileURLToPath } from 'node:url'
+import { WORKLOADS } from './workloads.mjs'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.join(here, '..')
+const require = createRequire(import.meta.url)
+
+const ALL_CONTENDERS = ['ours', 'sdk', 'ai', 'floor']
+const PEERS = ['sdk', 'ai']
+const LABEL = {
+  ours: 'anthropic-tool-calling',
+  sdk: '@anthropic-ai/sdk toolRunner',
+  ai: 'ai generateText',
+  floor: 'floor: bare node:http',
+}
+const PEER_PACKAGES = ['@anthropic-ai/sdk', 'ai', '@ai-sdk/anthropic', 'zod']
+
+const { values: opts } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
+    warmup: { type: 'string' },
+    'max-runs': { type: 'string' },
+    contenders: { type: 'string' },
+    workloads: { type: 'string' },
+    concurrency: { type: 'string' },
+    json: { type: 'string' },
+    write: { type: 'boolean' },
+    'no-write': { type: 'boolean', default: false },
+    'allow-debug': { type: 'boolean', default: false },
+    'no-eld': { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+})
+
+if (opts.help) {
+  const text = readFileSync(fileURLToPath(import.meta.url), 'utf8')
+  process.stdout.write(`${text.slice(0, text.indexOf('\nimport ')).replace(/^\/\/ ?/gm, '')}\n`)
+  process.exit(0)
+}
+
+const quick = opts.quick || ['1', 'true', 'yes'].includes(String(process.env.BENCH_QUICK ?? '').toLowerCase())
+
+function list(value, allowed, fallback, what) {
+  if (value === undefined) return fallback
+  const items = value.split(',').map((s) => s.trim()).filter(Boolean)
+  for (const item of items) if (!allowed.includes(item)) die(`--${what}: ${item} is not one of ${allowed.join(', ')}`)
+  return items
+}
+
+function number(value, fallback, what, { min = 0, integer = false } = {}) {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) die(`--${what} must be ${integer ? 'an integer' : 'a number'} ≥ ${min}, got ${value}`)
+  return n
+}
+
+function die(message) {
+  process.stderr.write(`bench: ${message}\n`)
+  process.exit(2)
+}
+
+const contenders = list(opts.contenders, ALL_CONTENDERS, ALL_CONTENDERS, 'contenders')
+const workloads = list(opts.workloads, Object.keys(WORKLOADS), Object.keys(WORKLOADS), 'workloads')
+const concurrencies = list(opts.concurrency, ['1', '64'], ['1', '64'], 'concurrency').map(Number)
+const rounds = number(opts.rounds, quick ? 1 : 3, 'rounds', { min: 1, integer: true })
+const seconds = number(opts.seconds, quick ? 10 : 5, 'seconds', { min: 0.1 })
+const warmup = number(opts.warmup, quick ? 5 : 1.5, 'warmup')
+const maxRunsOption = number(opts['max-runs'], undefined, 'max-runs', { min: 1, integer: true })
+const everything = contenders.length === ALL_CONTENDERS.length && workloads.length === 2 && concurrencies.length === 2
+const write = opts['no-write'] ? false : (opts.write ?? (!quick && everything))
+if (write && quick) die('--write and --quick: a quick run is not a measurement; run without --quick to write RESULTS.md')
+
+/** Per measurement: how many runs warm up and how many are measured (quick: counted, not timed). */
+function limits(concurrency) {
+  if (quick) return { warmupRuns: 4, maxRuns: maxRunsOption ?? Math.max(16, concurrency) }
+  return { warmupRuns: 1_000_000, maxRuns: maxRunsOption ?? 1_000_000 }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Preconditions: peer packages installed, the release addon
+// ---------------------------------------------------------------------------------------------
+
+if (contenders.some((c) => PEERS.includes(c))) {
+  for (const pkg of PEER_PACKAGES) {
+    if (!existsSync(path.join(here, 'node_modules', pkg, 'package.json'))) {
+      die(`${pkg} is not installed in bench/node_modules: run \`npm ci --prefix bench\` first`)
+    }
+  }
+}
+
+const addonPath = path.join(root, 'anthropic-tool-calling.linux-x64-gnu.node')
+function addonState() {
+  const profile = require(path.join(root, 'binding.js')).buildProfile()
+  return { profile, mtimeMs: statSync(addonPath).mtimeMs, size: statSync(addonPath).size }
+}
+let addon = null
+if (contenders.includes('ours')) {
+  addon = addonState()
+  if (addon.profile !== 'release') {
+    const banner = `\n${'!'.repeat(78)}\n!! The addon is a ${addon.profile} build: its figures mean nothing. Run \`npm run build\` (release) first.\n${'!'.repeat(78)}\n\n`
+    if (quick || opts['allow-debug']) process.stderr.write(banner)
+    else die(`the addon is a ${addon.profile} build; run \`npm run build\` (release) first, or pass --allow-debug (never written to RESULTS.md)`)
+  }
+}
+const addonTrusted = addon === null || addon.profile === 'release'
+
+// ---------------------------------------------------------------------------------------------
+// The stand-in API process
+// ---------------------------------------------------------------------------------------------
+
+const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_') && k !== 'BENCH_QUICK'))
+
+function startServer() {
+  const server = fork(path.join(here, 'server.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: childEnv })
+  const pending = new Map()
+  let nextId = 0
+  server.on('message', (msg) => {
+    if (msg?.type === 'stats' && pending.has(msg.id)) {
+      pending.get(msg.id)(msg.stats)
+      pending.delete(msg.id)
+    }
+  })
+  const ready = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the stand-in API did not start within 15 s')), 15_000)
+    server.once('message', (msg) => {
+      clearTimeout(timer)
+      if (msg?.type === 'ready') resolve(msg.url)
+      else reject(new Error(`the stand-in API said ${JSON.stringify(msg)}`))
+    })
+    server.once('exit', (code) => reject(new Error(`the stand-in API exited (${code})`)))
+  })
+  function stats() {
+    return new Promise((resolve, reject) => {
+      const id = nextId++
+      const timer = setTimeout(() => reject(new Error('the stand-in API did not answer for its stats within 10 s')), 10_000)
+      pending.set(id, (s) => {
+        clearTimeout(timer)
+        resolve(s)
+      })
+      server.send({ type: 'stats', id })
+    })
+  }
+  return { process: server, ready, stats }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One measurement
+// ---------------------------------------------------------------------------------------------
+
+function measure(url, contender, workload, concurrency) {
+  const { warmupRuns, maxRuns } = limits(concurrency)
+  const args = [
+    path.join(here, 'child.mjs'),
+    '--contender', contender,
+    '--workload', workload,
+    '--concurrency', String(concurrency),
+    '--url', url,
+    '--seconds', String(seconds),
+    '--warmup-seconds', String(warmup),
+    '--warmup-runs', String(warmupRuns),
+    '--max-runs', String(maxRuns),
+  ]
+  if (opts['no-eld']) args.push('--no-eld')
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: here, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.stderr.on('data', (d) => (err += d))
+    const limitMs = (warmup + seconds + 180) * 1000
+    const timer = setTimeout(() => child.kill('SIGKILL'), limitMs)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      const line = out.trim().split('\n').filter((l) => l.startsWith('{')).pop()
+      let result = null
+      try {
+        result = line ? JSON.parse(line) : null
+      } catch {}
+      if (err.trim()) process.stderr.write(err.replace(/^/gm, `  [${contender}] `))
+      if (!result || result.fatal || code !== 0) {
+        const why = result?.fatal ?? (signal ? `killed by ${signal} after ${Math.round(limitMs / 1000)} s` : `exited ${code}`)
+        resolve({ contender, workload, concurrency, failures: 1, firstFailure: `the measurement failed: ${why}`, broken: true })
+      } else resolve(result)
+    })
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Figures
+// ---------------------------------------------------------------------------------------------
+
+/** The figures of the tables: key, heading, which way is better, how to print it. */
+const FIGURES = [
+  { key: 'runsPerSec', head: 'runs/s', better: 'max', fmt: (v) => fix(v, v >= 100 ? 0 : 1) },
+  { key: 'cpuUsPerRun', head: 'CPU µs/run', better: 'min', fmt: (v) => fix(v, 0) },
+  { key: 'mainUsPerRun', head: 'main busy µs/run', better: 'min', fmt: (v) => fix(v, 0) },
+  { key: 'mainCpuUsPerRun', head: 'main CPU µs/run', better: 'min', fmt: (v) => fix(v, 0) },
+  { key: 'p50Ms', head: 'p50 ms', better: 'min', fmt: (v) => fix(v, v >= 100 ? 0 : 2) },
+  { key: 'p99Ms', head: 'p99 ms', better: 'min', fmt: (v) => fix(v, v >= 100 ? 0 : 2) },
+  { key: 'eldP99Ms', head: 'ELD p99 ms', better: 'min', fmt: (v) => fix(v, 2) },
+  { key: 'peakRssMb', head: 'peak RSS MB', better: 'min', fmt: (v) => fix(v, 1) },
+]
+
+function fix(v, digits) {
+  return v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(digits)
+}
+
+function median(xs) {
+  const s = xs.filter((x) => x !== null && x !== undefined && Number.isFinite(x)).sort((a, b) => a - b)
+  if (s.length === 0) return null
+  const m = s.length >> 1
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
+}
+
+function summarise(measurements) {
+  const ok = measurements.filter((m) => !m.broken)
+  const row = { rounds: measurements.length, failures: 0, firstFailure: null, runs: 0 }
+  for (const m of measurements) {
+    row.failures += m.failures ?? 0
+    row.firstFailure ??= m.firstFailure ?? null
+    row.runs += m.runs ?? 0
+  }
+  for (const f of FIGURES) row[f.key] = median(ok.map((m) => m[f.key]))
+  row.apiUsPerRun = median(ok.map((m) => m.apiUsPerRun))
+  return row
+}
+
+/** ours ÷ x, for a figure (for runs/s: ours ÷ best too, so > 1 is better). */
+function ratio(ours, other) {
+  if (ours === null || other === null || other === 0) return null
+  return ours / other
+}
+
+function bestPeer(rows, figure) {
+  const values = PEERS.map((p) => rows[p]?.[figure.key]).filter((v) => v !== null && v !== undefined)
+  if (values.length === 0) return null
+  return figure.better === 'max' ? Math.max(...values) : Math.min(...values)
+}
+
+function cellTable(rows) {
+  const present = ALL_CONTENDERS.filter((c) => rows[c])
+  const head = ['contender', ...FIGURES.map((f) => f.head), 'stand-in µs/run', 'runs', 'failures']
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`]
+  for (const c of present) {
+    const r = rows[c]
+    const flag = r.failures > 0 ? ` ⚠ FAILED` : ''
+    lines.push(`| ${LABEL[c]}${flag} | ${FIGURES.map((f) => f.fmt(r[f.key])).join(' | ')} | ${fix(r.apiUsPerRun, 0)} | ${r.runs} | ${r.failures} |`)
+  }
+  if (rows.ours) {
+    const peers = PEERS.filter((p) => rows[p])
+    if (peers.length > 0) {
+      const cells = FIGURES.map((f) => fmtRatio(ratio(rows.ours[f.key], bestPeer(rows, f))))
+      lines.push(`| *ours ÷ best peer* | ${cells.join(' | ')} | | | |`)
+    }
+    if (rows.floor) {
+      const cells = FIGURES.map((f) => fmtRatio(ratio(rows.ours[f.key], rows.floor[f.key])))
+      lines.push(`| *ours ÷ floor* | ${cells.join(' | ')} | | | |`)
+    }
+  }
+  return lines.join('\n')
+}
+
+function fmtRatio(r) {
+  return r === null ? '–' : `${r.toFixed(2)}×`
+}
+
+/** The issue's targets, at concurrency 64, for each workload. */
+function targetsTable(summary) {
+  const keys = workloads.map((w) => `${w}@64`).filter((k) => summary[k]?.ours)
+  if (keys.length === 0) return null
+  const fig = Object.fromEntries(FIGURES.map((f) => [f.key, f]))
+  const targets = [
+    { name: 'CPU per run ≤ 0.5× best peer', value: (rows) => ratio(rows.ours?.cpuUsPerRun, bestPeer(rows, fig.cpuUsPerRun)), ok: (v) => v <= 0.5, fmt: fmtRatio },
+    { name: 'main-thread busy per run ≤ 0.15× best peer', value: (rows) => ratio(rows.ours?.mainUsPerRun, bestPeer(rows, fig.mainUsPerRun)), ok: (v) => v <= 0.15, fmt: fmtRatio },
+    { name: 'throughput ≥ 2× best peer', value: (rows) => ratio(rows.ours?.runsPerSec, bestPeer(rows, fig.runsPerSec)), ok: (v) => v >= 2, fmt: fmtRatio },
+    { name: 'event-loop delay p99 ≤ 5 ms', value: (rows) => rows.ours?.eldP99Ms ?? null, ok: (v) => v <= 5, fmt: (v) => `${fix(v, 2)} ms` },
+    { name: 'peak RSS ≤ best peer', value: (rows) => ratio(rows.ours?.peakRssMb, bestPeer(rows, fig.peakRssMb)), ok: (v) => v <= 1, fmt: fmtRatio },
+    { name: 'stretch: CPU per run ≤ floor', value: (rows) => ratio(rows.ours?.cpuUsPerRun, rows.floor?.cpuUsPerRun ?? null), ok: (v) => v <= 1, fmt: fmtRatio },
+  ]
+  const head = ['target (concurrency 64)', ...keys.map((k) => k.replace('@64', ''))]
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => ' --- ').join('|')}|`]
+  for (const t of targets) {
+    const vals = keys.map((k) => {
+      const v = t.value(summary[k])
+      return v === null || v === undefined ? '–' : `${t.fmt(v)} ${t.ok(v) ? '✓' : '✗'}`
+    })
+    lines.push(`| ${t.name} | ${vals.join(' | ')} |`)
+  }
+  return lines.join('\n')
+}
+
+// ---------------------------------------------------------------------------------------------
+// The machine
+// ---------------------------------------------------------------------------------------------
+
+function versionOf(pkg) {
+  try {
+    return JSON.parse(readFileSync(path.join(here, 'node_modules', pkg, 'package.json'), 'utf8')).version
+  } catch {
+    return 'not installed'
+  }
+}
+
+function machine() {
+  let model = os.cpus()[0]?.model ?? 'unknown'
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('model name'))
+    if (line) model = line.split(':')[1].trim()
+  } catch {}
+  return {
+    nproc: os.availableParallelism?.() ?? os.cpus().length,
+    cpu: model,
+    memGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    os: `${os.type()} ${os.release()}`,
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+// ---------------------------------------------------------------------------------------------
+
+const cells = []
+for (const w of workloads) for (const c of concurrencies) cells.push({ workload: w, concurrency: c, key: `${w}@${c}` })
+
+const started = new Date()
+const load0 = os.loadavg()
+const m = machine()
+console.log(`bench: ${quick ? 'QUICK (smoke run, figures are not measurements)' : 'full run'}: ${rounds} round(s) × ${cells.length} cell(s) × ${contenders.length} contender(s), ${quick ? 'counted runs' : `${warmup} s warm-up + ${seconds} s measured each`}`)
+console.log(`machine: ${m.nproc} × ${m.cpu}, ${m.memGiB} GiB, Node ${m.node}; load average ${load0.map((x) => x.toFixed(2)).join(' ')}`)
+if (addon) console.log(`addon: ${addon.profile} build, ${(addon.size / 2 ** 20).toFixed(1)} MiB, built ${new Date(addon.mtimeMs).toISOString()}`)
+if (!quick && load0[0] > 0.5 * m.nproc) {
+  console.log(`bench: warning: the machine is busy (1-min load ${load0[0].toFixed(2)} on ${m.nproc} cores); figures will be noisy`)
+}
+
+const server = startServer()
+let url
+try {
+  url = await server.ready
+} catch (e) {
+  die(e.message)
+}
+if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(url)) die(`the stand-in API is at ${url}, not on loopback`)
+
+const raw = []
+const problems = []
+let addonChanged = false
+let stoppedEarly = false
+
+try {
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, cell] of cells.entries()) {
+      // Each round and cell starts with another contender, so no one always runs first or last.
+      const shift = (round + i) % contenders.length
+      const order = [...contenders.slice(shift), ...contenders.slice(0, shift)]
+      for (const contender of order) {
+        if (contender === 'ours' && addon) {
+          const now = addonState()
+          if (now.mtimeMs !== addon.mtimeMs || now.profile !== addon.profile) {
+            addonChanged = true
+            problems.push(`the addon changed during the run (now a ${now.profile} build from ${new Date(now.mtimeMs).toISOString()}): someone rebuilt it`)
+            addon = now
+            if (now.profile !== 'release' && !quick && !opts['allow-debug']) throw new Error('the addon is now a debug build: stopping')
+          }
+        }
+        const before = await server.stats()
+        const result = await measure(url, contender, cell.workload, cell.concurrency)
+        const after = await server.stats()
+        result.round = round
+        result.load1 = os.loadavg()[0]
+        // The stand-in's side: exactly the expected requests, every one answered 200, no mismatch.
+        const requests = after.requests - before.requests
+        const non200 = Object.entries(after.statuses)
+          .map(([code, n]) => [code, n - (before.statuses[code] ?? 0)])
+          .filter(([code, n]) => code !== '200' && n > 0)
+        const mismatches = after.mismatches - before.mismatches
+        if (!result.broken) {
+          const expected = result.totalRuns * result.requestsPerRun
+          if (requests !== expected) {
+            result.failures++
+            result.firstFailure ??= `the stand-in saw ${requests} requests, expected ${expected}`
+          }
+          result.apiUsPerRun = result.totalRuns > 0 ? (after.cpuUs - before.cpuUs) / result.totalRuns : null
+        }
+        if (non200.length > 0) {
+          result.failures++
+          result.firstFailure ??= `the stand-in answered ${non200.map(([c, n]) => `${n}× ${c}`).join(', ')}: ${after.lastRefusal}`
+        }
+        if (mismatches > 0) {
+          result.failures++
+          result.firstFailure ??= `${mismatches} conversation(s) were not the workload's: ${after.lastMismatch}`
+        }
+        if (contender === 'ours' && result.info?.buildProfile && result.info.buildProfile !== 'release') result.debugAddon = true
+        raw.push(result)
+        const status = result.failures > 0 ? `FAILED (${result.failures}): ${result.firstFailure}` : 'ok'
+        console.log(
+          `[round ${round + 1}/${rounds}] ${cell.workload} c=${cell.concurrency} ${contender.padEnd(5)} ` +
+            `${fix(result.runsPerSec, 0).padStart(6)} runs/s  CPU ${fix(result.cpuUsPerRun, 0).padStart(6)} µs/run  ` +
+            `main ${fix(result.mainUsPerRun, 0).padStart(6)} µs/run  p99 ${fix(result.p99Ms, 1)} ms  ${result.runs ?? 0} runs  ${status}`,
+        )
+      }
+    }
+  }
+} catch (e) {
+  stoppedEarly = true
+  problems.push(e.message)
+} finally {
+  server.process.send({ type: 'stop' })
+  setTimeout(() => server.process.kill('SIGKILL'), 5000).unref()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+// ---------------------------------------------------------------------------------------------
+
+const summary = {}
+for (const cell of cells) {
+  const rows = {}
+  for (const c of contenders) {
+    const ms = raw.filter((r) => r.contender === c && r.workload === cell.workload && r.concurrency === cell.concurrency)
+    if (ms.length > 0) rows[c] = summarise(ms)
+  }
+  summary[cell.key] = rows
+}
+
+const failed = []
+for (const [key, rows] of Object.entries(summary)) {
+  for (const [c, r] of Object.entries(rows)) if (r.failures > 0) failed.push(`${c} ${key.replace('@', ' c=')}: ${r.failures} failure(s), first: ${r.firstFailure}`)
+}
+
+const load1 = os.loadavg()
+const sections = []
+const targets = targetsTable(summary)
+if (targets) sections.push(`### Targets (issue 4), ours against the best peer\n\n${targets}`)
+for (const cell of cells) {
+  sections.push(`### ${cell.workload}, concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key])}`)
+}
+const report = sections.join('\n\n')
+
+console.log(`\n${report}\n`)
+if (failed.length > 0) console.log(`FAILED — a contender's conversations were not all correct:\n${failed.map((f) => `  ${f}`).join('\n')}\n`)
+for (const p of problems) console.log(`bench: warning: ${p}`)
+if (addon && !addonTrusted) console.log('bench: warning: the addon is a debug build: these figures mean nothing')
+
+if (opts.json) {
+  writeFileSync(opts.json, `${JSON.stringify({ started, machine: m, addon, quick, rounds, seconds, warmup, raw, summary }, null, 2)}\n`)
+  console.log(`bench: raw figures written to ${opts.json}`)
+}
+
+if (write) {
+  if (!addonTrusted || addonChanged || stoppedEarly || raw.some((r) => r.debugAddon)) {
+    console.log('bench: not writing bench/RESULTS.md: the addon was not one release build all along')
+  } else {
+    writeResults({ report, failed, load0, load1 })
+  }
+}
+
+function writeResults({ report, failed, load0, load1 }) {
+  const file = path.join(here, 'RESULTS.md')
+  const begin = '<!-- bench:begin: generated by `npm run bench`; what is between these markers is replaced on each full run -->'
+  const end = '<!-- bench:end -->'
+  const versions = PEER_PACKAGES.map((p) => `\`${p}\` ${versionOf(p)}`).join(', ')
+  const generated = [
+    begin,
+    `## Latest run: ${started.toISOString().replace('T', ' ').slice(0, 16)} UTC`,
+    '',
+    `- Machine: ${m.nproc} × ${m.cpu} (\`nproc\` ${m.nproc}), ${m.memGiB} GiB, ${m.os}; Node ${m.node}. ` +
+      `Load average ${load0[0].toFixed(2)} at the start, ${load1[0].toFixed(2)} at the end (other work shares this machine).`,
+    `- This package: release addon (\`buildProfile()\` = \`${addon?.profile ?? 'n/a'}\`), built ${addon ? new Date(addon.mtimeMs).toISOString().slice(0, 16).replace('T', ' ') : 'n/a'} UTC.`,
+    `- Peers: ${versions}.`,
+    `- ${rounds} rounds; each measurement ${warmup} s warm-up + ${seconds} s measured in a fresh process; the median of the rounds is shown.`,
+    failed.length > 0 ? `- **FAILED**: ${failed.join('; ')}` : '- Every conversation of every contender was checked and correct (0 failures).',
+    '',
+    report,
+    end,
+  ].join('\n')
+  let text
+  if (existsSync(file)) {
+    const old = readFileSync(file, 'utf8')
+    const a = old.indexOf(begin.slice(0, 20))
+    const b = old.indexOf(end)
+    text = a >= 0 && b > a ? old.slice(0, a) + generated + old.slice(b + end.length) : `${old.trimEnd()}\n\n${generated}\n`
+  } else {
+    text = `# Benchmark results\n\n${generated}\n`
+  }
+  writeFileSync(file, text)
+  console.log('bench: bench/RESULTS.md written')
+}
+
+process.exitCode = failed.length > 0 || stoppedEarly ? 1 : 0

@@ -1,0 +1,243 @@
+// The benchmark's workloads, shared by the stand-in API's script (bench/server.mjs) and every
+// contender (bench/contenders/*.mjs): the same tools, the same prompt, the same conversation.
+//
+//   order  one tool round: get_order_status({ orderId: '4821' }) → a tiny JSON object → the answer.
+//   heavy  5 tool rounds, 3 parallel tool calls per round, each tool output 20 KB of JSON text, so
+//          the history grows by ~60 KB a round (the 6th request carries ~300 KB of tool results).
+//
+// The stand-in checks every tool_result against `toolOutput` and answers with a text that starts
+// `MISMATCH` when anything is off; each contender checks the final text and its tool call count.
+
+export const API_KEY = 'sk-ant-bench-local-key'
+export const MODEL = 'claude-sonnet-5-5'
+export const MAX_TOKENS = 1024
+
+const WINDOWS = ['1h', '24h', '7d']
+
+export const WORKLOADS = {
+  order: {
+    name: 'order',
+    prompt: "What's the status of order #4821?",
+    rounds: 1,
+    callsPerRound: 1,
+    tools: [
+      {
+        name: 'get_order_status',
+        description: 'Look up the status of an order by its ID',
+        input_schema: {
+          type: 'object',
+          properties: { orderId: { type: 'string', description: 'The order number, digits only' } },
+          required: ['orderId'],
+          additionalProperties: false,
+        },
+      },
+    ],
+    /** The tool_use blocks of round `k` (0-based). */
+    calls(k) {
+      return [{ id: `toolu_order_${k}_0`, name: 'get_order_status', input: { orderId: '4821' } }]
+    },
+    roundText: null,
+    finalText: 'Order #4821 is shipped. Carrier: UPS. Expected delivery: 2026-12-02.',
+  },
+  heavy: {
+    name: 'heavy',
+    prompt: 'Prepare the weekly incident report for the payments service: search the docs, fetch the incident records and pull the metrics.',
+    rounds: 5,
+    callsPerRound: 3,
+    tools: [
+      {
+        name: 'search_docs',
+        description: 'Full-text search over the internal runbooks and postmortems',
+        input_schema: {
+          type: 'object',
+          properties: {
+            query: { type: 'string', minLength: 1, description: 'What to search for' },
+            limit: { type: 'integer', minimum: 1, maximum: 50, description: 'How many hits to return' },
+          },
+          required: ['query', 'limit'],
+          additionalProperties: false,
+        },
+      },
+      {
+        name: 'fetch_record',
+        description: 'Fetch one incident record by its ID',
+        input_schema: {
+          type: 'object',
+          properties: { id: { type: 'string', pattern: '^rec-[0-9]{4}$', description: 'The record ID, like rec-0001' } },
+          required: ['id'],
+          additionalProperties: false,
+        },
+      },
+      {
+        name: 'get_metrics',
+        description: 'Latency and error-rate metrics of a service over a time window',
+        input_schema: {
+          type: 'object',
+          properties: {
+            service: { type: 'string', description: 'The service name' },
+            window: { type: 'string', enum: WINDOWS, description: 'The time window' },
+          },
+          required: ['service', 'window'],
+          additionalProperties: false,
+        },
+      },
+    ],
+    calls(k) {
+      return [
+        { id: `toolu_heavy_${k}_0`, name: 'search_docs', input: { query: `payments incident round ${k + 1}`, limit: 10 + k } },
+        { id: `toolu_heavy_${k}_1`, name: 'fetch_record', input: { id: `rec-${String(k + 1).padStart(4, '0')}` } },
+        { id: `toolu_heavy_${k}_2`, name: 'get_metrics', input: { service: 'payments', window: WINDOWS[k % WINDOWS.length] } },
+      ]
+    },
+    roundText: (k) => `Round ${k + 1} of 5: searching the docs, fetching the record and pulling the metrics.`,
+    finalText: 'Report ready: 15 tool results checked, 307200 bytes of tool output.',
+  },
+}
+
+/** Tool outputs of the heavy workload are this many characters (ASCII, so bytes too). */
+export const HEAVY_OUTPUT_CHARS = 20 * 1024
+
+/**
+ * The Zod schemas of a workload's tools (the peers want Zod), equivalent to `input_schema`.
+ * `z` is passed in: zod is a dependency of bench/ only.
+ */
+export function zodSchemas(z, workload) {
+  if (workload.name === 'order') {
+    return { get_order_status: z.object({ orderId: z.string().describe('The order number, digits only') }).strict() }
+  }
+  return {
+    search_docs: z
+      .object({
+        query: z.string().min(1).describe('What to search for'),
+        limit: z.number().int().min(1).max(50).describe('How many hits to return'),
+      })
+      .strict(),
+    fetch_record: z.object({ id: z.string().regex(/^rec-[0-9]{4}$/).describe('The record ID, like rec-0001') }).strict(),
+    get_metrics: z
+      .object({
+        service: z.string().describe('The service name'),
+        window: z.enum(WINDOWS).describe('The time window'),
+      })
+      .strict(),
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tools themselves: deterministic, and cheap after the first call (outputs are cached), so
+// the benchmark measures the loop, not the tools.
+// ---------------------------------------------------------------------------------------------
+
+const cache = new Map()
+
+/** How many times a tool ran in this process (a contender must run each call exactly once). */
+export const toolStats = { executions: 0 }
+
+function heavyOutput(name, input) {
+  const head = `{"tool":${JSON.stringify(name)},"input":${JSON.stringify(input)},"rows":[\n`
+  let body = ''
+  for (let i = 0; body.length + head.length < HEAVY_OUTPUT_CHARS; i++) {
+    body +=
+      `  {"n":${i},"id":"row-${String(i).padStart(5, '0')}","title":"Payment retries \\"timed out\\" on shard ${i % 7}",` +
+      `"score":${((i * 37) % 100) / 100},"tags":["payments","p${i % 3}"],"text":"line one\\nline two\\ttabbed"},\n`
+  }
+  const text = head + body
+  // Cut to the exact size and close the JSON (a valid document that keeps the size exact).
+  const tail = ',{}]}'
+  return text.slice(0, HEAVY_OUTPUT_CHARS - tail.length).replace(/,?\n?[^\n]*$/, (m) => ' '.repeat(m.length)) + tail
+}
+
+/** The output of a tool call: an object for `get_order_status`, a 20 KB string for the heavy tools. */
+export function toolOutput(name, input) {
+  const key = `${name}\u0000${JSON.stringify(input)}`
+  let out = cache.get(key)
+  if (out === undefined) {
+    if (name === 'get_order_status') {
+      out = input.orderId === '4821' ? { orderId: '4821', status: 'shipped', carrier: 'UPS', eta: '2026-12-02' } : { orderId: input.orderId, status: 'not_found' }
+    } else {
+      out = heavyOutput(name, input)
+    }
+    cache.set(key, out)
+  }
+  return out
+}
+
+/** The tool as a contender calls it: async, like a real tool. */
+export async function executeTool(name, input) {
+  toolStats.executions++
+  return toolOutput(name, input)
+}
+
+/** The text a contender whose tools must return strings sends for a tool output. */
+export function asText(output) {
+  return typeof output === 'string' ? output : JSON.stringify(output)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The stand-in's side: the scripted "model"
+// ---------------------------------------------------------------------------------------------
+
+function textOf(content) {
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return ''
+  return content
+    .filter((b) => b && b.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text)
+    .join('')
+}
+
+const byPrompt = new Map(Object.values(WORKLOADS).map((w) => [w.prompt, w]))
+
+/** Why the tool results in `user` do not answer the calls of round `k`, or null when they do. */
+function checkResults(workload, k, assistant, user) {
+  const calls = workload.calls(k)
+  const uses = Array.isArray(assistant?.content) ? assistant.content.filter((b) => b?.type === 'tool_use') : []
+  if (uses.length !== calls.length || uses.some((u, i) => u.id !== calls[i].id)) return `round ${k + 1}: the assistant turn was not sent back as given`
+  const results = Array.isArray(user?.content) ? user.content.filter((b) => b?.type === 'tool_result') : []
+  if (results.length !== calls.length) return `round ${k + 1}: ${results.length} tool results for ${calls.length} calls`
+  for (const call of calls) {
+    const r = results.find((b) => b.tool_use_id === call.id)
+    if (!r) return `round ${k + 1}: no result for ${call.id}`
+    if (r.is_error === true) return `round ${k + 1}: ${call.name} failed: ${textOf(r.content).slice(0, 200)}`
+    const got = textOf(r.content)
+    const want = toolOutput(call.name, call.input)
+    if (typeof want === 'string' ? got !== want : !sameJson(got, want)) {
+      return `round ${k + 1}: the result of ${call.name} is not its output (${got.length} chars: ${JSON.stringify(got.slice(0, 80))})`
+    }
+  }
+  return null
+}
+
+function sameJson(text, value) {
+  try {
+    return JSON.stringify(JSON.parse(text)) === JSON.stringify(value)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The stand-in's answer to a valid request: the next step of the workload's conversation, or a
+ * text starting `MISMATCH` (so the contender's check fails) when the request is not the expected
+ * conversation. Stateless: the round is read from the history.
+ */
+export function scriptedReply(body) {
+  const messages = body.messages
+  const workload = byPrompt.get(textOf(messages[0]?.content))
+  if (!workload) return { mismatch: 'the first user message is not a workload prompt' }
+  const offered = (body.tools ?? []).map((t) => t.name).sort().join(',')
+  const expected = workload.tools.map((t) => t.name).sort().join(',')
+  if (offered !== expected) return { mismatch: `tools offered: ${offered || 'none'}; expected ${expected}` }
+  if (messages.length % 2 !== 1) return { mismatch: `${messages.length} messages: the history should end with a user turn` }
+  const k = (messages.length - 1) / 2
+  if (k > 0) {
+    const why = checkResults(workload, k - 1, messages[messages.length - 2], messages[messages.length - 1])
+    if (why) return { mismatch: why }
+  }
+  if (k < workload.rounds) {
+    const content = workload.calls(k).map((c) => ({ type: 'tool_use', ...c }))
+    if (workload.roundText) content.unshift({ type: 'text', text: workload.roundText(k) })
+    return { content, stop_reason: 'tool_use' }
+  }
+  if (k === workload.rounds) return { content: [{ type: 'text', text: workload.finalText }], stop_reason: 'end_turn' }
+  return { mismatch: `request ${k + 1} of a conversation that has ${workload.rounds + 1}` }
+}

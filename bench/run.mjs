@@ -12,7 +12,8 @@
 // Options: --rounds N (3), --seconds S measured per measurement (5), --warmup S (1.5), --max-runs N,
 // --contenders ours,sdk,ai,floor, --workloads order,heavy, --concurrency 1,64, --json FILE (raw figures),
 // --write / --no-write (bench/RESULTS.md), --allow-debug (measure a debug addon anyway; never written),
-// --no-eld (no event-loop delay monitor: its 1 ms timer costs a little CPU in every contender).
+// --no-eld (no event-loop delay monitor: its 1 ms timer costs a little CPU in every contender),
+// --priority N (niceness of the stand-in and the children, e.g. -10 on a machine shared with builds).
 
 import { spawn, fork } from 'node:child_process'
 import { createRequire } from 'node:module'
@@ -52,6 +53,7 @@ const { values: opts } = parseArgs({
     'no-write': { type: 'boolean', default: false },
     'allow-debug': { type: 'boolean', default: false },
     'no-eld': { type: 'boolean', default: false },
+    priority: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 })
@@ -90,9 +92,12 @@ const rounds = number(opts.rounds, quick ? 1 : 3, 'rounds', { min: 1, integer: t
 const seconds = number(opts.seconds, quick ? 10 : 5, 'seconds', { min: 0.1 })
 const warmup = number(opts.warmup, quick ? 5 : 1.5, 'warmup')
 const maxRunsOption = number(opts['max-runs'], undefined, 'max-runs', { min: 1, integer: true })
-const everything = contenders.length === ALL_CONTENDERS.length && workloads.length === 2 && concurrencies.length === 2
-const write = opts['no-write'] ? false : (opts.write ?? (!quick && everything))
-if (write && quick) die('--write and --quick: a quick run is not a measurement; run without --quick to write RESULTS.md')
+const priority = opts.priority === undefined ? null : Number(opts.priority)
+if (priority !== null && !(Number.isInteger(priority) && priority >= -20 && priority <= 19)) die(`--priority must be a niceness from -20 to 19, got ${opts.priority}`)
+
+/** `--priority N`: the stand-in and every child start under `nice -n N` (below 0 needs root), all their threads too. */
+const niceArgs = priority === null ? [] : ['-n', String(priority), process.execPath]
+const launcher = priority === null ? process.execPath : 'nice'
 
 /** Per measurement: how many runs warm up and how many are measured (quick: counted, not timed). */
 function limits(concurrency) {
@@ -135,7 +140,11 @@ const addonTrusted = addon === null || addon.profile === 'release'
 const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_') && k !== 'BENCH_QUICK'))
 
 function startServer() {
-  const server = fork(path.join(here, 'server.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: childEnv })
+  const server = fork(path.join(here, 'server.mjs'), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: childEnv,
+    ...(priority === null ? {} : { execPath: launcher, execArgv: niceArgs }),
+  })
   const pending = new Map()
   let nextId = 0
   server.on('message', (msg) => {
@@ -186,7 +195,7 @@ function measure(url, contender, workload, concurrency) {
   ]
   if (opts['no-eld']) args.push('--no-eld')
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: here, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(launcher, [...niceArgs, ...args], { cwd: here, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     let err = ''
     child.stdout.on('data', (d) => (out += d))

@@ -9,6 +9,7 @@
 
 pub mod binding;
 pub mod engine;
+pub mod fuzzing;
 
 #[cfg(feature = "node")]
 pub mod exports;

@@ -249,7 +249,7 @@ async fn read_body(mut response: reqwest::Response) -> Result<Option<Vec<u8>>, r
     Ok(Some(body))
 }
 
-fn parse_message(body: &[u8]) -> Result<MessageResponse, String> {
+pub(crate) fn parse_message(body: &[u8]) -> Result<MessageResponse, String> {
     let message: MessageResponse = serde_json::from_slice(body)
         .map_err(|e| format!("{e} (body starts {:?})", preview(body)))?;
     if message.kind != "message" || message.role != "assistant" {
@@ -270,7 +270,7 @@ fn preview(body: &[u8]) -> String {
 }
 
 /// Maps an HTTP error answer to its code, passing the API's own message on.
-fn http_error(status: StatusCode, body: &[u8], hint: Option<Duration>) -> RunError {
+pub(crate) fn http_error(status: StatusCode, body: &[u8], hint: Option<Duration>) -> RunError {
     let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();
     let (kind, api_message, request_id) = match parsed {
         Some(b) => (b.error.kind, b.error.message, b.request_id),

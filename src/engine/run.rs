@@ -56,17 +56,8 @@ async fn run_loop(
             .await
             .map_err(|e| with_calls(e, &tool_calls))?;
         usage.add(&response.usage);
-        let blocks: Vec<ContentBlock> =
-            serde_json::from_str(response.content.get()).map_err(|e| {
-                with_calls(
-                    RunError::new(
-                        ErrorCode::UnknownError,
-                        format!("The model's reply has content blocks that cannot be read: {e}."),
-                    ),
-                    &tool_calls,
-                )
-            })?;
-        let requested = tool_uses(&blocks).map_err(|e| with_calls(e, &tool_calls))?;
+        let (blocks, requested) =
+            read_content(&response.content).map_err(|e| with_calls(e, &tool_calls))?;
         let stop_reason = response.stop_reason.clone().unwrap_or_default();
         messages.push(protocol::assistant_message(&response.content));
 
@@ -124,6 +115,20 @@ async fn run_loop(
 fn with_calls(mut error: RunError, calls: &[ToolCall]) -> RunError {
     error.tool_calls = calls.to_vec();
     error
+}
+
+/// Reads a reply's content: its blocks, and the `tool_use` calls among them.
+pub(crate) fn read_content(
+    content: &RawValue,
+) -> Result<(Vec<ContentBlock<'_>>, Vec<Requested>), RunError> {
+    let blocks: Vec<ContentBlock> = serde_json::from_str(content.get()).map_err(|e| {
+        RunError::new(
+            ErrorCode::UnknownError,
+            format!("The model's reply has content blocks that cannot be read: {e}."),
+        )
+    })?;
+    let requested = tool_uses(&blocks)?;
+    Ok((blocks, requested))
 }
 
 /// The `tool_use` blocks of a reply, checked: each needs an id, a name and an input.

@@ -1,0 +1,8 @@
+#![no_main]
+//! Fuzz target: see `anthropic_tool_calling::fuzzing::schema_and_input`.
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    anthropic_tool_calling::fuzzing::schema_and_input(data);
+});

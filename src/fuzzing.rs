@@ -1,0 +1,45 @@
+//! Entry points for the fuzz targets (`fuzz/`) and their regression tests
+//! (`tests/fuzz_regressions.rs`): each feeds arbitrary bytes to the real parsing or validation
+//! code and must return, never panic or hang.
+
+use reqwest::StatusCode;
+
+use crate::engine::{api, run, schema};
+
+/// An API answer: the body of a 200 parsed as a Messages API response and its content read;
+/// the same bytes as an error body of a few statuses.
+pub fn api_response(body: &[u8]) {
+    if let Ok(message) = api::parse_message(body) {
+        let _ = run::read_content(&message.content);
+    }
+    for status in [400u16, 429, 529] {
+        let status = StatusCode::from_u16(status).expect("a valid status");
+        let error = api::http_error(status, body, None);
+        assert!(!error.message.is_empty());
+    }
+}
+
+/// A tool schema and an input: the first line is the schema, the rest the input. The schema is
+/// compiled as registerTool would, and the input validated with its errors rendered.
+pub fn schema_and_input(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let (schema_text, input_text) = text.split_once('\n').unwrap_or((&text, "{}"));
+    let Ok(schema) = serde_json::from_str::<serde_json::Value>(schema_text) else {
+        return;
+    };
+    let Ok(input) = serde_json::from_str::<serde_json::Value>(input_text) else {
+        return;
+    };
+    let Ok(validator) = schema::compile(&schema) else {
+        return;
+    };
+    if let Err(lines) = schema::check(&validator, &input) {
+        assert!(!lines.is_empty());
+    }
+}
+
+/// What `runWithTools` receives from JS: `{ prompt, options, env }` parsed into a run.
+pub fn run_request(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let _ = crate::binding::options::parse_request(&text);
+}

@@ -25,6 +25,7 @@ fn client() -> &'static ApiClient {
 /// Registers (or replaces) a tool. `definition_json` is the definition as JSON text; a bad one
 /// throws an `InvalidArg` error whose message starts `registerTool:`.
 #[napi(
+    catch_unwind,
     ts_args_type = "definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => Promise<ToolReply>"
 )]
 pub fn register_tool(env: Env, definition_json: String, execute: ToolFn) -> Result<()> {
@@ -33,6 +34,7 @@ pub fn register_tool(env: Env, definition_json: String, execute: ToolFn) -> Resu
         execute: execute.clone(),
         cancel: None,
         run_id: 0,
+        shutdown: CancellationToken::new(),
     });
     let tool = Tool::new(&definition_json, bridge)
         .map_err(|why| Error::new(Status::InvalidArg, format!("registerTool: {why}")))?;
@@ -41,13 +43,13 @@ pub fn register_tool(env: Env, definition_json: String, execute: ToolFn) -> Resu
 }
 
 /// Removes a tool; whether it was registered.
-#[napi]
+#[napi(catch_unwind)]
 pub fn unregister_tool(env: Env, name: String) -> Result<bool> {
     Ok(Registry::of(&env)?.remove(&name))
 }
 
 /// The registered definitions, as a JSON array, in registration order.
-#[napi]
+#[napi(catch_unwind)]
 pub fn list_tools(env: Env) -> Result<String> {
     let registry = Registry::of(&env)?;
     let defs: Vec<&str> = registry
@@ -59,7 +61,7 @@ pub fn list_tools(env: Env) -> Result<String> {
 }
 
 /// Sets the function that aborts a running tool's `ctx.signal`: `(runId, toolUseId) => void`.
-#[napi(ts_args_type = "cancel: (runId: number, toolUseId: string) => void")]
+#[napi(catch_unwind, ts_args_type = "cancel: (runId: number, toolUseId: string) => void")]
 pub fn set_cancel_hook(env: Env, cancel: CancelFn) -> Result<()> {
     Registry::of(&env)?.cancel = Some(Arc::new(cancel));
     Ok(())
@@ -90,7 +92,7 @@ impl RunControl {
 
 /// Runs a conversation. `request_json` is `{ prompt, options, env }`; resolves with the JSON of
 /// `{ data, error }` and never rejects. `run_id` is handed back to tool calls.
-#[napi]
+#[napi(catch_unwind)]
 pub fn run_with_tools<'env>(
     env: &'env Env,
     request_json: String,
@@ -99,6 +101,9 @@ pub fn run_with_tools<'env>(
 ) -> Result<PromiseRaw<'env, String>> {
     crate::binding::logging::init_from_env();
     let token = control.token.clone();
+    let shutdown = Registry::of(env)
+        .map(|r| r.shutdown.clone())
+        .unwrap_or_default();
     let prepared = parse_request(&request_json).and_then(|request| {
         let tools = Registry::of(env)
             .map_err(|e| RunError::new(ErrorCode::UnknownError, e.reason.clone()))?
@@ -113,7 +118,16 @@ pub fn run_with_tools<'env>(
                 panic!("panic requested by a test");
             }
             let (request, tools) = prepared?;
-            engine::run(client(), &request.config, &tools, request.messages, &token).await
+            // A run whose thread is gone (a terminated worker) ends here, dropping its request
+            // and tools, rather than going on talking to the API for nobody.
+            tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => Err(RunError::new(
+                    ErrorCode::Aborted,
+                    "The run was stopped: the JS thread that started it is shutting down.",
+                )),
+                result = engine::run(client(), &request.config, &tools, request.messages, &token) => result,
+            }
         })
         .catch_unwind()
         .await;

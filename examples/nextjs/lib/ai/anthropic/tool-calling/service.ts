@@ -1,0 +1,56 @@
+// Runs one question through the tool-calling loop and turns the outcome into what the page shows.
+import { runWithTools, ToolError, type AIError, type ToolCall } from 'anthropic-tool-calling'
+import './tools' // registers the tools (again, on a dev reload: a name registered again is replaced)
+import type { AskResult, JsonValue, OnToolError, ToolCallView } from './types'
+
+const SYSTEM =
+  'You are the customer support assistant of an online shop. Use the tools to look up orders and to ' +
+  'start returns; never guess an order status. Answer in the language of the customer, briefly.'
+
+export async function askAssistant(question: string, { onToolError = 'stop' }: { onToolError?: OnToolError } = {}): Promise<AskResult> {
+  // The key, base URL and model come from the environment (.env.local), read at every call.
+  const { data, error } = await runWithTools(question, { system: SYSTEM, onToolError, maxToolIterations: 5, toolTimeoutMs: 10_000 })
+  if (error) {
+    // The developer's view (which tool, what it threw, what to fix) goes to the server log only.
+    console.error(`[tool-calling] ${error.code}: ${error.message}`)
+    return { ok: false, error: { code: error.code, message: userMessage(error), retryAfter: error.retryAfter }, toolCalls: (error.toolCalls ?? []).map(view) }
+  }
+  return { ok: true, answer: data.text, toolCalls: data.toolCalls.map(view) }
+}
+
+function view(call: ToolCall): ToolCallView {
+  return {
+    toolName: call.toolName,
+    input: call.input as JsonValue,
+    output: (call.output ?? null) as JsonValue,
+    isError: call.isError === true,
+    ...(call.isError ? { error: call.error } : {}),
+  }
+}
+
+/** What the user of the app should read for each error code. */
+function userMessage(error: AIError): string {
+  switch (error.code) {
+    case 'tool_execution_error':
+      // A ToolError's message is written for people; anything else a tool throws is internal.
+      return error.cause instanceof ToolError ? error.cause.message : `Something went wrong while running ${error.toolName ?? 'a tool'}. Please try again later.`
+    case 'tool_validation_error':
+      return 'The assistant asked for something it cannot do. Please rephrase your question.'
+    case 'max_iterations_exceeded':
+      return 'That needed too many steps. Please ask a more specific question.'
+    case 'rate_limited':
+      return `Too many requests right now. Please try again${error.retryAfter ? ` in ${Math.ceil(error.retryAfter)} seconds` : ' in a moment'}.`
+    case 'overloaded':
+      return 'The assistant is overloaded right now. Please try again in a minute.'
+    case 'network_error':
+      return 'The assistant could not be reached. Please try again.'
+    case 'authentication_error':
+      return 'The assistant is not configured correctly (API key). Please tell the site owner.'
+    case 'aborted':
+      return 'The request was cancelled.'
+    case 'invalid_request':
+      return 'The assistant could not process this request. Please try a shorter or simpler question.'
+    default:
+      return 'Something went wrong. Please try again.'
+  }
+}

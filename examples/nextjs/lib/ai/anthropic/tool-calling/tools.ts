@@ -1,0 +1,56 @@
+// The tools the model may call. Each `execute` is a plain function over the database; a
+// `ToolError` carries words meant for the model (and the user), any other throw is a bug.
+import { registerTool, ToolError } from 'anthropic-tool-calling'
+import { createReturn, daysSince, findOrder, RETURN_WINDOW_DAYS, type Order } from '@/lib/orders'
+
+const orderId = { type: 'string', description: 'The order number, digits only, e.g. "4821"' }
+
+/** The order, or a ToolError the model can act on. */
+function mustFind(id: string): Order {
+  const order = findOrder(id.replace(/^#/, '').trim())
+  if (!order) throw new ToolError(`Order ${id} does not exist. Ask the user to check the order number.`)
+  return order
+}
+
+/** The order without the empty fields, as the model sees it. */
+function describe(order: Order) {
+  return Object.fromEntries(
+    Object.entries({ orderId: order.id, status: order.status, item: order.item, carrier: order.carrier, eta: order.eta, deliveredAt: order.deliveredAt, returnId: order.returnId })
+      .filter(([, v]) => v !== null),
+  )
+}
+
+registerTool<{ orderId: string }>({
+  definition: {
+    name: 'get_order_status',
+    description: 'Look up the status of an order by its ID: status, item, carrier, expected delivery (eta) or delivery date.',
+    input_schema: { type: 'object', properties: { orderId }, required: ['orderId'], additionalProperties: false },
+  },
+  execute: async ({ orderId }) => describe(mustFind(orderId)),
+})
+
+registerTool<{ orderId: string; reason?: string }>({
+  definition: {
+    name: 'solicitar_devolucion',
+    description: `Solicita la devolución de un pedido: start a return for a delivered order. Returns are accepted within ${RETURN_WINDOW_DAYS} days of delivery.`,
+    input_schema: {
+      type: 'object',
+      properties: { orderId, reason: { type: 'string', description: 'Why the customer returns it, in their words' } },
+      required: ['orderId'],
+      additionalProperties: false,
+    },
+  },
+  execute: async ({ orderId, reason }) => {
+    const order = mustFind(orderId)
+    if (order.returnId) throw new ToolError(`A return for order ${order.id} was already requested (${order.returnId}).`)
+    if (order.status !== 'delivered' || !order.deliveredAt) {
+      throw new ToolError(`Order ${order.id} has not been delivered yet (status: ${order.status}), so it cannot be returned yet. It can be returned within ${RETURN_WINDOW_DAYS} days of delivery.`)
+    }
+    const days = daysSince(order.deliveredAt)
+    if (days > RETURN_WINDOW_DAYS) {
+      throw new ToolError(`Order ${order.id} was delivered on ${order.deliveredAt}, ${days} days ago. Returns are accepted only within ${RETURN_WINDOW_DAYS} days of delivery.`)
+    }
+    const { returnId } = createReturn(order.id, reason?.trim() || null)
+    return `Return ${returnId} started for order ${order.id} (${order.item}), delivered ${days} days ago. The refund is issued when the item reaches our warehouse.`
+  },
+})

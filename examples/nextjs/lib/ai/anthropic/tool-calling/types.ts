@@ -1,0 +1,35 @@
+// What the server action hands to the page: plain, serialisable data, and only what a user may see.
+import type { AIErrorCode } from 'anthropic-tool-calling'
+
+export type OnToolError = 'stop' | 'continue'
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue }
+
+/** One tool call as the page shows it. */
+export interface ToolCallView {
+  toolName: string
+  input: JsonValue
+  output: JsonValue
+  isError: boolean
+  /** For a failed call: what went wrong. */
+  error?: string
+}
+
+export interface AskError {
+  code: AIErrorCode
+  /** Written for the user of the app, not the developer (who gets the full error in the server log). */
+  message: string
+  /** Seconds, with `rate_limited`. */
+  retryAfter?: number
+}
+
+export type AskResult =
+  | { ok: true; answer: string; toolCalls: ToolCallView[] }
+  | { ok: false; error: AskError; toolCalls: ToolCallView[] }
+
+/** The state of the form: the last question asked and its result. */
+export interface AskState {
+  question: string
+  onToolError: OnToolError
+  result: AskResult
+}

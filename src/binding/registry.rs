@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use napi::{Env, Error, Result, Status};
+use tokio_util::sync::CancellationToken;
 
 use super::tool_bridge::{CancelFn, JsTool, ToolFn};
 use crate::engine::{RunError, Tool};
@@ -19,13 +20,21 @@ pub struct Entry {
 pub struct Registry {
     pub entries: Vec<Entry>,
     pub cancel: Option<Arc<CancelFn>>,
+    /// Cancelled when this JS thread shuts down (a terminated worker, the process exiting):
+    /// its runs then end at once instead of going on, or waiting forever, without it.
+    pub shutdown: CancellationToken,
 }
 
 impl Registry {
     /// This thread's registry, created on first use.
     pub fn of(env: &Env) -> Result<&'static mut Registry> {
         if env.get_instance_data::<Registry>()?.is_none() {
-            env.set_instance_data(Registry::default(), (), |_| {})?;
+            let registry = Registry::default();
+            let shutdown = registry.shutdown.clone();
+            env.set_instance_data(registry, (), |_| {})?;
+            // Cleanup hooks run before Node finalizes the thread's references, which is where
+            // the Promise of a tool still running is dropped: by then the runs know why.
+            env.add_env_cleanup_hook(shutdown, |token| token.cancel())?;
         }
         env.get_instance_data::<Registry>()?.ok_or_else(|| {
             Error::new(
@@ -66,6 +75,7 @@ impl Registry {
                 execute: e.execute.clone(),
                 cancel: self.cancel.clone(),
                 run_id,
+                shutdown: self.shutdown.clone(),
             }),
             ..e.tool.clone()
         };

@@ -4,6 +4,7 @@
 //! call, never a crash.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use napi::bindgen_prelude::{FnArgs, Promise};
 use napi::threadsafe_function::{
@@ -11,6 +12,7 @@ use napi::threadsafe_function::{
 };
 use napi::Status;
 use napi_derive::napi;
+use tokio_util::sync::CancellationToken;
 
 use crate::engine::tools::{ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
 
@@ -49,6 +51,8 @@ pub struct JsTool {
     pub execute: Arc<ToolFn>,
     pub cancel: Option<Arc<CancelFn>>,
     pub run_id: u32,
+    /// The registering thread's shutdown token ([`super::registry::Registry::shutdown`]).
+    pub shutdown: CancellationToken,
 }
 
 impl ToolExecutor for JsTool {
@@ -60,20 +64,43 @@ impl ToolExecutor for JsTool {
             tool_use_id: call.tool_use_id.clone(),
         };
         let args = FnArgs::from((call.input.get().to_owned(), call.tool_use_id, self.run_id));
+        let shutdown = self.shutdown.clone();
         Box::pin(async move {
             let outcome = match execute.call_async_catch(args).await {
                 Ok(promise) => match promise.await {
                     Ok(reply) => outcome_of(reply),
-                    Err(e) => ToolOutcome::Failed(format!("its Promise rejected: {}", e.reason)),
+                    Err(e) => {
+                        unless_thread_gone(&shutdown, format!("its Promise rejected: {}", e.reason))
+                            .await
+                    }
                 },
-                Err(e) if e.status == Status::Closing => ToolOutcome::Failed(
-                    "the JS thread that registered it is shutting down".to_owned(),
-                ),
-                Err(e) => ToolOutcome::Failed(format!("calling it failed: {}", e.reason)),
+                // Only a thread shutting down closes a tool's function while a run holds it.
+                Err(e) if e.status == Status::Closing => {
+                    shutdown.cancel();
+                    std::future::pending().await
+                }
+                Err(e) => {
+                    unless_thread_gone(&shutdown, format!("calling it failed: {}", e.reason)).await
+                }
             };
             guard.disarm();
             outcome
         })
+    }
+}
+
+/// How long a failed call waits to learn whether its JS thread is going away.
+const THREAD_GONE_GRACE: Duration = Duration::from_millis(250);
+
+/// The JS wrapper never rejects, so a call fails here only when its Promise was dropped unsettled
+/// (garbage-collected, or its thread is being torn down) or JS could not be entered (a worker
+/// being terminated). A dying thread's cleanup hook cancels `shutdown` within moments: then the
+/// call never settles, so that the round does not go on and send the API a made-up failure, and
+/// `run_with_tools` ends the run. Otherwise it is the tool's failure.
+async fn unless_thread_gone(shutdown: &CancellationToken, why: String) -> ToolOutcome {
+    tokio::select! {
+        _ = shutdown.cancelled() => std::future::pending().await,
+        _ = tokio::time::sleep(THREAD_GONE_GRACE) => ToolOutcome::Failed(why),
     }
 }
 

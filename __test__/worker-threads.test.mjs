@@ -14,6 +14,8 @@ import { assertRecordsClean, assertNoKeyIn, assertKeyAbsent } from './secrets.mj
 
 const AGENT = new URL('./fixtures/worker-agent.mjs', import.meta.url)
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+/** `promise`, or `fallback` after `ms` (a timer that keeps nothing alive). */
+const within = (promise, ms, fallback) => Promise.race([promise, new Promise((resolve) => setTimeout(resolve, ms, fallback).unref())])
 
 // The main thread's own who_am_i: the workers' tools of the same name must not replace it.
 registerTool({
@@ -113,7 +115,7 @@ test('the addon loads in 4 workers at once; each has its own registry and runs c
   }
   // Asked to stop, each worker ends by itself: the addon holds no handle in a worker either.
   workers.forEach((w) => w.send({ cmd: 'exit' }))
-  const codes = await Promise.race([Promise.all(workers.map((w) => w.exited)), sleep(10_000).then(() => 'timeout')])
+  const codes = await within(Promise.all(workers.map((w) => w.exited)), 10_000, 'timeout')
   assert.deepEqual(codes, [0, 0, 0, 0], 'the workers exit by themselves')
   workers.forEach((w) => w.check())
   assert.equal(api.requests.length, 5 * 60 * 2, "run-other sends nothing")

@@ -15,9 +15,9 @@
 // --no-eld (no event-loop delay monitor: its 1 ms timer costs a little CPU in every contender),
 // --priority N (niceness of the stand-in and the children, e.g. -10 on a machine shared with builds).
 
-import { spawn, fork } from 'node:child_process'
-import { createRequire } from 'node:module'
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { spawn, spawnSync, fork } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -26,7 +26,6 @@ import { WORKLOADS } from './workloads.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.join(here, '..')
-const require = createRequire(import.meta.url)
 
 const ALL_CONTENDERS = ['ours', 'sdk', 'ai', 'floor']
 const PEERS = ['sdk', 'ai']
@@ -52,6 +51,7 @@ const { values: opts } = parseArgs({
     write: { type: 'boolean' },
     'no-write': { type: 'boolean', default: false },
     'allow-debug': { type: 'boolean', default: false },
+    addon: { type: 'string' },
     'no-eld': { type: 'boolean', default: false },
     priority: { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -99,6 +99,10 @@ if (priority !== null && !(Number.isInteger(priority) && priority >= -20 && prio
 const niceArgs = priority === null ? [] : ['-n', String(priority), process.execPath]
 const launcher = priority === null ? process.execPath : 'nice'
 
+const everything = contenders.length === ALL_CONTENDERS.length && workloads.length === 2 && concurrencies.length === 2
+const write = opts['no-write'] ? false : (opts.write ?? (!quick && everything))
+if (write && quick) die('--write and --quick: a quick run is not a measurement; run without --quick to write RESULTS.md')
+
 /** Per measurement: how many runs warm up and how many are measured (quick: counted, not timed). */
 function limits(concurrency) {
   if (quick) return { warmupRuns: 4, maxRuns: maxRunsOption ?? Math.max(16, concurrency) }
@@ -117,18 +121,33 @@ if (contenders.some((c) => PEERS.includes(c))) {
   }
 }
 
-const addonPath = path.join(root, 'anthropic-tool-calling.linux-x64-gnu.node')
-function addonState() {
-  const profile = require(path.join(root, 'binding.js')).buildProfile()
-  return { profile, mtimeMs: statSync(addonPath).mtimeMs, size: statSync(addonPath).size }
-}
+// Other developers share this tree and may rebuild the addon (even as a debug build) while the
+// benchmark runs: it measures a copy taken now, loaded through binding.js's
+// NAPI_RS_NATIVE_LIBRARY_PATH override. `--addon FILE` measures another build (e.g. a stashed one,
+// or target/x86_64-unknown-linux-gnu/release/libanthropic_tool_calling.so).
+const addonSource = path.resolve(opts.addon ?? path.join(root, 'anthropic-tool-calling.linux-x64-gnu.node'))
+const addonCopy = path.join(os.tmpdir(), `anthropic-tool-calling-bench-${process.pid}.node`)
+const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_') && k !== 'BENCH_QUICK' && k !== 'NAPI_RS_NATIVE_LIBRARY_PATH'))
 let addon = null
 if (contenders.includes('ours')) {
-  addon = addonState()
+  if (!existsSync(addonSource)) die(`no addon at ${addonSource}: run \`npm run build\` first`)
+  copyFileSync(addonSource, addonCopy)
+  process.on('exit', () => rmSync(addonCopy, { force: true }))
+  childEnv.NAPI_RS_NATIVE_LIBRARY_PATH = addonCopy
+  const probe = spawnSync(process.execPath, ['-p', `require(${JSON.stringify(path.join(root, 'binding.js'))}).buildProfile()`], { env: childEnv, encoding: 'utf8' })
+  if (probe.status !== 0) die(`cannot load the addon ${addonSource}: ${probe.stderr.trim().split('\n').slice(-3).join(' ')}`)
+  const st = statSync(addonSource)
+  addon = {
+    source: path.relative(root, addonSource) || addonSource,
+    profile: probe.stdout.trim(),
+    mtimeMs: st.mtimeMs,
+    size: st.size,
+    sha256: createHash('sha256').update(readFileSync(addonCopy)).digest('hex').slice(0, 12),
+  }
   if (addon.profile !== 'release') {
     const banner = `\n${'!'.repeat(78)}\n!! The addon is a ${addon.profile} build: its figures mean nothing. Run \`npm run build\` (release) first.\n${'!'.repeat(78)}\n\n`
     if (quick || opts['allow-debug']) process.stderr.write(banner)
-    else die(`the addon is a ${addon.profile} build; run \`npm run build\` (release) first, or pass --allow-debug (never written to RESULTS.md)`)
+    else die(`the addon ${addon.source} is a ${addon.profile} build; run \`npm run build\` (release) first (or pass --addon FILE, or --allow-debug: never written to RESULTS.md)`)
   }
 }
 const addonTrusted = addon === null || addon.profile === 'release'
@@ -136,8 +155,6 @@ const addonTrusted = addon === null || addon.profile === 'release'
 // ---------------------------------------------------------------------------------------------
 // The stand-in API process
 // ---------------------------------------------------------------------------------------------
-
-const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_') && k !== 'BENCH_QUICK'))
 
 function startServer() {
   const server = fork(path.join(here, 'server.mjs'), [], {
@@ -334,6 +351,14 @@ function versionOf(pkg) {
   }
 }
 
+/** The commit measured, and whether the engine's sources differ from it (others edit this tree). */
+function sourceState() {
+  const git = (args) => spawnSync('git', args, { cwd: root, encoding: 'utf8' })
+  const head = git(['rev-parse', '--short', 'HEAD']).stdout?.trim() || 'unknown'
+  const dirty = git(['status', '--porcelain', '--', 'src', 'Cargo.toml', 'Cargo.lock', 'build.rs', 'index.js', 'binding.js']).stdout?.trim()
+  return { head, dirty: Boolean(dirty) }
+}
+
 function machine() {
   let model = os.cpus()[0]?.model ?? 'unknown'
   try {
@@ -359,9 +384,10 @@ for (const w of workloads) for (const c of concurrencies) cells.push({ workload:
 const started = new Date()
 const load0 = os.loadavg()
 const m = machine()
+const source = sourceState()
 console.log(`bench: ${quick ? 'QUICK (smoke run, figures are not measurements)' : 'full run'}: ${rounds} round(s) × ${cells.length} cell(s) × ${contenders.length} contender(s), ${quick ? 'counted runs' : `${warmup} s warm-up + ${seconds} s measured each`}`)
 console.log(`machine: ${m.nproc} × ${m.cpu}, ${m.memGiB} GiB, Node ${m.node}; load average ${load0.map((x) => x.toFixed(2)).join(' ')}`)
-if (addon) console.log(`addon: ${addon.profile} build, ${(addon.size / 2 ** 20).toFixed(1)} MiB, built ${new Date(addon.mtimeMs).toISOString()}`)
+if (addon) console.log(`addon: ${addon.source}: ${addon.profile} build, ${(addon.size / 2 ** 20).toFixed(1)} MiB, built ${new Date(addon.mtimeMs).toISOString()}, sha256 ${addon.sha256}… (measured from a copy)`)
 if (!quick && load0[0] > 0.5 * m.nproc) {
   console.log(`bench: warning: the machine is busy (1-min load ${load0[0].toFixed(2)} on ${m.nproc} cores); figures will be noisy`)
 }
@@ -377,7 +403,6 @@ if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(url)) die(`the stand-in API is at ${url}
 
 const raw = []
 const problems = []
-let addonChanged = false
 let stoppedEarly = false
 
 try {
@@ -387,15 +412,6 @@ try {
       const shift = (round + i) % contenders.length
       const order = [...contenders.slice(shift), ...contenders.slice(0, shift)]
       for (const contender of order) {
-        if (contender === 'ours' && addon) {
-          const now = addonState()
-          if (now.mtimeMs !== addon.mtimeMs || now.profile !== addon.profile) {
-            addonChanged = true
-            problems.push(`the addon changed during the run (now a ${now.profile} build from ${new Date(now.mtimeMs).toISOString()}): someone rebuilt it`)
-            addon = now
-            if (now.profile !== 'release' && !quick && !opts['allow-debug']) throw new Error('the addon is now a debug build: stopping')
-          }
-        }
         const before = await server.stats()
         const result = await measure(url, contender, cell.workload, cell.concurrency)
         const after = await server.stats()
@@ -423,7 +439,10 @@ try {
           result.failures++
           result.firstFailure ??= `${mismatches} conversation(s) were not the workload's: ${after.lastMismatch}`
         }
-        if (contender === 'ours' && result.info?.buildProfile && result.info.buildProfile !== 'release') result.debugAddon = true
+        if (contender === 'ours' && result.info?.buildProfile && result.info.buildProfile !== addon.profile) {
+          problems.push(`a child loaded a ${result.info.buildProfile} addon, not the ${addon.profile} copy`)
+          result.debugAddon = true
+        }
         raw.push(result)
         const status = result.failures > 0 ? `FAILED (${result.failures}): ${result.firstFailure}` : 'ok'
         console.log(
@@ -476,13 +495,13 @@ for (const p of problems) console.log(`bench: warning: ${p}`)
 if (addon && !addonTrusted) console.log('bench: warning: the addon is a debug build: these figures mean nothing')
 
 if (opts.json) {
-  writeFileSync(opts.json, `${JSON.stringify({ started, machine: m, addon, quick, rounds, seconds, warmup, raw, summary }, null, 2)}\n`)
+  writeFileSync(opts.json, `${JSON.stringify({ started, machine: m, source, addon, quick, rounds, seconds, warmup, raw, summary }, null, 2)}\n`)
   console.log(`bench: raw figures written to ${opts.json}`)
 }
 
 if (write) {
-  if (!addonTrusted || addonChanged || stoppedEarly || raw.some((r) => r.debugAddon)) {
-    console.log('bench: not writing bench/RESULTS.md: the addon was not one release build all along')
+  if (!addonTrusted || stoppedEarly || raw.some((r) => r.debugAddon)) {
+    console.log('bench: not writing bench/RESULTS.md: not a complete run of one release build')
   } else {
     writeResults({ report, failed, load0, load1 })
   }
@@ -499,9 +518,10 @@ function writeResults({ report, failed, load0, load1 }) {
     '',
     `- Machine: ${m.nproc} × ${m.cpu} (\`nproc\` ${m.nproc}), ${m.memGiB} GiB, ${m.os}; Node ${m.node}. ` +
       `Load average ${load0[0].toFixed(2)} at the start, ${load1[0].toFixed(2)} at the end (other work shares this machine).`,
-    `- This package: release addon (\`buildProfile()\` = \`${addon?.profile ?? 'n/a'}\`), built ${addon ? new Date(addon.mtimeMs).toISOString().slice(0, 16).replace('T', ' ') : 'n/a'} UTC.`,
+    `- This package at commit ${source.head}${source.dirty ? ' plus uncommitted engine changes in the tree' : ''}: \`${addon.source}\` (\`buildProfile()\` = \`${addon.profile}\`, ${(addon.size / 2 ** 20).toFixed(1)} MiB, sha256 ${addon.sha256}…), built ${new Date(addon.mtimeMs).toISOString().slice(0, 16).replace('T', ' ')} UTC.`,
     `- Peers: ${versions}.`,
-    `- ${rounds} rounds; each measurement ${warmup} s warm-up + ${seconds} s measured in a fresh process; the median of the rounds is shown.`,
+    `- ${rounds} rounds; each measurement ${warmup} s warm-up + ${seconds} s measured in a fresh process; the median of the rounds is shown.` +
+      `${priority === null ? '' : ` Stand-in and contenders under \`nice -n ${priority}\`.`}${opts['no-eld'] ? ' No event-loop delay monitor (--no-eld).' : ''}`,
     failed.length > 0 ? `- **FAILED**: ${failed.join('; ')}` : '- Every conversation of every contender was checked and correct (0 failures).',
     '',
     report,

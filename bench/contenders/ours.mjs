@@ -1,6 +1,6 @@
-// This package: runWithTools with the workload's tools registered (the release addon; run.mjs checks).
+// This package: runWithTools with the workload's tools registered. run.mjs points binding.js at a
+// copy of the addon it checked (NAPI_RS_NATIVE_LIBRARY_PATH); the child reports what it loaded.
 import { createRequire } from 'node:module'
-import { statSync } from 'node:fs'
 import { MODEL, MAX_TOKENS, executeTool } from '../workloads.mjs'
 
 const require = createRequire(import.meta.url)
@@ -12,9 +12,8 @@ export async function setup({ url, apiKey, workload }) {
     lib.registerTool({ definition, execute: (input) => executeTool(definition.name, input) })
   }
   const options = { apiKey, baseURL: url, model: MODEL, maxTokens: MAX_TOKENS, maxToolIterations: workload.rounds }
-  const addon = require.resolve('../../anthropic-tool-calling.linux-x64-gnu.node')
   return {
-    info: { buildProfile: binding.buildProfile(), addonMtimeMs: statSync(addon).mtimeMs },
+    info: { buildProfile: binding.buildProfile(), addon: process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? null },
     async run() {
       const { data, error } = await lib.runWithTools(workload.prompt, options)
       if (error) throw new Error(`${error.code}: ${error.message}`)

@@ -6,8 +6,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { registerTool, runWithTools } from '../index.mjs'
 import { text, toolUse, reply } from './mock-api.mjs'
-import { startApi, at, orderSchema } from './helpers.mjs'
-import { assertRecordsClean, assertNoKeyIn } from './secrets.mjs'
+import { KEY, startApi, at, orderSchema } from './helpers.mjs'
+import { assertRecordsClean, assertNoKeyIn, assertKeyAbsent } from './secrets.mjs'
 
 const MESSAGE = JSON.stringify({
   id: 'msg_mislabelled',
@@ -199,4 +199,27 @@ test('many runs hit faults at once; every one ends with its code and the pool st
   assertRecordsClean(api)
   api.handler = null
   await assertNextRunWorks(api, 'many faults at once')
+})
+
+test('with ANTHROPIC_TOOL_CALLING_LOG=debug, no fault puts the key (or a wrong one) in any output', async () => {
+  const { spawn } = await import('node:child_process')
+  const script = new URL('./fixtures/faults-logged.mjs', import.meta.url)
+  const child = spawn(process.execPath, [script.pathname], {
+    env: { ...process.env, ANTHROPIC_API_KEY: KEY, ANTHROPIC_TOOL_CALLING_LOG: 'debug' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (s) => (stdout += s))
+  child.stderr.setEncoding('utf8').on('data', (s) => (stderr += s))
+  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+  const [code, signal] = await new Promise((resolve) => child.on('close', (c, s) => resolve([c, s])))
+  clearTimeout(killer)
+  assert.equal(signal, null, `killed: ${stderr.slice(-1000)}`)
+  assert.equal(code, 0, stderr.slice(-1000))
+  const codes = stdout.trim().split('\n').map((l) => JSON.parse(l)).map((r) => (r.error ? r.error.code : 'ok'))
+  assert.deepEqual(codes, ['ok', 'network_error', 'network_error', 'unknown_error', 'unknown_error', 'unknown_error', 'rate_limited', 'authentication_error', 'network_error'])
+  assert.ok(stderr.length > 0, 'ANTHROPIC_TOOL_CALLING_LOG=debug printed nothing')
+  assertKeyAbsent(stdout, "the child's stdout")
+  assertKeyAbsent(stderr, "the child's stderr (its log)")
 })

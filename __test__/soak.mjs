@@ -278,7 +278,7 @@ if (isMain()) {
         `soak: ${s.correct}/${s.conversations} conversations correct at concurrency ${s.concurrency} in ${(s.durationMs / 1000).toFixed(1)} s (${s.build} build); ` +
           `RSS ${s.rssBaselineMB} MB after ${s.warmup} warm-up conversations -> ${s.rssFinalMB} MB at the end: growth ${s.rssGrowthMB} MB (limit ${MAX_GROWTH_MB}); ` +
           `RSS every 1000: ${s.rssSamplesMB.map(([, m]) => m).join(' ')}; ` +
-          `${result.recordsChecked} requests checked for the key; exited by itself ${result.exitedAfterMs} ms after its report\n`,
+          `${result.recordsChecked} requests and ${(result.stderrBytes / 1024 / 1024).toFixed(1)} MB of the child's log checked for the key; exited by itself ${result.exitedAfterMs} ms after its report\n`,
       )
     }
     if (result.problems.length > 0) {

@@ -61,7 +61,10 @@ pub fn list_tools(env: Env) -> Result<String> {
 }
 
 /// Sets the function that aborts a running tool's `ctx.signal`: `(runId, toolUseId) => void`.
-#[napi(catch_unwind, ts_args_type = "cancel: (runId: number, toolUseId: string) => void")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "cancel: (runId: number, toolUseId: string) => void"
+)]
 pub fn set_cancel_hook(env: Env, cancel: CancelFn) -> Result<()> {
     Registry::of(&env)?.cancel = Some(Arc::new(cancel));
     Ok(())

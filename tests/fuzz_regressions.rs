@@ -7,7 +7,9 @@ fn replay(target: &str, run: fn(&[u8])) -> usize {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
     let mut count = 0;
     for dir in ["seeds", "regressions"] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir).join(target)) else { continue };
+        let Ok(entries) = std::fs::read_dir(root.join(dir).join(target)) else {
+            continue;
+        };
         for entry in entries {
             let path = entry.expect("a readable directory entry").path();
             if path.file_name().is_some_and(|n| n == ".gitkeep") {
@@ -23,12 +25,22 @@ fn replay(target: &str, run: fn(&[u8])) -> usize {
 
 #[test]
 fn api_response_inputs_never_panic() {
-    assert!(replay("api_response", anthropic_tool_calling::fuzzing::api_response) >= 3);
+    assert!(
+        replay(
+            "api_response",
+            anthropic_tool_calling::fuzzing::api_response
+        ) >= 3
+    );
 }
 
 #[test]
 fn schema_and_input_inputs_never_panic() {
-    assert!(replay("schema_and_input", anthropic_tool_calling::fuzzing::schema_and_input) >= 2);
+    assert!(
+        replay(
+            "schema_and_input",
+            anthropic_tool_calling::fuzzing::schema_and_input
+        ) >= 2
+    );
 }
 
 #[test]

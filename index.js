@@ -69,8 +69,13 @@ function bridge(execute) {
     const controller = new AbortController()
     if (run) run.controllers.set(toolUseId, controller)
     let output
+    let pending
     try {
-      output = await execute(JSON.parse(inputJson), { toolUseId, signal: controller.signal, context: run ? run.context : undefined })
+      pending = execute(JSON.parse(inputJson), { toolUseId, signal: controller.signal, context: run ? run.context : undefined })
+      // Held until it settles: a Promise nothing else references would otherwise be collected
+      // while pending, and the call would fail at random instead of timing out (toolTimeoutMs).
+      if (run) run.pending.add(pending)
+      output = await pending
     } catch (thrown) {
       if (run) run.causes.set(toolUseId, thrown)
       if (thrown !== null && typeof thrown === 'object' && thrown[TOOL_ERROR] === true) {
@@ -78,7 +83,10 @@ function bridge(execute) {
       }
       return { kind: 'error', content: describeThrown(thrown) }
     } finally {
-      if (run) run.controllers.delete(toolUseId)
+      if (run) {
+        run.controllers.delete(toolUseId)
+        run.pending.delete(pending)
+      }
     }
     if (typeof output === 'string') return { kind: 'text', content: output }
     try {
@@ -145,7 +153,7 @@ async function runWithTools(prompt, options) {
     lastRunId = (lastRunId + 1) >>> 0
     const runId = lastRunId
     const control = new binding.RunControl()
-    const run = { context, controllers: new Map(), causes: new Map() }
+    const run = { context, controllers: new Map(), causes: new Map(), pending: new Set() }
     runs.set(runId, run)
     const onAbort = () => control.abort()
     if (signal) {

@@ -309,3 +309,22 @@ test('odd tools do not hurt: odd throws, undefined, circular, BigInt, never sett
   assert.match(errors[5], /cannot be turned into JSON/)
   assert.match(errors[6], /cannot be turned into JSON/)
 })
+
+test('a never-settling Promise that nothing else holds still times out (it is not collected mid-call)', async (t) => {
+  const api = await startApi(t)
+  const { setFlagsFromString } = await import('node:v8')
+  const { runInNewContext } = await import('node:vm')
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc')
+  registerTool({ definition: { name: 'orphan_promise', input_schema: { type: 'object' } }, execute: () => new Promise(() => {}) })
+  api.script(reply([toolUse('orphan_promise', {})]), reply([text('ok')]))
+  const run = runWithTools('x', at(api, { tools: ['orphan_promise'], onToolError: 'continue', toolTimeoutMs: 600 }))
+  for (let i = 0; i < 10; i++) {
+    await new Promise((r) => setTimeout(r, 30))
+    gc()
+  }
+  const r = await run
+  assert.equal(r.error, null)
+  assert.equal(toolResults(api, 1)[0].content, 'The tool orphan_promise did not finish within 600 ms and was stopped. Try again later or tell the user.')
+  assert.match(r.data.toolCalls[0].error, /timed out after 600 ms/)
+})

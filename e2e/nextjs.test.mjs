@@ -24,6 +24,7 @@ before(async () => {
   installExample({ log: () => {} })
   work = mkdtempSync(join(tmpdir(), 'atc-e2e-'))
   cleanups.push(() => rmSync(work, { recursive: true, force: true }))
+  process.on('exit', () => rmSync(work, { recursive: true, force: true })) // also after a Ctrl-C
   rmSync(SHOTS, { recursive: true, force: true })
   mkdirSync(SHOTS, { recursive: true })
 

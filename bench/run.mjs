@@ -11,9 +11,12 @@
 //
 // Options: --rounds N (3), --seconds S measured per measurement (5), --warmup S (1.5), --max-runs N,
 // --contenders ours,sdk,ai,floor, --workloads order,heavy, --concurrency 1,64, --json FILE (raw figures),
-// --write / --no-write (bench/RESULTS.md), --allow-debug (measure a debug addon anyway; never written),
+// --write / --no-write (bench/RESULTS.md), --addon FILE (the build to measure, default the root's
+// .node; it is copied first, so a rebuild during the run changes nothing), --allow-debug (measure a
+// debug addon anyway; never written),
 // --no-eld (no event-loop delay monitor: its 1 ms timer costs a little CPU in every contender),
-// --priority N (niceness of the stand-in and the children, e.g. -10 on a machine shared with builds).
+// --priority N (niceness of the stand-in and the children, e.g. --priority=-10 on a machine shared with builds).
+// --from-json FILE (measure nothing: print the report of a --json file; with --write, put it in RESULTS.md).
 
 import { spawn, spawnSync, fork } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -37,26 +40,34 @@ const LABEL = {
 }
 const PEER_PACKAGES = ['@anthropic-ai/sdk', 'ai', '@ai-sdk/anthropic', 'zod']
 
-const { values: opts } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    rounds: { type: 'string' },
-    seconds: { type: 'string' },
-    warmup: { type: 'string' },
-    'max-runs': { type: 'string' },
-    contenders: { type: 'string' },
-    workloads: { type: 'string' },
-    concurrency: { type: 'string' },
-    json: { type: 'string' },
-    write: { type: 'boolean' },
-    'no-write': { type: 'boolean', default: false },
-    'allow-debug': { type: 'boolean', default: false },
-    addon: { type: 'string' },
-    'no-eld': { type: 'boolean', default: false },
-    priority: { type: 'string' },
-    help: { type: 'boolean', default: false },
-  },
-})
+let parsed
+try {
+  parsed = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      rounds: { type: 'string' },
+      seconds: { type: 'string' },
+      warmup: { type: 'string' },
+      'max-runs': { type: 'string' },
+      contenders: { type: 'string' },
+      workloads: { type: 'string' },
+      concurrency: { type: 'string' },
+      json: { type: 'string' },
+      write: { type: 'boolean' },
+      'no-write': { type: 'boolean', default: false },
+      'allow-debug': { type: 'boolean', default: false },
+      addon: { type: 'string' },
+      'no-eld': { type: 'boolean', default: false },
+      priority: { type: 'string' },
+      'from-json': { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  })
+} catch (e) {
+  process.stderr.write(`bench: ${e.message} (see npm run bench -- --help)\n`)
+  process.exit(2)
+}
+const opts = parsed.values
 
 if (opts.help) {
   const text = readFileSync(fileURLToPath(import.meta.url), 'utf8')
@@ -85,14 +96,27 @@ function die(message) {
   process.exit(2)
 }
 
-const contenders = list(opts.contenders, ALL_CONTENDERS, ALL_CONTENDERS, 'contenders')
-const workloads = list(opts.workloads, Object.keys(WORKLOADS), Object.keys(WORKLOADS), 'workloads')
-const concurrencies = list(opts.concurrency, ['1', '64'], ['1', '64'], 'concurrency').map(Number)
-const rounds = number(opts.rounds, quick ? 1 : 3, 'rounds', { min: 1, integer: true })
-const seconds = number(opts.seconds, quick ? 10 : 5, 'seconds', { min: 0.1 })
-const warmup = number(opts.warmup, quick ? 5 : 1.5, 'warmup')
+// --from-json FILE: no measurement, the report (and with --write, RESULTS.md) from a --json file.
+let saved = null
+if (opts['from-json']) {
+  try {
+    saved = JSON.parse(readFileSync(opts['from-json'], 'utf8'))
+  } catch (e) {
+    die(`--from-json: ${e.message}`)
+  }
+  if (!Array.isArray(saved?.raw)) die(`--from-json: ${opts['from-json']} is not a --json file of npm run bench`)
+}
+const fromRaw = (key, order) => order.filter((x) => saved.raw.some((r) => String(r[key]) === String(x)))
+
+const contenders = saved ? fromRaw('contender', ALL_CONTENDERS) : list(opts.contenders, ALL_CONTENDERS, ALL_CONTENDERS, 'contenders')
+const workloads = saved ? fromRaw('workload', Object.keys(WORKLOADS)) : list(opts.workloads, Object.keys(WORKLOADS), Object.keys(WORKLOADS), 'workloads')
+const concurrencies = saved ? fromRaw('concurrency', [1, 64]) : list(opts.concurrency, ['1', '64'], ['1', '64'], 'concurrency').map(Number)
+const rounds = saved ? saved.rounds : number(opts.rounds, quick ? 1 : 3, 'rounds', { min: 1, integer: true })
+const seconds = saved ? saved.seconds : number(opts.seconds, quick ? 10 : 5, 'seconds', { min: 0.1 })
+const warmup = saved ? saved.warmup : number(opts.warmup, quick ? 5 : 1.5, 'warmup')
 const maxRunsOption = number(opts['max-runs'], undefined, 'max-runs', { min: 1, integer: true })
-const priority = opts.priority === undefined ? null : Number(opts.priority)
+const priority = saved ? (saved.settings?.priority ?? (opts.priority === undefined ? null : Number(opts.priority))) : opts.priority === undefined ? null : Number(opts.priority)
+const noEld = saved ? Boolean(saved.settings?.noEld) : opts['no-eld']
 if (priority !== null && !(Number.isInteger(priority) && priority >= -20 && priority <= 19)) die(`--priority must be a niceness from -20 to 19, got ${opts.priority}`)
 
 /** `--priority N`: the stand-in and every child start under `nice -n N` (below 0 needs root), all their threads too. */
@@ -100,7 +124,7 @@ const niceArgs = priority === null ? [] : ['-n', String(priority), process.execP
 const launcher = priority === null ? process.execPath : 'nice'
 
 const everything = contenders.length === ALL_CONTENDERS.length && workloads.length === 2 && concurrencies.length === 2
-const write = opts['no-write'] ? false : (opts.write ?? (!quick && everything))
+const write = opts['no-write'] ? false : (opts.write ?? (!saved && !quick && everything))
 if (write && quick) die('--write and --quick: a quick run is not a measurement; run without --quick to write RESULTS.md')
 
 /** Per measurement: how many runs warm up and how many are measured (quick: counted, not timed). */
@@ -113,7 +137,7 @@ function limits(concurrency) {
 // Preconditions: peer packages installed, the release addon
 // ---------------------------------------------------------------------------------------------
 
-if (contenders.some((c) => PEERS.includes(c))) {
+if (!saved && contenders.some((c) => PEERS.includes(c))) {
   for (const pkg of PEER_PACKAGES) {
     if (!existsSync(path.join(here, 'node_modules', pkg, 'package.json'))) {
       die(`${pkg} is not installed in bench/node_modules: run \`npm ci --prefix bench\` first`)
@@ -128,8 +152,8 @@ if (contenders.some((c) => PEERS.includes(c))) {
 const addonSource = path.resolve(opts.addon ?? path.join(root, 'anthropic-tool-calling.linux-x64-gnu.node'))
 const addonCopy = path.join(os.tmpdir(), `anthropic-tool-calling-bench-${process.pid}.node`)
 const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_') && k !== 'BENCH_QUICK' && k !== 'NAPI_RS_NATIVE_LIBRARY_PATH'))
-let addon = null
-if (contenders.includes('ours')) {
+let addon = saved ? saved.addon : null
+if (!saved && contenders.includes('ours')) {
   if (!existsSync(addonSource)) die(`no addon at ${addonSource}: run \`npm run build\` first`)
   copyFileSync(addonSource, addonCopy)
   process.on('exit', () => rmSync(addonCopy, { force: true }))
@@ -210,7 +234,7 @@ function measure(url, contender, workload, concurrency) {
     '--warmup-runs', String(warmupRuns),
     '--max-runs', String(maxRuns),
   ]
-  if (opts['no-eld']) args.push('--no-eld')
+  if (noEld) args.push('--no-eld')
   return new Promise((resolve) => {
     const child = spawn(launcher, [...niceArgs, ...args], { cwd: here, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
@@ -272,7 +296,14 @@ function summarise(measurements) {
   }
   for (const f of FIGURES) row[f.key] = median(ok.map((m) => m[f.key]))
   row.apiUsPerRun = median(ok.map((m) => m.apiUsPerRun))
+  row.spread = { runsPerSec: spread(ok.map((m) => m.runsPerSec)), cpuUsPerRun: spread(ok.map((m) => m.cpuUsPerRun)) }
   return row
+}
+
+/** max ÷ min over the rounds: how far apart the rounds were (1.00× = identical). */
+function spread(xs) {
+  const v = xs.filter((x) => Number.isFinite(x) && x > 0)
+  return v.length < 2 ? null : Math.max(...v) / Math.min(...v)
 }
 
 /** ours ÷ x, for a figure (for runs/s: ours ÷ best too, so > 1 is better). */
@@ -289,22 +320,23 @@ function bestPeer(rows, figure) {
 
 function cellTable(rows) {
   const present = ALL_CONTENDERS.filter((c) => rows[c])
-  const head = ['contender', ...FIGURES.map((f) => f.head), 'stand-in µs/run', 'runs', 'failures']
+  const head = ['contender', ...FIGURES.map((f) => f.head), 'stand-in µs/run', 'spread runs/s, CPU', 'runs', 'failures']
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`]
   for (const c of present) {
     const r = rows[c]
     const flag = r.failures > 0 ? ` ⚠ FAILED` : ''
-    lines.push(`| ${LABEL[c]}${flag} | ${FIGURES.map((f) => f.fmt(r[f.key])).join(' | ')} | ${fix(r.apiUsPerRun, 0)} | ${r.runs} | ${r.failures} |`)
+    const spreads = r.spread.runsPerSec === null ? '–' : `${fmtRatio(r.spread.runsPerSec)}, ${fmtRatio(r.spread.cpuUsPerRun)}`
+    lines.push(`| ${LABEL[c]}${flag} | ${FIGURES.map((f) => f.fmt(r[f.key])).join(' | ')} | ${fix(r.apiUsPerRun, 0)} | ${spreads} | ${r.runs} | ${r.failures} |`)
   }
   if (rows.ours) {
     const peers = PEERS.filter((p) => rows[p])
     if (peers.length > 0) {
       const cells = FIGURES.map((f) => fmtRatio(ratio(rows.ours[f.key], bestPeer(rows, f))))
-      lines.push(`| *ours ÷ best peer* | ${cells.join(' | ')} | | | |`)
+      lines.push(`| *ours ÷ best peer* | ${cells.join(' | ')} | | | | |`)
     }
     if (rows.floor) {
       const cells = FIGURES.map((f) => fmtRatio(ratio(rows.ours[f.key], rows.floor[f.key])))
-      lines.push(`| *ours ÷ floor* | ${cells.join(' | ')} | | | |`)
+      lines.push(`| *ours ÷ floor* | ${cells.join(' | ')} | | | | |`)
     }
   }
   return lines.join('\n')
@@ -381,84 +413,88 @@ function machine() {
 const cells = []
 for (const w of workloads) for (const c of concurrencies) cells.push({ workload: w, concurrency: c, key: `${w}@${c}` })
 
-const started = new Date()
-const load0 = os.loadavg()
-const m = machine()
-const source = sourceState()
-console.log(`bench: ${quick ? 'QUICK (smoke run, figures are not measurements)' : 'full run'}: ${rounds} round(s) × ${cells.length} cell(s) × ${contenders.length} contender(s), ${quick ? 'counted runs' : `${warmup} s warm-up + ${seconds} s measured each`}`)
-console.log(`machine: ${m.nproc} × ${m.cpu}, ${m.memGiB} GiB, Node ${m.node}; load average ${load0.map((x) => x.toFixed(2)).join(' ')}`)
-if (addon) console.log(`addon: ${addon.source}: ${addon.profile} build, ${(addon.size / 2 ** 20).toFixed(1)} MiB, built ${new Date(addon.mtimeMs).toISOString()}, sha256 ${addon.sha256}… (measured from a copy)`)
-if (!quick && load0[0] > 0.5 * m.nproc) {
-  console.log(`bench: warning: the machine is busy (1-min load ${load0[0].toFixed(2)} on ${m.nproc} cores); figures will be noisy`)
-}
+const started = saved ? new Date(saved.started) : new Date()
+const load0 = saved ? (saved.load0 ?? null) : os.loadavg()
+const m = saved ? saved.machine : machine()
+const source = saved ? (saved.source ?? { head: 'unknown', dirty: false }) : sourceState()
+const raw = saved ? saved.raw : []
+const problems = saved ? (saved.problems ?? []) : []
+let stoppedEarly = saved ? Boolean(saved.stoppedEarly) : false
+if (saved) console.log(`bench: the report of ${opts['from-json']} (measured ${started.toISOString()}); nothing is measured`)
+else await measureAll()
 
-const server = startServer()
-let url
-try {
-  url = await server.ready
-} catch (e) {
-  die(e.message)
-}
-if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(url)) die(`the stand-in API is at ${url}, not on loopback`)
+async function measureAll() {
+  console.log(`bench: ${quick ? 'QUICK (smoke run, figures are not measurements)' : 'full run'}: ${rounds} round(s) × ${cells.length} cell(s) × ${contenders.length} contender(s), ${quick ? 'counted runs' : `${warmup} s warm-up + ${seconds} s measured each`}`)
+  console.log(`machine: ${m.nproc} × ${m.cpu}, ${m.memGiB} GiB, Node ${m.node}; load average ${load0.map((x) => x.toFixed(2)).join(' ')}`)
+  if (addon) console.log(`addon: ${addon.source}: ${addon.profile} build, ${(addon.size / 2 ** 20).toFixed(1)} MiB, built ${new Date(addon.mtimeMs).toISOString()}, sha256 ${addon.sha256}… (measured from a copy)`)
+  if (!quick && load0[0] > 0.5 * m.nproc) {
+    console.log(`bench: warning: the machine is busy (1-min load ${load0[0].toFixed(2)} on ${m.nproc} cores); figures will be noisy`)
+  }
 
-const raw = []
-const problems = []
-let stoppedEarly = false
+  const server = startServer()
+  let url
+  try {
+    url = await server.ready
+  } catch (e) {
+    die(e.message)
+  }
+  if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(url)) die(`the stand-in API is at ${url}, not on loopback`)
 
-try {
-  for (let round = 0; round < rounds; round++) {
-    for (const [i, cell] of cells.entries()) {
-      // Each round and cell starts with another contender, so no one always runs first or last.
-      const shift = (round + i) % contenders.length
-      const order = [...contenders.slice(shift), ...contenders.slice(0, shift)]
-      for (const contender of order) {
-        const before = await server.stats()
-        const result = await measure(url, contender, cell.workload, cell.concurrency)
-        const after = await server.stats()
-        result.round = round
-        result.load1 = os.loadavg()[0]
-        // The stand-in's side: exactly the expected requests, every one answered 200, no mismatch.
-        const requests = after.requests - before.requests
-        const non200 = Object.entries(after.statuses)
-          .map(([code, n]) => [code, n - (before.statuses[code] ?? 0)])
-          .filter(([code, n]) => code !== '200' && n > 0)
-        const mismatches = after.mismatches - before.mismatches
-        if (!result.broken) {
-          const expected = result.totalRuns * result.requestsPerRun
-          if (requests !== expected) {
-            result.failures++
-            result.firstFailure ??= `the stand-in saw ${requests} requests, expected ${expected}`
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const [i, cell] of cells.entries()) {
+        // Each round and cell starts with another contender, so no one always runs first or last.
+        const shift = (round + i) % contenders.length
+        const order = [...contenders.slice(shift), ...contenders.slice(0, shift)]
+        for (const contender of order) {
+          const before = await server.stats()
+          const result = await measure(url, contender, cell.workload, cell.concurrency)
+          const after = await server.stats()
+          result.round = round
+          result.load1 = os.loadavg()[0]
+          // The stand-in's side: exactly the expected requests, every one answered 200, no mismatch.
+          const requests = after.requests - before.requests
+          const non200 = Object.entries(after.statuses)
+            .map(([code, n]) => [code, n - (before.statuses[code] ?? 0)])
+            .filter(([code, n]) => code !== '200' && n > 0)
+          const mismatches = after.mismatches - before.mismatches
+          if (!result.broken) {
+            const expected = result.totalRuns * result.requestsPerRun
+            if (requests !== expected) {
+              result.failures++
+              result.firstFailure ??= `the stand-in saw ${requests} requests, expected ${expected}`
+            }
+            result.apiUsPerRun = result.totalRuns > 0 ? (after.cpuUs - before.cpuUs) / result.totalRuns : null
           }
-          result.apiUsPerRun = result.totalRuns > 0 ? (after.cpuUs - before.cpuUs) / result.totalRuns : null
+          if (non200.length > 0) {
+            result.failures++
+            result.firstFailure ??= `the stand-in answered ${non200.map(([c, n]) => `${n}× ${c}`).join(', ')}: ${after.lastRefusal}`
+          }
+          if (mismatches > 0) {
+            result.failures++
+            result.firstFailure ??= `${mismatches} conversation(s) were not the workload's: ${after.lastMismatch}`
+          }
+          if (contender === 'ours' && result.info?.buildProfile && result.info.buildProfile !== addon.profile) {
+            problems.push(`a child loaded a ${result.info.buildProfile} addon, not the ${addon.profile} copy`)
+            result.debugAddon = true
+          }
+          raw.push(result)
+          const status = result.failures > 0 ? `FAILED (${result.failures}): ${result.firstFailure}` : 'ok'
+          console.log(
+            `[round ${round + 1}/${rounds}] ${cell.workload} c=${cell.concurrency} ${contender.padEnd(5)} ` +
+              `${fix(result.runsPerSec, 0).padStart(6)} runs/s  CPU ${fix(result.cpuUsPerRun, 0).padStart(6)} µs/run  ` +
+              `main ${fix(result.mainUsPerRun, 0).padStart(6)} µs/run  p99 ${fix(result.p99Ms, 1)} ms  ${result.runs ?? 0} runs  ${status}`,
+          )
         }
-        if (non200.length > 0) {
-          result.failures++
-          result.firstFailure ??= `the stand-in answered ${non200.map(([c, n]) => `${n}× ${c}`).join(', ')}: ${after.lastRefusal}`
-        }
-        if (mismatches > 0) {
-          result.failures++
-          result.firstFailure ??= `${mismatches} conversation(s) were not the workload's: ${after.lastMismatch}`
-        }
-        if (contender === 'ours' && result.info?.buildProfile && result.info.buildProfile !== addon.profile) {
-          problems.push(`a child loaded a ${result.info.buildProfile} addon, not the ${addon.profile} copy`)
-          result.debugAddon = true
-        }
-        raw.push(result)
-        const status = result.failures > 0 ? `FAILED (${result.failures}): ${result.firstFailure}` : 'ok'
-        console.log(
-          `[round ${round + 1}/${rounds}] ${cell.workload} c=${cell.concurrency} ${contender.padEnd(5)} ` +
-            `${fix(result.runsPerSec, 0).padStart(6)} runs/s  CPU ${fix(result.cpuUsPerRun, 0).padStart(6)} µs/run  ` +
-            `main ${fix(result.mainUsPerRun, 0).padStart(6)} µs/run  p99 ${fix(result.p99Ms, 1)} ms  ${result.runs ?? 0} runs  ${status}`,
-        )
       }
     }
+  } catch (e) {
+    stoppedEarly = true
+    problems.push(e.message)
+  } finally {
+    server.process.send({ type: 'stop' })
+    setTimeout(() => server.process.kill('SIGKILL'), 5000).unref()
   }
-} catch (e) {
-  stoppedEarly = true
-  problems.push(e.message)
-} finally {
-  server.process.send({ type: 'stop' })
-  setTimeout(() => server.process.kill('SIGKILL'), 5000).unref()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -480,7 +516,8 @@ for (const [key, rows] of Object.entries(summary)) {
   for (const [c, r] of Object.entries(rows)) if (r.failures > 0) failed.push(`${c} ${key.replace('@', ' c=')}: ${r.failures} failure(s), first: ${r.firstFailure}`)
 }
 
-const load1 = os.loadavg()
+const load1 = saved ? (saved.load1 ?? null) : os.loadavg()
+if (!saved) console.log(`bench: load average at the end ${load1.map((x) => x.toFixed(2)).join(' ')}`)
 const sections = []
 const targets = targetsTable(summary)
 if (targets) sections.push(`### Targets (issue 4), ours against the best peer\n\n${targets}`)
@@ -495,7 +532,7 @@ for (const p of problems) console.log(`bench: warning: ${p}`)
 if (addon && !addonTrusted) console.log('bench: warning: the addon is a debug build: these figures mean nothing')
 
 if (opts.json) {
-  writeFileSync(opts.json, `${JSON.stringify({ started, machine: m, source, addon, quick, rounds, seconds, warmup, raw, summary }, null, 2)}\n`)
+  writeFileSync(opts.json, `${JSON.stringify({ started, machine: m, source, addon, quick, rounds, seconds, warmup, settings: { priority, noEld }, load0, load1, problems, stoppedEarly, raw, summary }, null, 2)}\n`)
   console.log(`bench: raw figures written to ${opts.json}`)
 }
 
@@ -517,11 +554,13 @@ function writeResults({ report, failed, load0, load1 }) {
     `## Latest run: ${started.toISOString().replace('T', ' ').slice(0, 16)} UTC`,
     '',
     `- Machine: ${m.nproc} × ${m.cpu} (\`nproc\` ${m.nproc}), ${m.memGiB} GiB, ${m.os}; Node ${m.node}. ` +
-      `Load average ${load0[0].toFixed(2)} at the start, ${load1[0].toFixed(2)} at the end (other work shares this machine).`,
-    `- This package at commit ${source.head}${source.dirty ? ' plus uncommitted engine changes in the tree' : ''}: \`${addon.source}\` (\`buildProfile()\` = \`${addon.profile}\`, ${(addon.size / 2 ** 20).toFixed(1)} MiB, sha256 ${addon.sha256}…), built ${new Date(addon.mtimeMs).toISOString().slice(0, 16).replace('T', ' ')} UTC.`,
+      (load0 && load1 ? `Load average ${load0[0].toFixed(2)} at the start, ${load1[0].toFixed(2)} at the end (other work shares this machine).` : 'Load average not recorded.'),
+    addon
+      ? `- This package at commit ${source.head}${source.dirty ? ' plus uncommitted engine changes in the tree' : ''}: \`${addon.source}\` (\`buildProfile()\` = \`${addon.profile}\`, ${(addon.size / 2 ** 20).toFixed(1)} MiB, sha256 ${addon.sha256}…), built ${new Date(addon.mtimeMs).toISOString().slice(0, 16).replace('T', ' ')} UTC.`
+      : '- This package was not measured.',
     `- Peers: ${versions}.`,
     `- ${rounds} rounds; each measurement ${warmup} s warm-up + ${seconds} s measured in a fresh process; the median of the rounds is shown.` +
-      `${priority === null ? '' : ` Stand-in and contenders under \`nice -n ${priority}\`.`}${opts['no-eld'] ? ' No event-loop delay monitor (--no-eld).' : ''}`,
+      `${priority === null ? '' : ` Stand-in and contenders under \`nice -n ${priority}\`.`}${noEld ? ' No event-loop delay monitor (--no-eld).' : ''}`,
     failed.length > 0 ? `- **FAILED**: ${failed.join('; ')}` : '- Every conversation of every contender was checked and correct (0 failures).',
     '',
     report,

@@ -29,10 +29,21 @@ export declare function listTools(): string
 export declare function registerTool(definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => Promise<ToolReply>): void
 
 /**
- * Runs a conversation. `request_json` is `{ prompt, options, env }`; resolves with the JSON of
- * `{ data, error }` and never rejects. `run_id` is handed back to tool calls.
+ * What a run resolves with, as JSON text for `JSON.parse` in JS (one crossing, no object
+ * conversion). `result` is `{ data, error }` with every successful tool call's `output` left
+ * `null` (JS puts back the very value the tool returned) and `data.messages` empty: the history
+ * comes apart in `messages`, which JS parses only if it is read.
  */
-export declare function runWithTools(requestJson: string, runId: number, control: RunControl): Promise<string>
+export interface RunReply {
+  result: string
+  messages?: string
+}
+
+/**
+ * Runs a conversation. `request_json` is `{ prompt, options, env }`; never rejects.
+ * `run_id` is handed back to tool calls.
+ */
+export declare function runWithTools(requestJson: string, runId: number, control: RunControl): Promise<RunReply>
 
 /** Sets the function that aborts a running tool's `ctx.signal`: `(runId, toolUseId) => void`. */
 export declare function setCancelHook(cancel: (runId: number, toolUseId: string) => void): void

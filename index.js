@@ -88,10 +88,15 @@ function bridge(execute) {
         run.pending.delete(pending)
       }
     }
-    if (typeof output === 'string') return { kind: 'text', content: output }
+    if (output === undefined) output = null
+    if (typeof output === 'string') {
+      if (run) run.outputs.set(toolUseId, output)
+      return { kind: 'text', content: output }
+    }
     try {
-      const json = JSON.stringify(output === undefined ? null : output)
+      const json = JSON.stringify(output)
       if (json === undefined) throw new TypeError(`${describe(output)} has no JSON form`)
+      if (run) run.outputs.set(toolUseId, output)
       return { kind: 'json', content: json }
     } catch (e) {
       if (run) run.causes.set(toolUseId, e)
@@ -128,6 +133,30 @@ function isAbortSignal(value) {
   return value !== null && typeof value === 'object' && typeof value.aborted === 'boolean' && typeof value.addEventListener === 'function'
 }
 
+/**
+ * Defines `target[key]` as the JSON text `json`, parsed the first time it is read: the history
+ * of a long run is large and most callers never look at it. It reads, writes, enumerates and
+ * serialises like a plain data property.
+ */
+function lazyJson(target, key, json) {
+  let value
+  Object.defineProperty(target, key, {
+    enumerable: true,
+    configurable: true,
+    get() {
+      if (json !== null) {
+        value = JSON.parse(json)
+        json = null
+      }
+      return value
+    },
+    set(v) {
+      json = null
+      value = v
+    },
+  })
+}
+
 /** Runs a conversation with the registered tools. Never rejects, never throws. */
 async function runWithTools(prompt, options) {
   try {
@@ -153,7 +182,7 @@ async function runWithTools(prompt, options) {
     lastRunId = (lastRunId + 1) >>> 0
     const runId = lastRunId
     const control = new binding.RunControl()
-    const run = { context, controllers: new Map(), causes: new Map(), pending: new Set() }
+    const run = { context, controllers: new Map(), causes: new Map(), pending: new Set(), outputs: new Map() }
     runs.set(runId, run)
     const onAbort = () => control.abort()
     if (signal) {
@@ -161,7 +190,14 @@ async function runWithTools(prompt, options) {
       if (signal.aborted) control.abort()
     }
     try {
-      const result = JSON.parse(await binding.runWithTools(request, runId, control))
+      const reply = await binding.runWithTools(request, runId, control)
+      const result = JSON.parse(reply.result)
+      // Successful calls come back with output null: put back the very value each tool returned.
+      const calls = result.data ? result.data.toolCalls : result.error.toolCalls
+      if (calls) {
+        for (const call of calls) if (!call.isError && run.outputs.has(call.toolUseId)) call.output = run.outputs.get(call.toolUseId)
+      }
+      if (result.data) lazyJson(result.data, 'messages', reply.messages)
       const error = result.error
       if (error && error.toolUseId !== undefined) {
         if (run.causes.has(error.toolUseId)) error.cause = run.causes.get(error.toolUseId)

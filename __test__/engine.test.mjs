@@ -563,7 +563,7 @@ test('a script that runs one conversation exits by itself when done', () => {
 
 test('a Rust panic becomes unknown_error and the process goes on', async () => {
   const binding = require('../binding.js')
-  const out = JSON.parse(await binding.runWithTools(JSON.stringify({ prompt: 'x', __panicForTest: true }), 1, new binding.RunControl()))
+  const out = JSON.parse((await binding.runWithTools(JSON.stringify({ prompt: "x", __panicForTest: true }), 1, new binding.RunControl())).result)
   assert.equal(out.data, null)
   assert.equal(out.error.code, 'unknown_error')
   assert.match(out.error.message, /panic/)
@@ -581,4 +581,25 @@ test('CommonJS and ESM load the same module: one registry, one ToolError', async
   assert.equal(e.name, 'ToolError')
   esm.registerTool({ definition: { name: 'shared_registry', input_schema: { type: 'object' } }, execute: () => 1 })
   assert.ok(cjs.listTools().some((d) => d.name === 'shared_registry'))
+})
+
+test('toolCalls hold the very values the tools returned; messages read, write, enumerate and serialise like data', async (t) => {
+  const api = await startApi(t)
+  const returned = { orderId: '1', nested: { status: 'shipped' } }
+  registerTool({ definition: { name: 'identity_tool', input_schema: { type: 'object' } }, execute: () => returned })
+  api.script(reply([toolUse('identity_tool', {})]), reply([text('ok')]))
+  const r = await runWithTools('hi', at(api, { tools: ['identity_tool'] }))
+  assert.equal(r.error, null)
+  assert.equal(r.data.toolCalls[0].output, returned)
+  const json = JSON.parse(JSON.stringify(r))
+  assert.equal(json.data.messages.length, 4)
+  assert.deepEqual(json.data.messages[2].content[0], { type: 'tool_result', tool_use_id: r.data.toolCalls[0].toolUseId, content: JSON.stringify(returned) })
+  assert.deepEqual(structuredClone(r.data).messages, r.data.messages)
+  assert.ok(Object.keys(r.data).includes('messages'))
+  assert.equal(r.data.messages, r.data.messages, 'parsed once')
+  r.data.messages = ['replaced']
+  assert.deepEqual(r.data.messages, ['replaced'])
+  const { messages, ...rest } = { ...r.data }
+  assert.deepEqual(messages, ['replaced'])
+  assert.equal(rest.text, 'ok')
 })

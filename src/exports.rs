@@ -9,6 +9,7 @@ use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use crate::binding::options::{parse_request, RunRequest};
@@ -93,15 +94,25 @@ impl RunControl {
     }
 }
 
-/// Runs a conversation. `request_json` is `{ prompt, options, env }`; resolves with the JSON of
-/// `{ data, error }` and never rejects. `run_id` is handed back to tool calls.
+/// What a run resolves with, as JSON text for `JSON.parse` in JS (one crossing, no object
+/// conversion). `result` is `{ data, error }` with every successful tool call's `output` left
+/// `null` (JS puts back the very value the tool returned) and `data.messages` empty: the history
+/// comes apart in `messages`, which JS parses only if it is read.
+#[napi(object)]
+pub struct RunReply {
+    pub result: String,
+    pub messages: Option<String>,
+}
+
+/// Runs a conversation. `request_json` is `{ prompt, options, env }`; never rejects.
+/// `run_id` is handed back to tool calls.
 #[napi(catch_unwind)]
 pub fn run_with_tools<'env>(
     env: &'env Env,
     request_json: String,
     run_id: u32,
     control: &RunControl,
-) -> Result<PromiseRaw<'env, String>> {
+) -> Result<PromiseRaw<'env, RunReply>> {
     crate::binding::logging::init_from_env();
     let token = control.token.clone();
     let shutdown = Registry::of(env)
@@ -149,12 +160,47 @@ pub fn run_with_tools<'env>(
                 Err(error)
             }
         };
-        let envelope = match &result {
-            Ok(data) => Envelope { data: Some(data), error: None },
-            Err(error) => Envelope { data: None, error: Some(error) },
-        };
-        serde_json::to_string(&envelope).map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
+        reply_of(result).map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
     })
+}
+
+fn reply_of(
+    result: std::result::Result<engine::RunOutput, RunError>,
+) -> serde_json::Result<RunReply> {
+    match result {
+        Ok(mut data) => {
+            let messages = serde_json::to_string(&data.messages)?;
+            data.messages = Vec::new();
+            blank_outputs(&mut data.tool_calls);
+            let result = serde_json::to_string(&Envelope {
+                data: Some(&data),
+                error: None,
+            })?;
+            Ok(RunReply {
+                result,
+                messages: Some(messages),
+            })
+        }
+        Err(mut error) => {
+            blank_outputs(&mut error.tool_calls);
+            let result = serde_json::to_string(&Envelope {
+                data: None,
+                error: Some(&error),
+            })?;
+            Ok(RunReply {
+                result,
+                messages: None,
+            })
+        }
+    }
+}
+
+/// JS holds every output its tools returned; sending them back as JSON would only be parsed
+/// into copies of what it has.
+fn blank_outputs(calls: &mut [engine::ToolCall]) {
+    for call in calls.iter_mut().filter(|c| !c.is_error) {
+        call.output = RawValue::from_string("null".to_owned()).expect("null is JSON");
+    }
 }
 
 /// What `runWithTools` resolves with: `{ data, error }`, one of them `null`.

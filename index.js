@@ -25,10 +25,38 @@ const DEFAULT_MAX_TOOL_ITERATIONS = 5
 const runs = new Map()
 let lastRunId = 0
 
+const ABORT = Symbol('abort')
+
+/**
+ * The `ctx` of one tool call: `{ toolUseId, signal, context }`. Its AbortController is made only
+ * when the tool reads `signal` (most never do, and one per call is measurable at load); an abort
+ * that comes first is remembered and the signal starts out aborted.
+ */
+class CallContext {
+  #controller = null
+  #reason = undefined
+  constructor(toolUseId, context) {
+    this.toolUseId = toolUseId
+    this.context = context
+  }
+  get signal() {
+    if (this.#controller === null) {
+      this.#controller = new AbortController()
+      if (this.#reason !== undefined) this.#controller.abort(this.#reason)
+    }
+    return this.#controller.signal
+  }
+  [ABORT](reason) {
+    if (this.#reason !== undefined) return
+    this.#reason = reason
+    if (this.#controller !== null) this.#controller.abort(reason)
+  }
+}
+
 binding.setCancelHook((runId, toolUseId) => {
   const run = runs.get(runId)
-  const controller = run && run.controllers.get(toolUseId)
-  if (controller) controller.abort(new DOMException('The tool call was cancelled: it timed out or the run ended.', 'AbortError'))
+  const call = run && run.calls.get(toolUseId)
+  if (call) call[ABORT](new DOMException('The tool call was cancelled: it timed out or the run ended.', 'AbortError'))
 })
 
 function describe(value) {
@@ -66,12 +94,12 @@ function registerTool(tool) {
 function bridge(execute) {
   return async (inputJson, toolUseId, runId) => {
     const run = runs.get(runId)
-    const controller = new AbortController()
-    if (run) run.controllers.set(toolUseId, controller)
+    const ctx = new CallContext(toolUseId, run ? run.context : undefined)
+    if (run) run.calls.set(toolUseId, ctx)
     let output
     let pending
     try {
-      pending = execute(JSON.parse(inputJson), { toolUseId, signal: controller.signal, context: run ? run.context : undefined })
+      pending = execute(JSON.parse(inputJson), ctx)
       // Held until it settles: a Promise nothing else references would otherwise be collected
       // while pending, and the call would fail at random instead of timing out (toolTimeoutMs).
       if (run) run.pending.add(pending)
@@ -84,7 +112,7 @@ function bridge(execute) {
       return { kind: 'error', content: describeThrown(thrown) }
     } finally {
       if (run) {
-        run.controllers.delete(toolUseId)
+        run.calls.delete(toolUseId)
         run.pending.delete(pending)
       }
     }
@@ -182,7 +210,7 @@ async function runWithTools(prompt, options) {
     lastRunId = (lastRunId + 1) >>> 0
     const runId = lastRunId
     const control = new binding.RunControl()
-    const run = { context, controllers: new Map(), causes: new Map(), pending: new Set(), outputs: new Map() }
+    const run = { context, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map() }
     runs.set(runId, run)
     const onAbort = () => control.abort()
     if (signal) {
@@ -206,7 +234,7 @@ async function runWithTools(prompt, options) {
       return result
     } finally {
       if (signal) signal.removeEventListener('abort', onAbort)
-      for (const controller of run.controllers.values()) controller.abort(new DOMException('The run ended.', 'AbortError'))
+      for (const call of run.calls.values()) call[ABORT](new DOMException('The run ended.', 'AbortError'))
       runs.delete(runId)
     }
   } catch (e) {

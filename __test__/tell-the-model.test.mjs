@@ -328,3 +328,25 @@ test('a never-settling Promise that nothing else holds still times out (it is no
   assert.equal(toolResults(api, 1)[0].content, 'The tool orphan_promise did not finish within 600 ms and was stopped. Try again later or tell the user.')
   assert.match(r.data.toolCalls[0].error, /timed out after 600 ms/)
 })
+
+test('ctx.signal read only after the call timed out is already aborted', async (t) => {
+  const api = await startApi(t)
+  let lateSignal
+  let done
+  const checked = new Promise((resolve) => (done = resolve))
+  registerTool({
+    definition: { name: 'late_reader', input_schema: { type: 'object' } },
+    execute: async (_input, ctx) => {
+      await new Promise((r) => setTimeout(r, 150))
+      lateSignal = ctx.signal
+      done()
+      return 'too late'
+    },
+  })
+  api.script(reply([toolUse('late_reader', {})]), reply([text('ok')]))
+  const r = await runWithTools('x', at(api, { tools: ['late_reader'], onToolError: 'continue', toolTimeoutMs: 50 }))
+  assert.equal(r.error, null)
+  await checked
+  assert.equal(lateSignal.aborted, true)
+  assert.equal(lateSignal.reason.name, 'AbortError')
+})

@@ -9,7 +9,6 @@ use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 use serde::Serialize;
-use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use crate::binding::options::{parse_request, RunRequest};
@@ -199,7 +198,7 @@ fn reply_of(
 /// into copies of what it has.
 fn blank_outputs(calls: &mut [engine::ToolCall]) {
     for call in calls.iter_mut().filter(|c| !c.is_error) {
-        call.output = RawValue::from_string("null".to_owned()).expect("null is JSON");
+        call.output = engine::result::ToolOutput::None;
     }
 }
 

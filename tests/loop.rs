@@ -54,7 +54,7 @@ async fn seed_conversation_runs_one_tool_round_and_answers() {
     assert_eq!(call.tool_name, "get_order_status");
     assert_eq!(call.tool_use_id, "toolu_01");
     assert_eq!(value(&call.input), json!({ "orderId": "A1" }));
-    assert_eq!(value(&call.output), json!({ "status": "shipped" }));
+    assert_eq!(call.output.to_value(), json!({ "status": "shipped" }));
     assert!(!call.is_error && call.error.is_none());
     assert!(call.duration_ms >= 0.0);
     assert_eq!(

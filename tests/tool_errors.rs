@@ -286,7 +286,7 @@ async fn continue_tells_the_model_about_every_kind_of_failure() {
     );
     assert!(errors[4].contains("50 ms"), "{}", errors[4]);
     for failed in &out.tool_calls[..5] {
-        assert_eq!(value(&failed.output), Value::Null);
+        assert_eq!(failed.output.to_value(), Value::Null);
     }
 }
 
@@ -385,7 +385,7 @@ async fn empty_results_are_normal_results() {
         blocks.iter().all(|b| b.get("is_error").is_none()),
         "{blocks:?}"
     );
-    let outputs: Vec<Value> = out.tool_calls.iter().map(|c| value(&c.output)).collect();
+    let outputs: Vec<Value> = out.tool_calls.iter().map(|c| c.output.to_value()).collect();
     assert_eq!(outputs, [json!(""), json!([]), Value::Null, json!({})]);
     assert!(out
         .tool_calls

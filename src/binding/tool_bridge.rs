@@ -56,6 +56,11 @@ pub struct JsTool {
 }
 
 impl ToolExecutor for JsTool {
+    fn json_is_trusted(&self) -> bool {
+        // index.js makes every "json" reply with JSON.stringify.
+        true
+    }
+
     fn execute(&self, call: ToolInvocation) -> ToolFuture {
         let execute = self.execute.clone();
         let guard = CancelOnDrop {

@@ -108,9 +108,9 @@ pub struct OutgoingMessage<C: Serialize> {
 
 /// Serialises a message once, for the history.
 pub fn raw_message<C: Serialize>(role: &'static str, content: C) -> RawMessage {
-    let text = serde_json::to_string(&OutgoingMessage { role, content })
-        .expect("messages built from strings and raw JSON always serialise");
-    RawValue::from_string(text).expect("serde_json output is valid JSON")
+    // `to_raw_value` keeps serde_json's own output without parsing it again to check it.
+    serde_json::value::to_raw_value(&OutgoingMessage { role, content })
+        .expect("messages built from strings and raw JSON always serialise")
 }
 
 /// The user message that starts a run from a plain string prompt.

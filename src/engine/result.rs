@@ -1,6 +1,6 @@
 //! What a run hands back: the answer, every tool call, the summed usage and the history.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use super::protocol::{ApiUsage, RawMessage};
@@ -13,7 +13,7 @@ pub struct ToolCall {
     /// The model's input, verbatim.
     pub input: Box<RawValue>,
     /// What the tool returned (`null` when it failed).
-    pub output: Box<RawValue>,
+    pub output: ToolOutput,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
     /// The developer's view of a failure: the full message, never sent to the model.
@@ -21,6 +21,43 @@ pub struct ToolCall {
     pub error: Option<String>,
     pub duration_ms: f64,
     pub tool_use_id: String,
+}
+
+/// What a tool returned, kept as its executor gave it: building a JSON value of a large output
+/// for every call would cost more than the rest of the round, and most records are never
+/// serialised (the Node binding hands back the values its tools returned).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolOutput {
+    /// The call failed: `null`.
+    None,
+    /// A string result.
+    Text(String),
+    /// Any other result, as JSON text.
+    Json(String),
+}
+
+impl ToolOutput {
+    /// The output as a JSON value (`null` for none, or for JSON text that does not parse).
+    pub fn to_value(&self) -> serde_json::Value {
+        match self {
+            ToolOutput::None => serde_json::Value::Null,
+            ToolOutput::Text(text) => serde_json::Value::String(text.clone()),
+            ToolOutput::Json(json) => serde_json::from_str(json).unwrap_or(serde_json::Value::Null),
+        }
+    }
+}
+
+impl Serialize for ToolOutput {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ToolOutput::None => serializer.serialize_unit(),
+            ToolOutput::Text(text) => serializer.serialize_str(text),
+            ToolOutput::Json(json) => match serde_json::from_str::<&RawValue>(json) {
+                Ok(raw) => raw.serialize(serializer),
+                Err(_) => serializer.serialize_unit(),
+            },
+        }
+    }
 }
 
 /// Token counts summed over every request of a run.

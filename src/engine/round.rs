@@ -12,7 +12,7 @@ use super::canonical::canonical_json;
 use super::config::{OnToolError, RunConfig};
 use super::error::{ErrorCode, RunError};
 use super::feedback as fb;
-use super::result::ToolCall;
+use super::result::{ToolCall, ToolOutput};
 use super::schema;
 use super::tools::{Tool, ToolInvocation, ToolOutcome};
 
@@ -289,16 +289,19 @@ async fn execute(ready: Ready<'_>, timeout: Option<Duration>) -> Settled {
     let call = Call {
         id,
         name: name.to_owned(),
-        input: RawValue::from_string(input.get().to_owned()).expect("was valid JSON"),
+        input: serde_json::value::to_raw_value(&*input).expect("raw JSON always serialises"),
     };
     let (why, words) = match outcome {
         Some(ToolOutcome::Output { content, json }) => {
-            let output = if json {
-                RawValue::from_string(content.clone()).ok()
-            } else {
-                RawValue::from_string(Value::String(content.clone()).to_string()).ok()
-            };
-            if let Some(output) = output {
+            let valid = !json
+                || tool.executor.json_is_trusted()
+                || serde_json::from_str::<serde::de::IgnoredAny>(&content).is_ok();
+            if valid {
+                let output = if json {
+                    ToolOutput::Json(content.clone())
+                } else {
+                    ToolOutput::Text(content.clone())
+                };
                 return Settled {
                     call: record(call, output, None, elapsed),
                     content,
@@ -346,7 +349,7 @@ async fn execute(ready: Ready<'_>, timeout: Option<Duration>) -> Settled {
     failed(call, why, words, elapsed)
 }
 
-fn record(call: Call, output: Box<RawValue>, error: Option<String>, elapsed: Duration) -> ToolCall {
+fn record(call: Call, output: ToolOutput, error: Option<String>, elapsed: Duration) -> ToolCall {
     ToolCall {
         tool_name: call.name,
         input: call.input,
@@ -360,10 +363,9 @@ fn record(call: Call, output: Box<RawValue>, error: Option<String>, elapsed: Dur
 
 /// A failed call: its record (output `null`), the `is_error` text and the stop-mode error.
 fn failed(call: Call, why: Why, words: Words, elapsed: Duration) -> Settled {
-    let null = RawValue::from_string("null".to_owned()).expect("null is JSON");
     let failure = RunError::new(why.code(), words.stop).with_tool(&call.name, &call.id);
     Settled {
-        call: record(call, null, Some(words.dev), elapsed),
+        call: record(call, ToolOutput::None, Some(words.dev), elapsed),
         content: words.model,
         failure: Some(failure),
         why: Some(why),

@@ -36,6 +36,12 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'static>
 /// (timeout, abort): an implementation should then cancel the work if it can.
 pub trait ToolExecutor: Send + Sync {
     fn execute(&self, call: ToolInvocation) -> ToolFuture;
+
+    /// Whether this executor's `json: true` outputs are JSON by construction (the Node binding's
+    /// come from `JSON.stringify`), so the engine need not parse each one to check it.
+    fn json_is_trusted(&self) -> bool {
+        false
+    }
 }
 
 impl<F, Fut> ToolExecutor for F

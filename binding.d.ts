@@ -32,11 +32,12 @@ export declare function registerTool(definitionJson: string, execute: (inputJson
  * What a run resolves with, as JSON text for `JSON.parse` in JS (one crossing, no object
  * conversion). `result` is `{ data, error }` with every successful tool call's `output` left
  * `null` (JS puts back the very value the tool returned) and `data.messages` empty: the history
- * comes apart in `messages`, which JS parses only if it is read.
+ * comes apart in `messages`, UTF-8 JSON in a Buffer that takes over this memory (no copy, no
+ * JS string of the whole history unless `data.messages` is read).
  */
 export interface RunReply {
   result: string
-  messages?: string
+  messages?: Buffer
 }
 
 /**

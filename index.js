@@ -162,9 +162,9 @@ function isAbortSignal(value) {
 }
 
 /**
- * Defines `target[key]` as the JSON text `json`, parsed the first time it is read: the history
- * of a long run is large and most callers never look at it. It reads, writes, enumerates and
- * serialises like a plain data property.
+ * Defines `target[key]` as the UTF-8 JSON in the Buffer `json`, parsed the first time it is
+ * read: the history of a long run is large and most callers never look at it. It reads, writes,
+ * enumerates and serialises like a plain data property.
  */
 function lazyJson(target, key, json) {
   let value
@@ -173,7 +173,7 @@ function lazyJson(target, key, json) {
     configurable: true,
     get() {
       if (json !== null) {
-        value = JSON.parse(json)
+        value = JSON.parse(json.toString('utf8'))
         json = null
       }
       return value

@@ -5,7 +5,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 
 use futures::FutureExt;
-use napi::bindgen_prelude::PromiseRaw;
+use napi::bindgen_prelude::{Buffer, PromiseRaw};
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 use serde::Serialize;
@@ -96,11 +96,12 @@ impl RunControl {
 /// What a run resolves with, as JSON text for `JSON.parse` in JS (one crossing, no object
 /// conversion). `result` is `{ data, error }` with every successful tool call's `output` left
 /// `null` (JS puts back the very value the tool returned) and `data.messages` empty: the history
-/// comes apart in `messages`, which JS parses only if it is read.
+/// comes apart in `messages`, UTF-8 JSON in a Buffer that takes over this memory (no copy, no
+/// JS string of the whole history unless `data.messages` is read).
 #[napi(object)]
 pub struct RunReply {
     pub result: String,
-    pub messages: Option<String>,
+    pub messages: Option<Buffer>,
 }
 
 /// Runs a conversation. `request_json` is `{ prompt, options, env }`; never rejects.
@@ -168,7 +169,7 @@ fn reply_of(
 ) -> serde_json::Result<RunReply> {
     match result {
         Ok(mut data) => {
-            let messages = serde_json::to_string(&data.messages)?;
+            let messages = serde_json::to_vec(&data.messages)?;
             data.messages = Vec::new();
             blank_outputs(&mut data.tool_calls);
             let result = serde_json::to_string(&Envelope {
@@ -177,7 +178,7 @@ fn reply_of(
             })?;
             Ok(RunReply {
                 result,
-                messages: Some(messages),
+                messages: Some(Buffer::from(messages)),
             })
         }
         Err(mut error) => {

@@ -57,11 +57,11 @@ impl ApiClient {
     pub async fn create_message(
         &self,
         cfg: &ApiConfig,
-        body: String,
+        body: Vec<u8>,
     ) -> Result<MessageResponse, RunError> {
         let url = format!("{}/v1/messages", cfg.base_url.trim_end_matches('/'));
         let headers = auth_headers(cfg)?;
-        let body = bytes_of(body);
+        let body = bytes::Bytes::from(body);
         let mut retries_done = 0u32;
         loop {
             let started = Instant::now();
@@ -189,10 +189,6 @@ impl Failure {
             hint: None,
         }
     }
-}
-
-fn bytes_of(body: String) -> bytes::Bytes {
-    bytes::Bytes::from(body.into_bytes())
 }
 
 fn auth_headers(cfg: &ApiConfig) -> Result<HeaderMap, RunError> {

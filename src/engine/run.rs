@@ -155,7 +155,7 @@ fn tool_uses(blocks: &[ContentBlock]) -> Result<Vec<Requested>, RunError> {
 }
 
 /// Serialises a request; the history is copied as pre-serialised text, never re-encoded.
-fn request_body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage]) -> String {
+fn request_body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage]) -> Vec<u8> {
     let request = MessagesRequest {
         model: &cfg.model,
         max_tokens: cfg.max_tokens,
@@ -165,6 +165,17 @@ fn request_body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage]) -
         tools,
         messages,
     };
-    serde_json::to_string(&request)
-        .expect("a request of strings, numbers and raw JSON always serialises")
+    // Sized up front: the history is most of the body, and growing the buffer as it is written
+    // would copy it again and again.
+    let raw_len = |r: Option<&RawValue>| r.map_or(0, |r| r.get().len());
+    let size = 256
+        + cfg.model.len()
+        + raw_len(request.system)
+        + raw_len(request.tool_choice)
+        + tools.iter().map(|t| t.get().len() + 1).sum::<usize>()
+        + messages.iter().map(|m| m.get().len() + 1).sum::<usize>();
+    let mut body = Vec::with_capacity(size);
+    serde_json::to_writer(&mut body, &request)
+        .expect("a request of strings, numbers and raw JSON always serialises");
+    body
 }

@@ -234,3 +234,23 @@ pub fn build_profile() -> &'static str {
         "release"
     }
 }
+
+/// The Tokio runtime the engine runs on: `ANTHROPIC_TOOL_CALLING_THREADS` worker threads if set,
+/// else the napi-rs default (one per core).
+#[napi_derive::module_init]
+fn init_runtime() {
+    let Some(threads) = std::env::var("ANTHROPIC_TOOL_CALLING_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+    else {
+        return;
+    };
+    if let Ok(rt) = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+    {
+        napi::bindgen_prelude::create_custom_tokio_runtime(rt);
+    }
+}

@@ -350,3 +350,20 @@ test('ctx.signal read only after the call timed out is already aborted', async (
   assert.equal(lateSignal.aborted, true)
   assert.equal(lateSignal.reason.name, 'AbortError')
 })
+
+test('an aborted run still reports the tool calls it made', async (t) => {
+  const api = await startApi(t)
+  const first = { orderId: '1', status: 'shipped' }
+  let started = false
+  registerTool({ definition: { name: 'quick_lookup', input_schema: { type: 'object' } }, execute: () => first })
+  registerTool({ definition: { name: 'stuck_lookup', input_schema: { type: 'object' } }, execute: () => { started = true; return new Promise(() => {}) } })
+  api.script(reply([toolUse('quick_lookup', {}, 'toolu_q1')]), reply([toolUse('stuck_lookup', {}, 'toolu_s1')]))
+  const controller = new AbortController()
+  const run = runWithTools('x', at(api, { tools: ['quick_lookup', 'stuck_lookup'], signal: controller.signal }))
+  while (!started) await new Promise((r) => setTimeout(r, 5))
+  controller.abort()
+  const r = await run
+  assert.equal(r.error.code, 'aborted')
+  assert.deepEqual(r.error.toolCalls.map((c) => c.toolUseId), ['toolu_q1'])
+  assert.equal(r.error.toolCalls[0].output, first)
+})

@@ -24,11 +24,24 @@ pub async fn run(
     if cancel.is_cancelled() {
         return Err(aborted());
     }
-    tokio::select! {
-        biased;
-        _ = cancel.cancelled() => Err(aborted()),
-        result = run_loop(client, cfg, tools, messages) => result,
-    }
+    // The calls made so far live out here, so that a run ended by its signal still reports them.
+    let mut tool_calls: Vec<ToolCall> = Vec::new();
+    let finished = {
+        let work = run_loop(client, cfg, tools, messages, &mut tool_calls);
+        tokio::pin!(work);
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => None,
+            result = &mut work => Some(result),
+        }
+    };
+    let mut error = match finished {
+        Some(Ok(output)) => return Ok(output),
+        Some(Err(error)) => error,
+        None => aborted(),
+    };
+    error.tool_calls = tool_calls;
+    Err(error)
 }
 
 fn aborted() -> RunError {
@@ -43,21 +56,17 @@ async fn run_loop(
     cfg: &RunConfig,
     tools: &[Tool],
     mut messages: Vec<RawMessage>,
+    tool_calls: &mut Vec<ToolCall>,
 ) -> Result<RunOutput, RunError> {
     let definitions: Vec<&RawValue> = tools.iter().map(|t| &*t.definition).collect();
     let mut usage = Usage::default();
-    let mut tool_calls: Vec<ToolCall> = Vec::new();
     let mut memory = FailureMemory::default();
     let mut rounds = 0u32;
     loop {
         let body = request_body(cfg, &definitions, &messages);
-        let response = client
-            .create_message(&cfg.api, body)
-            .await
-            .map_err(|e| with_calls(e, &tool_calls))?;
+        let response = client.create_message(&cfg.api, body).await?;
         usage.add(&response.usage);
-        let (blocks, requested) =
-            read_content(&response.content).map_err(|e| with_calls(e, &tool_calls))?;
+        let (blocks, requested) = read_content(&response.content)?;
         let stop_reason = response.stop_reason.clone().unwrap_or_default();
         messages.push(protocol::assistant_message(&response.content));
 
@@ -69,7 +78,7 @@ async fn run_loop(
                 .collect();
             return Ok(RunOutput {
                 text,
-                tool_calls,
+                tool_calls: std::mem::take(tool_calls),
                 stop_reason,
                 usage,
                 messages,
@@ -77,24 +86,21 @@ async fn run_loop(
         }
         if rounds >= cfg.max_tool_iterations {
             let names: Vec<&str> = requested.iter().map(|r| r.name.as_str()).collect();
-            let mut error = RunError::new(
+            return Err(RunError::new(
                 ErrorCode::MaxIterationsExceeded,
                 format!(
                     "The model asked for tools ({}) after {rounds} tool round(s), the limit set by maxToolIterations; \
                      they were not run. Raise maxToolIterations, or make the tools' answers more complete.",
                     names.join(", ")
                 ),
-            );
-            error.tool_calls = tool_calls;
-            return Err(error);
+            ));
         }
         rounds += 1;
         let settled = match run_round(requested, tools, cfg, &mut memory).await {
             Ok(settled) => settled,
             Err(mut error) => {
-                let mut all = tool_calls;
-                all.append(&mut error.tool_calls);
-                error.tool_calls = all;
+                // The failed round's calls join the earlier ones; `run` attaches them all.
+                tool_calls.append(&mut error.tool_calls);
                 return Err(error);
             }
         };
@@ -110,11 +116,6 @@ async fn run_loop(
         messages.push(protocol::raw_message("user", &blocks));
         tool_calls.extend(settled.into_iter().map(|s| s.call));
     }
-}
-
-fn with_calls(mut error: RunError, calls: &[ToolCall]) -> RunError {
-    error.tool_calls = calls.to_vec();
-    error
 }
 
 /// Reads a reply's content: its blocks, and the `tool_use` calls among them.

@@ -85,26 +85,23 @@ pub async fn run_round(
     let stop = cfg.on_tool_error == OnToolError::Stop;
     let offered: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     let mut slots: Vec<Option<Settled>> = Vec::with_capacity(requested.len());
-    let mut keys: Vec<(String, String)> = Vec::with_capacity(requested.len());
+    // The failure memory only matters when failures go back to the model: a stop-mode run ends
+    // at its first failure, so it needs no key per call.
+    let mut keys: Vec<Option<(String, String)>> = Vec::with_capacity(requested.len());
     let mut ready: Vec<(usize, Ready)> = Vec::new();
 
     for (index, req) in requested.into_iter().enumerate() {
         let parsed: Option<Value> = serde_json::from_str(req.input.get()).ok();
-        keys.push((
-            req.name.clone(),
-            parsed
+        let key = (!stop).then(|| {
+            let input = parsed
                 .as_ref()
                 .map(canonical_json)
-                .unwrap_or_else(|| req.input.get().to_owned()),
-        ));
-        match check(
-            req,
-            parsed,
-            tools,
-            &offered,
-            cfg,
-            memory.count(&keys[index]),
-        ) {
+                .unwrap_or_else(|| req.input.get().to_owned());
+            (req.name.clone(), input)
+        });
+        let failures_so_far = key.as_ref().map_or(0, |k| memory.count(k));
+        keys.push(key);
+        match check(req, parsed, tools, &offered, cfg, failures_so_far) {
             Ok(r) => {
                 slots.push(None);
                 ready.push((index, r));
@@ -142,7 +139,9 @@ pub async fn run_round(
         if let Some(s) = slot {
             s.log();
             if s.counts_as_failure() {
-                memory.record(keys[i].clone());
+                if let Some(key) = keys[i].take() {
+                    memory.record(key);
+                }
             }
             settled.push(s);
         }

@@ -115,11 +115,13 @@ pub fn run_with_tools<'env>(
 ) -> Result<PromiseRaw<'env, RunReply>> {
     crate::binding::logging::init_from_env();
     let token = control.token.clone();
-    let shutdown = Registry::of(env)
+    let registry = Registry::of(env);
+    let shutdown = registry
+        .as_ref()
         .map(|r| r.shutdown.clone())
         .unwrap_or_default();
     let prepared = parse_request(&request_json).and_then(|request| {
-        let tools = Registry::of(env)
+        let tools = registry
             .map_err(|e| RunError::new(ErrorCode::UnknownError, e.reason.clone()))?
             .select(request.tool_names.as_deref(), run_id)?;
         check_tool_choice(&request, &tools)?;

@@ -2,19 +2,63 @@
 // suites, `npm run demo` and the benchmark. Plain Node ESM, `node:` built-ins only.
 //
 // It is exactly as strict as the real API described in /work/shared/ANTHROPIC_API.md: a request the
-// real API would refuse (bad auth, headers, fields, tools, tool_use/tool_result pairing) gets the
-// same 4xx and message here, so a looser test server never hides a bug in the engine.
+// real API would refuse (bad auth, headers, fields, tools, tool_use/tool_result pairing, empty
+// messages, thinking blocks changed or missing, server tool blocks out of place) gets the same 4xx
+// and message here, so a looser test server never hides a bug in the engine.
 //
 //   const api = await startMockApi({ apiKey: 'sk-ant-test-key' });
 //   api.script(reply([toolUse('get_order_status', { orderId: '4821' })]), reply([text('Shipped.')]));
 //   ... point the client at api.url ...
 //   await api.close();
 //
+// Builders (each returns a plain block or step; use them in `api.script(...)`):
+//   text(s, citations?)                   text block; `citations` added when given
+//   toolUse(name, input, id?)             tool_use, id `toolu_…` unless given
+//   thinking(text, signature?)            thinking block; without `signature` a valid one (signThinking(text))
+//   redactedThinking(data?)               redacted_thinking with valid signed data (valid `data` kept, else signed)
+//   serverToolUse(name, input, id?)       server_tool_use, id `srvtoolu_…` unless given
+//   webSearchResult(toolUseId, results?)  web_search_tool_result; results [{ url, title, encrypted_content?, page_age? }]
+//   reply(content, { stop_reason?, usage?, model?, stop_sequence?, container?, stop_details? })
+//       a 200 reply step; stop_reason defaults to tool_use/end_turn; `container` ({ id, expires_at })
+//       and `stop_details` go on the message only when given; usage defaults to 10 in / 5 out.
+//   signThinking(text), CONTAINER_REQUIRED (the API's text)
+//
+// Steps (`api.script(step, …)`, or returned by `api.handler(body, record)` / a function step):
+//   reply(…)                              the message
+//   { ...reply(…), requireContainer: 'cont_…' }  the request must carry `container: 'cont_…'`, else 400
+//   { status, error?: { type, message }, headers? }   an API error (3xx: an empty body with `headers`,
+//                                         e.g. { status: 307, headers: { location } })
+//   { status?, body, headers? }           any JSON body as given
+//   { fault: 'reset' | 'hang' | 'html' | 'badjson' | 'wrong-shape' | 'truncated' | 'stall-body' | 'huge' }
+//   { fault: 'delay', ms, then: step }
+//
+// Rules beyond the pairing ones (each a 400 invalid_request_error with the real API's words where known):
+//   - every message but a final assistant one has non-empty content ("" and [] are empty);
+//   - thinking / redacted_thinking blocks come back unchanged (signatures checked, thinking on or off);
+//     with `thinking` enabled or adaptive the assistant turn whose tool_use the final tool results
+//     answer (or a final assistant message with server tools) starts with one; thinking rules out a
+//     forcing tool_choice, temperature other than 1, top_k, top_p below 0.95;
+//   - server tools: typed tool definitions with their own fields; a server_tool_use is followed by
+//     its result block in the same message, except in the final message (a paused turn) or while
+//     code execution waits for code-called tool results; a client tool_result never answers it;
+//   - results for code-called tool_use blocks (programmatic tool calling) need `container`;
+//   - compaction, document, search_result, tool_reference, citations have their shapes checked; an
+//     unknown block type is a 400, except `x_future_block` (test-only) which is accepted back as is;
+//   - newer top-level fields (thinking, service_tier, cache_control, output_config,
+//     context_management, container, inference_geo, …) are type-checked.
+//
+// Request records (`api.requests[i]`): method, path, headers, body, rawBody, retryCount, status,
+// requestId, receivedAt, betas (anthropic-beta split on commas), container.
+// `api.waitFor(predicate, timeoutMs?)`, `api.waitForRequests(n, timeoutMs?)` poll the records.
+//
+// Prompt caching: with `cache_control` anywhere, usage reports cache tokens from a deterministic
+// model (see cacheUsage): the first request with a prefix creates it, later ones read it.
+//
 // CLI: node __test__/mock-api.mjs [--port N] [--host H] [--key K] [--demo] [--verbose]
 
 import http from 'node:http';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -76,9 +120,11 @@ function randomId(length) {
   return out;
 }
 
-/** A text block. */
-export function text(s) {
-  return { type: 'text', text: String(s) };
+/** A text block; `citations` (a list of citation objects) is added when given. */
+export function text(s, citations) {
+  const block = { type: 'text', text: String(s) };
+  if (citations !== undefined) block.citations = citations;
+  return block;
 }
 
 /** A tool_use block; the id is random unless given. */
@@ -87,15 +133,97 @@ export function toolUse(name, input, id) {
 }
 
 /**
- * A scripted 200 reply. `stop_reason` defaults to `tool_use` when the content has a tool_use block,
- * else `end_turn`. `content` may also be a plain string (one text block).
+ * The key the stand-in signs thinking blocks with. Fixed, so a block built in one process is valid
+ * for a stand-in running in another (the CLI); the real API's signatures are opaque too.
  */
-export function reply(content, { stop_reason, usage, model, stop_sequence } = {}) {
+const SIGNING_KEY = 'mock-api-thinking-signing-key';
+
+/** The signature of a thinking block: base64 of HMAC-SHA256 over its text. */
+export function signThinking(thinkingText) {
+  return createHmac('sha256', SIGNING_KEY).update(`thinking\0${thinkingText}`).digest('base64');
+}
+
+function validSignature(block) {
+  return typeof block.signature === 'string' && typeof block.thinking === 'string' && block.signature === signThinking(block.thinking);
+}
+
+/** Signed redacted data: base64 of the payload followed by its 32-byte HMAC. */
+function signRedacted(payload) {
+  const bytes = Buffer.from(payload, 'utf8');
+  const mac = createHmac('sha256', SIGNING_KEY).update('redacted\0').update(bytes).digest();
+  return Buffer.concat([bytes, mac]).toString('base64');
+}
+
+function validRedactedData(data) {
+  if (typeof data !== 'string' || data.length === 0) return false;
+  const raw = Buffer.from(data, 'base64');
+  if (raw.length < 32 || raw.toString('base64') !== data) return false;
+  const payload = raw.subarray(0, raw.length - 32);
+  const mac = createHmac('sha256', SIGNING_KEY).update('redacted\0').update(payload).digest();
+  return mac.equals(raw.subarray(raw.length - 32));
+}
+
+/** A thinking block; without `signature` it gets a valid one (an explicit one is kept as given). */
+export function thinking(thinkingText, signature) {
+  const t = String(thinkingText);
+  return { type: 'thinking', thinking: t, signature: signature ?? signThinking(t) };
+}
+
+/**
+ * A redacted_thinking block with valid signed `data`. `data`, when given, is kept if it is already
+ * valid signed data, else it is the payload that gets signed (so the block is always valid; build a
+ * `{ type: 'redacted_thinking', data: '…' }` by hand to test a forged one).
+ */
+export function redactedThinking(data) {
+  if (data !== undefined && validRedactedData(data)) return { type: 'redacted_thinking', data };
+  return { type: 'redacted_thinking', data: signRedacted(data ?? `redacted thinking ${randomId(16)}`) };
+}
+
+/** A block as the stand-in sends it: thinking blocks without a signature get one, redacted ones without data get some. */
+function signed(block) {
+  if (!isObject(block)) return block;
+  if (block.type === 'thinking' && !has(block, 'signature')) return { ...block, signature: signThinking(String(block.thinking ?? '')) };
+  if (block.type === 'redacted_thinking' && !has(block, 'data')) return { ...block, ...redactedThinking() };
+  return block;
+}
+
+/** A server_tool_use block (Anthropic runs it; the client never answers it); id `srvtoolu_…` unless given. */
+export function serverToolUse(name, input, id) {
+  return { type: 'server_tool_use', id: id ?? `srvtoolu_${randomId(24)}`, name, input };
+}
+
+/**
+ * A web_search_tool_result for `toolUseId`; `results` are `{ url, title, encrypted_content?, page_age? }`
+ * (one example result when omitted), each becoming a `web_search_result` entry.
+ */
+export function webSearchResult(toolUseId, results) {
+  const list = results ?? [{ url: 'https://example.com/', title: 'Example Domain' }];
+  return {
+    type: 'web_search_tool_result',
+    tool_use_id: toolUseId,
+    content: list.map((r) => ({
+      type: 'web_search_result',
+      url: r.url,
+      title: r.title,
+      encrypted_content: r.encrypted_content ?? Buffer.from(`${r.url} ${r.title}`).toString('base64'),
+      page_age: r.page_age ?? null,
+    })),
+  };
+}
+
+/**
+ * A scripted 200 reply. `stop_reason` defaults to `tool_use` when the content has a tool_use block,
+ * else `end_turn`. `content` may also be a plain string (one text block). `container`
+ * (`{ id, expires_at }`) and `stop_details` go on the message only when given.
+ */
+export function reply(content, { stop_reason, usage, model, stop_sequence, container, stop_details } = {}) {
   const blocks = typeof content === 'string' ? [text(content)] : content;
   const step = { content: blocks, stop_reason: stop_reason ?? defaultStopReason(blocks) };
   if (usage !== undefined) step.usage = usage;
   if (model !== undefined) step.model = model;
   if (stop_sequence !== undefined) step.stop_sequence = stop_sequence;
+  if (container !== undefined) step.container = container;
+  if (stop_details !== undefined) step.stop_details = stop_details;
   return step;
 }
 
@@ -131,9 +259,42 @@ function onlyKeys(obj, allowed, prefix) {
 
 const TOP_LEVEL = new Set([
   'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'temperature', 'top_k', 'top_p',
-  'stop_sequences', 'stream', 'metadata',
+  'stop_sequences', 'stream', 'metadata', 'thinking', 'service_tier', 'cache_control', 'output_config',
+  'context_management', 'container', 'inference_geo',
 ]);
-const TOOL_FIELDS = new Set(['type', 'name', 'description', 'input_schema', 'cache_control', 'strict']);
+const CUSTOM_TOOL_FIELDS = new Set([
+  'type', 'name', 'description', 'input_schema', 'cache_control', 'strict', 'defer_loading', 'allowed_callers', 'input_examples',
+]);
+/** Fields every Anthropic-defined tool may carry besides `type` and `name`. */
+const COMMON_TOOL_FIELDS = ['type', 'name', 'cache_control', 'defer_loading', 'allowed_callers', 'strict'];
+const WEB_SEARCH_FIELDS = [...COMMON_TOOL_FIELDS, 'max_uses', 'allowed_domains', 'blocked_domains', 'user_location'];
+const WEB_FETCH_FIELDS = [...COMMON_TOOL_FIELDS, 'max_uses', 'allowed_domains', 'blocked_domains', 'citations', 'max_content_tokens'];
+/**
+ * Anthropic-defined tools (server tools, and client tools whose schema Anthropic defines): the
+ * `name` each must have and the fields each accepts. From the API reference and the SDKs' types.
+ */
+const TYPED_TOOLS = {
+  web_search_20250305: { name: 'web_search', fields: WEB_SEARCH_FIELDS },
+  web_search_20260209: { name: 'web_search', fields: WEB_SEARCH_FIELDS },
+  web_fetch_20250910: { name: 'web_fetch', fields: WEB_FETCH_FIELDS },
+  web_fetch_20260209: { name: 'web_fetch', fields: WEB_FETCH_FIELDS },
+  code_execution_20250522: { name: 'code_execution', fields: COMMON_TOOL_FIELDS },
+  code_execution_20250825: { name: 'code_execution', fields: COMMON_TOOL_FIELDS },
+  code_execution_20260120: { name: 'code_execution', fields: COMMON_TOOL_FIELDS },
+  tool_search_tool_regex_20251119: { name: 'tool_search_tool_regex', fields: COMMON_TOOL_FIELDS },
+  tool_search_tool_bm25_20251119: { name: 'tool_search_tool_bm25', fields: COMMON_TOOL_FIELDS },
+  bash_20241022: { name: 'bash', fields: COMMON_TOOL_FIELDS },
+  bash_20250124: { name: 'bash', fields: COMMON_TOOL_FIELDS },
+  text_editor_20241022: { name: 'str_replace_editor', fields: COMMON_TOOL_FIELDS },
+  text_editor_20250124: { name: 'str_replace_editor', fields: COMMON_TOOL_FIELDS },
+  text_editor_20250429: { name: 'str_replace_based_edit_tool', fields: COMMON_TOOL_FIELDS },
+  text_editor_20250728: { name: 'str_replace_based_edit_tool', fields: [...COMMON_TOOL_FIELDS, 'max_characters'] },
+  memory_20250818: { name: 'memory', fields: COMMON_TOOL_FIELDS },
+  computer_20241022: { name: 'computer', fields: [...COMMON_TOOL_FIELDS, 'display_width_px', 'display_height_px', 'display_number'] },
+  computer_20250124: { name: 'computer', fields: [...COMMON_TOOL_FIELDS, 'display_width_px', 'display_height_px', 'display_number'] },
+  computer_20251124: { name: 'computer', fields: [...COMMON_TOOL_FIELDS, 'display_width_px', 'display_height_px', 'display_number', 'enable_zoom'] },
+};
+const TOOL_TAGS = ['custom', ...Object.keys(TYPED_TOOLS)];
 const TOOL_CHOICE_FIELDS = {
   auto: new Set(['type', 'disable_parallel_tool_use']),
   any: new Set(['type', 'disable_parallel_tool_use']),
@@ -143,19 +304,80 @@ const TOOL_CHOICE_FIELDS = {
 const MESSAGE_FIELDS = new Set(['role', 'content']);
 const TEXT_FIELDS = new Set(['type', 'text', 'cache_control', 'citations']);
 const IMAGE_FIELDS = new Set(['type', 'source', 'cache_control']);
-const TOOL_USE_FIELDS = new Set(['type', 'id', 'name', 'input', 'cache_control']);
+const DOCUMENT_FIELDS = new Set(['type', 'source', 'title', 'context', 'citations', 'cache_control']);
+const SEARCH_RESULT_FIELDS = new Set(['type', 'source', 'title', 'content', 'citations', 'cache_control']);
+const TOOL_REFERENCE_FIELDS = new Set(['type', 'tool_name', 'cache_control']);
+const TOOL_USE_FIELDS = new Set(['type', 'id', 'name', 'input', 'cache_control', 'caller']);
+const SERVER_TOOL_USE_FIELDS = new Set(['type', 'id', 'name', 'input', 'cache_control', 'caller']);
+const SERVER_RESULT_FIELDS = new Set(['type', 'tool_use_id', 'content', 'cache_control', 'caller']);
 const TOOL_RESULT_FIELDS = new Set(['type', 'tool_use_id', 'content', 'is_error', 'cache_control']);
+const THINKING_FIELDS = new Set(['type', 'thinking', 'signature']);
+const REDACTED_THINKING_FIELDS = new Set(['type', 'data']);
+const COMPACTION_FIELDS = new Set(['type', 'content', 'encrypted_content', 'cache_control']);
 const IMAGE_MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+const SERVER_TOOL_NAMES = new Set([
+  'web_search', 'web_fetch', 'code_execution', 'bash_code_execution', 'text_editor_code_execution',
+  'tool_search_tool_regex', 'tool_search_tool_bm25',
+]);
+const SERVER_TOOL_ID = /^srvtoolu_[a-zA-Z0-9_]+$/;
+/** Result blocks of server tools: they come in assistant messages, after their server_tool_use. */
+const SERVER_RESULT_TYPES = new Set([
+  'web_search_tool_result', 'web_fetch_tool_result', 'code_execution_tool_result', 'bash_code_execution_tool_result',
+  'text_editor_code_execution_tool_result', 'tool_search_tool_result',
+]);
+/** A block type no API version has: a scripted reply may hold it and it is accepted back unchanged (round-trip tests). */
+const FUTURE_BLOCK = 'x_future_block';
+const MESSAGE_BLOCK_TAGS = [
+  'text', 'image', 'document', 'search_result', 'thinking', 'redacted_thinking', 'tool_use', 'tool_result',
+  'server_tool_use', ...SERVER_RESULT_TYPES, 'compaction',
+];
+const CITATION_TYPES = new Set(['char_location', 'page_location', 'content_block_location', 'web_search_result_location', 'search_result_location']);
+const THINKING_DOCS = 'Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#important-considerations-when-using-extended-thinking';
+
+const tagList = (tags) => tags.map((t) => `'${t}'`).join(', ');
+function badTag(where, tag, tags) {
+  fail(`${where}: Input tag '${tag}' found using 'type' does not match any of the expected tags: ${tagList(tags)}`);
+}
 
 function checkString(value, where) {
   if (typeof value !== 'string') fail(`${where}: Input should be a valid string`);
 }
 
+function checkBoolean(value, where) {
+  if (typeof value !== 'boolean') fail(`${where}: Input should be a valid boolean`);
+}
+
+function checkInteger(value, where, min) {
+  if (!Number.isInteger(value)) fail(`${where}: Input should be a valid integer`);
+  if (min !== undefined && value < min) fail(`${where}: Input should be greater than or equal to ${min}`);
+}
+
+function checkStringList(value, where) {
+  if (!Array.isArray(value)) fail(`${where}: Input should be a valid list`);
+  value.forEach((s, i) => checkString(s, `${where}.${i}`));
+}
+
+function checkDict(value, where) {
+  if (!isObject(value)) fail(`${where}: Input should be a valid dictionary`);
+}
+
+/** `cache_control` on a block, a tool, a system block or the request (`prefix` ends with '.' or is ''). */
 function checkCacheControl(block, prefix) {
   if (!has(block, 'cache_control') || block.cache_control === null) return;
   const cc = block.cache_control;
   if (!isObject(cc)) fail(`${prefix}cache_control: Input should be a valid dictionary`);
   if (cc.type !== 'ephemeral') fail(`${prefix}cache_control.type: Input should be 'ephemeral'`);
+  onlyKeys(cc, new Set(['type', 'ttl']), `${prefix}cache_control.`);
+  if (has(cc, 'ttl') && cc.ttl !== '5m' && cc.ttl !== '1h') fail(`${prefix}cache_control.ttl: Input should be '5m' or '1h'`);
+}
+
+function checkCitations(block, p) {
+  if (!has(block, 'citations') || block.citations === null) return;
+  if (!Array.isArray(block.citations)) fail(`${p}.citations: Input should be a valid list`);
+  block.citations.forEach((c, k) => {
+    checkDict(c, `${p}.citations.${k}`);
+    if (!CITATION_TYPES.has(c.type)) badTag(`${p}.citations.${k}`, c.type, [...CITATION_TYPES]);
+  });
 }
 
 function checkTextBlock(block, p) {
@@ -164,6 +386,7 @@ function checkTextBlock(block, p) {
   checkString(block.text, `${p}.text`);
   if (block.text.length === 0) fail('messages: text content blocks must be non-empty');
   if (block.text.trim().length === 0) fail('messages: text content blocks must contain non-whitespace text');
+  checkCitations(block, p);
   checkCacheControl(block, `${p}.`);
 }
 
@@ -187,6 +410,70 @@ function checkImageBlock(block, p) {
   checkCacheControl(block, `${p}.`);
 }
 
+/** A document: a PDF (base64 or URL), plain text, custom content blocks, or a file. */
+function checkDocumentBlock(block, p) {
+  onlyKeys(block, DOCUMENT_FIELDS, `${p}.`);
+  if (!has(block, 'source')) fail(`${p}.source: Field required`);
+  const src = block.source;
+  checkDict(src, `${p}.source`);
+  switch (src.type) {
+    case 'base64':
+      if (src.media_type !== 'application/pdf') fail(`${p}.source.base64.media_type: Input should be 'application/pdf'`);
+      checkString(src.data, `${p}.source.base64.data`);
+      break;
+    case 'text':
+      if (src.media_type !== 'text/plain') fail(`${p}.source.text.media_type: Input should be 'text/plain'`);
+      checkString(src.data, `${p}.source.text.data`);
+      break;
+    case 'url':
+      checkString(src.url, `${p}.source.url.url`);
+      break;
+    case 'content':
+      if (typeof src.content === 'string') break;
+      if (!Array.isArray(src.content)) fail(`${p}.source.content.content: Input should be a valid string or list`);
+      src.content.forEach((b, k) => {
+        const q = `${p}.source.content.content.${k}`;
+        checkDict(b, q);
+        if (b.type === 'text') checkTextBlock(b, q);
+        else if (b.type === 'image') checkImageBlock(b, q);
+        else badTag(q, b.type, ['text', 'image']);
+      });
+      break;
+    case 'file':
+      checkString(src.file_id, `${p}.source.file.file_id`);
+      break;
+    default:
+      badTag(`${p}.source`, src.type, ['base64', 'text', 'url', 'content', 'file']);
+  }
+  if (has(block, 'title') && block.title !== null) checkString(block.title, `${p}.title`);
+  if (has(block, 'context') && block.context !== null) checkString(block.context, `${p}.context`);
+  if (has(block, 'citations') && block.citations !== null) {
+    checkDict(block.citations, `${p}.citations`);
+    if (has(block.citations, 'enabled')) checkBoolean(block.citations.enabled, `${p}.citations.enabled`);
+  }
+  checkCacheControl(block, `${p}.`);
+}
+
+/** A search_result: `source` and `title` strings, `content` a list of text blocks. */
+function checkSearchResultBlock(block, p) {
+  onlyKeys(block, SEARCH_RESULT_FIELDS, `${p}.`);
+  for (const f of ['source', 'title', 'content']) if (!has(block, f)) fail(`${p}.${f}: Field required`);
+  checkString(block.source, `${p}.source`);
+  checkString(block.title, `${p}.title`);
+  if (!Array.isArray(block.content)) fail(`${p}.content: Input should be a valid list`);
+  block.content.forEach((b, k) => {
+    const q = `${p}.content.${k}`;
+    checkDict(b, q);
+    if (b.type !== 'text') badTag(q, b.type, ['text']);
+    checkTextBlock(b, q);
+  });
+  if (has(block, 'citations') && block.citations !== null) {
+    checkDict(block.citations, `${p}.citations`);
+    if (has(block.citations, 'enabled')) checkBoolean(block.citations.enabled, `${p}.citations.enabled`);
+  }
+  checkCacheControl(block, `${p}.`);
+}
+
 function checkSystem(system) {
   if (typeof system === 'string') return;
   if (!Array.isArray(system)) fail('system: Input should be a valid string or a list of text blocks');
@@ -202,27 +489,74 @@ function checkSystem(system) {
   });
 }
 
+function checkCommonToolFields(tool, p) {
+  if (has(tool, 'defer_loading')) checkBoolean(tool.defer_loading, `${p}.defer_loading`);
+  if (has(tool, 'strict')) checkBoolean(tool.strict, `${p}.strict`);
+  if (has(tool, 'allowed_callers')) checkStringList(tool.allowed_callers, `${p}.allowed_callers`);
+  checkCacheControl(tool, `${p}.`);
+}
+
+function checkDomains(tool, p) {
+  for (const f of ['allowed_domains', 'blocked_domains']) {
+    if (has(tool, f) && tool[f] !== null) checkStringList(tool[f], `${p}.${f}`);
+  }
+  if (Array.isArray(tool.allowed_domains) && Array.isArray(tool.blocked_domains)) {
+    fail(`${p}: Cannot specify both allowed_domains and blocked_domains`);
+  }
+  if (has(tool, 'max_uses') && tool.max_uses !== null) checkInteger(tool.max_uses, `${p}.max_uses`, 1);
+}
+
+/** An Anthropic-defined tool: its fixed name and its own fields. */
+function checkTypedTool(tool, i) {
+  const spec = TYPED_TOOLS[tool.type];
+  const p = `tools.${i}.${tool.type}`;
+  onlyKeys(tool, new Set(spec.fields), `${p}.`);
+  if (!has(tool, 'name')) fail(`${p}.name: Field required`);
+  if (tool.name !== spec.name) fail(`${p}.name: Input should be '${spec.name}'`);
+  checkCommonToolFields(tool, p);
+  if (tool.type.startsWith('web_search') || tool.type.startsWith('web_fetch')) checkDomains(tool, p);
+  if (has(tool, 'user_location') && tool.user_location !== null) {
+    const loc = tool.user_location;
+    checkDict(loc, `${p}.user_location`);
+    if (loc.type !== 'approximate') fail(`${p}.user_location.type: Input should be 'approximate'`);
+    onlyKeys(loc, new Set(['type', 'city', 'region', 'country', 'timezone']), `${p}.user_location.`);
+    for (const f of ['city', 'region', 'country', 'timezone']) if (has(loc, f) && loc[f] !== null) checkString(loc[f], `${p}.user_location.${f}`);
+  }
+  if (has(tool, 'citations') && tool.citations !== null) {
+    checkDict(tool.citations, `${p}.citations`);
+    if (has(tool.citations, 'enabled')) checkBoolean(tool.citations.enabled, `${p}.citations.enabled`);
+  }
+  if (has(tool, 'max_content_tokens') && tool.max_content_tokens !== null) checkInteger(tool.max_content_tokens, `${p}.max_content_tokens`, 1);
+  if (has(tool, 'max_characters') && tool.max_characters !== null) checkInteger(tool.max_characters, `${p}.max_characters`, 1);
+  for (const f of ['display_width_px', 'display_height_px']) if (has(tool, f) || tool.type.startsWith('computer')) checkInteger(tool[f], `${p}.${f}`, 1);
+}
+
 /** Checks `tools`; returns the offered names. */
 function checkTools(tools) {
   if (!Array.isArray(tools)) fail('tools: Input should be a valid list');
   const names = new Set();
   tools.forEach((tool, i) => {
     if (!isObject(tool)) fail(`tools.${i}: Input should be a valid dictionary`);
-    if (has(tool, 'type') && tool.type !== 'custom') {
-      fail(`tools.${i}.type: mock-api: only custom tools (no \`type\`, or \`type: "custom"\`) are supported by this stand-in, got ${JSON.stringify(tool.type)}`);
+    if (has(tool, 'type') && tool.type !== 'custom' && tool.type !== null) {
+      if (!has(TYPED_TOOLS, tool.type)) badTag(`tools.${i}`, tool.type, TOOL_TAGS);
+      checkTypedTool(tool, i);
+    } else {
+      const p = `tools.${i}.custom`;
+      onlyKeys(tool, CUSTOM_TOOL_FIELDS, `${p}.`);
+      if (!has(tool, 'name')) fail(`${p}.name: Field required`);
+      checkString(tool.name, `${p}.name`);
+      if (!TOOL_NAME.test(tool.name)) fail(`${p}.name: String should match pattern '${TOOL_NAME_PATTERN}'`);
+      if (has(tool, 'description')) checkString(tool.description, `${p}.description`);
+      if (!has(tool, 'input_schema')) fail(`${p}.input_schema: Field required`);
+      if (!isObject(tool.input_schema)) fail(`${p}.input_schema: Input should be a valid dictionary`);
+      if (!has(tool.input_schema, 'type')) fail(`${p}.input_schema.type: Field required`);
+      if (tool.input_schema.type !== 'object') fail(`${p}.input_schema.type: Input should be 'object'`);
+      if (has(tool, 'input_examples')) {
+        if (!Array.isArray(tool.input_examples)) fail(`${p}.input_examples: Input should be a valid list`);
+        tool.input_examples.forEach((e, k) => checkDict(e, `${p}.input_examples.${k}`));
+      }
+      checkCommonToolFields(tool, p);
     }
-    const p = `tools.${i}.custom`;
-    onlyKeys(tool, TOOL_FIELDS, `${p}.`);
-    if (!has(tool, 'name')) fail(`${p}.name: Field required`);
-    checkString(tool.name, `${p}.name`);
-    if (!TOOL_NAME.test(tool.name)) fail(`${p}.name: String should match pattern '${TOOL_NAME_PATTERN}'`);
-    if (has(tool, 'description')) checkString(tool.description, `${p}.description`);
-    if (!has(tool, 'input_schema')) fail(`${p}.input_schema: Field required`);
-    if (!isObject(tool.input_schema)) fail(`${p}.input_schema: Input should be a valid dictionary`);
-    if (!has(tool.input_schema, 'type')) fail(`${p}.input_schema.type: Field required`);
-    if (tool.input_schema.type !== 'object') fail(`${p}.input_schema.type: Input should be 'object'`);
-    if (has(tool, 'strict') && typeof tool.strict !== 'boolean') fail(`${p}.strict: Input should be a valid boolean`);
-    checkCacheControl(tool, `${p}.`);
     if (names.has(tool.name)) fail('tools: Tool names must be unique.');
     names.add(tool.name);
   });
@@ -251,16 +585,42 @@ function checkToolChoice(choice, names) {
   }
 }
 
+const TOOL_RESULT_TAGS = ['text', 'image', 'document', 'search_result', 'tool_reference'];
+
 function checkToolResultContent(content, p) {
   if (typeof content === 'string') return;
   if (!Array.isArray(content)) fail(`${p}.content: Input should be a valid string or list`);
   content.forEach((block, k) => {
     const q = `${p}.content.${k}`;
     if (!isObject(block)) fail(`${q}: Input should be a valid dictionary`);
-    if (block.type === 'text') checkTextBlock(block, q);
-    else if (block.type === 'image') checkImageBlock(block, q);
-    else fail(`${q}: Input tag '${block.type}' found using 'type' does not match any of the expected tags: 'text', 'image'`);
+    switch (block.type) {
+      case 'text':
+        return checkTextBlock(block, q);
+      case 'image':
+        return checkImageBlock(block, q);
+      case 'document':
+        return checkDocumentBlock(block, q);
+      case 'search_result':
+        return checkSearchResultBlock(block, q);
+      case 'tool_reference':
+        onlyKeys(block, TOOL_REFERENCE_FIELDS, `${q}.`);
+        if (!has(block, 'tool_name')) fail(`${q}.tool_name: Field required`);
+        checkString(block.tool_name, `${q}.tool_name`);
+        return checkCacheControl(block, `${q}.`);
+      default:
+        badTag(q, block.type, TOOL_RESULT_TAGS);
+    }
   });
+}
+
+function onlyIn(role, wanted, block, p) {
+  if (role !== wanted) fail(`${p}: \`${block.type}\` blocks can only be in \`${wanted}\` messages`);
+}
+
+function checkCaller(block, p) {
+  if (!has(block, 'caller') || block.caller === null) return;
+  checkDict(block.caller, `${p}.caller`);
+  checkString(block.caller.type, `${p}.caller.type`);
 }
 
 function checkBlock(block, role, p) {
@@ -269,10 +629,16 @@ function checkBlock(block, role, p) {
     case 'text':
       return checkTextBlock(block, p);
     case 'image':
-      if (role !== 'user') fail(`${p}: \`image\` blocks can only be in \`user\` messages`);
+      onlyIn(role, 'user', block, p);
       return checkImageBlock(block, p);
+    case 'document':
+      onlyIn(role, 'user', block, p);
+      return checkDocumentBlock(block, p);
+    case 'search_result':
+      onlyIn(role, 'user', block, p);
+      return checkSearchResultBlock(block, p);
     case 'tool_use':
-      if (role !== 'assistant') fail(`${p}: \`tool_use\` blocks can only be in \`assistant\` messages`);
+      onlyIn(role, 'assistant', block, p);
       onlyKeys(block, TOOL_USE_FIELDS, `${p}.`);
       for (const f of ['id', 'name', 'input']) if (!has(block, f)) fail(`${p}.${f}: Field required`);
       checkString(block.id, `${p}.id`);
@@ -280,9 +646,10 @@ function checkBlock(block, role, p) {
       checkString(block.name, `${p}.name`);
       if (block.name.length === 0) fail(`${p}.name: String should have at least 1 character`);
       if (!isObject(block.input)) fail(`${p}.input: Input should be a valid dictionary`);
+      checkCaller(block, p);
       return checkCacheControl(block, `${p}.`);
     case 'tool_result':
-      if (role !== 'user') fail(`${p}: \`tool_result\` blocks can only be in \`user\` messages`);
+      onlyIn(role, 'user', block, p);
       onlyKeys(block, TOOL_RESULT_FIELDS, `${p}.`);
       if (!has(block, 'tool_use_id')) fail(`${p}.tool_use_id: Field required`);
       checkString(block.tool_use_id, `${p}.tool_use_id`);
@@ -290,10 +657,79 @@ function checkBlock(block, role, p) {
       if (has(block, 'content')) checkToolResultContent(block.content, p);
       if (has(block, 'is_error') && typeof block.is_error !== 'boolean') fail(`${p}.is_error: Input should be a valid boolean`);
       return checkCacheControl(block, `${p}.`);
+    case 'thinking':
+      onlyIn(role, 'assistant', block, p);
+      onlyKeys(block, THINKING_FIELDS, `${p}.`);
+      for (const f of ['thinking', 'signature']) if (!has(block, f)) fail(`${p}.${f}: Field required`);
+      checkString(block.thinking, `${p}.thinking`);
+      checkString(block.signature, `${p}.signature`);
+      if (!validSignature(block)) fail(`${p}: Invalid \`signature\` in \`thinking\` block`);
+      return;
+    case 'redacted_thinking':
+      onlyIn(role, 'assistant', block, p);
+      onlyKeys(block, REDACTED_THINKING_FIELDS, `${p}.`);
+      if (!has(block, 'data')) fail(`${p}.data: Field required`);
+      checkString(block.data, `${p}.data`);
+      if (!validRedactedData(block.data)) fail(`${p}: Invalid \`data\` in \`redacted_thinking\` block`);
+      return;
+    case 'server_tool_use':
+      onlyIn(role, 'assistant', block, p);
+      onlyKeys(block, SERVER_TOOL_USE_FIELDS, `${p}.`);
+      for (const f of ['id', 'name', 'input']) if (!has(block, f)) fail(`${p}.${f}: Field required`);
+      checkString(block.id, `${p}.id`);
+      if (!SERVER_TOOL_ID.test(block.id)) fail(`${p}.id: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'`);
+      if (!SERVER_TOOL_NAMES.has(block.name)) fail(`${p}.name: Input should be ${tagList([...SERVER_TOOL_NAMES])}`);
+      if (!isObject(block.input)) fail(`${p}.input: Input should be a valid dictionary`);
+      checkCaller(block, p);
+      return checkCacheControl(block, `${p}.`);
+    case 'compaction':
+      onlyIn(role, 'assistant', block, p);
+      onlyKeys(block, COMPACTION_FIELDS, `${p}.`);
+      if (has(block, 'content') && block.content !== null) checkString(block.content, `${p}.content`);
+      if (has(block, 'encrypted_content') && block.encrypted_content !== null) checkString(block.encrypted_content, `${p}.encrypted_content`);
+      return checkCacheControl(block, `${p}.`);
+    case FUTURE_BLOCK:
+      return onlyIn(role, 'assistant', block, p); // accepted as it came, whatever it holds
     default:
-      fail(`${p}: Input tag '${block.type}' found using 'type' does not match any of the expected tags: 'text', 'image', 'tool_use', 'tool_result'`);
+      if (SERVER_RESULT_TYPES.has(block.type)) return checkServerResult(block, role, p);
+      badTag(p, block.type, MESSAGE_BLOCK_TAGS);
   }
 }
+
+/** A server tool's result block; web_search results are checked in depth, the others by shape. */
+function checkServerResult(block, role, p) {
+  onlyIn(role, 'assistant', block, p);
+  onlyKeys(block, SERVER_RESULT_FIELDS, `${p}.`);
+  for (const f of ['tool_use_id', 'content']) if (!has(block, f)) fail(`${p}.${f}: Field required`);
+  checkString(block.tool_use_id, `${p}.tool_use_id`);
+  if (!SERVER_TOOL_ID.test(block.tool_use_id)) fail(`${p}.tool_use_id: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'`);
+  if (block.type === 'web_search_tool_result') {
+    const c = block.content;
+    if (isObject(c)) {
+      if (c.type !== 'web_search_tool_result_error') badTag(`${p}.content`, c.type, ['web_search_tool_result_error']);
+      checkString(c.error_code, `${p}.content.error_code`);
+    } else if (Array.isArray(c)) {
+      c.forEach((r, k) => {
+        const q = `${p}.content.${k}`;
+        checkDict(r, q);
+        if (r.type !== 'web_search_result') badTag(q, r.type, ['web_search_result']);
+        onlyKeys(r, new Set(['type', 'url', 'title', 'encrypted_content', 'page_age']), `${q}.`);
+        for (const f of ['url', 'title', 'encrypted_content']) {
+          if (!has(r, f)) fail(`${q}.${f}: Field required`);
+          checkString(r[f], `${q}.${f}`);
+        }
+        if (has(r, 'page_age') && r.page_age !== null) checkString(r.page_age, `${q}.page_age`);
+      });
+    } else {
+      fail(`${p}.content: Input should be a valid list or dictionary`);
+    }
+  } else if (!isObject(block.content) && !Array.isArray(block.content)) {
+    fail(`${p}.content: Input should be a valid dictionary or list`);
+  }
+  checkCacheControl(block, `${p}.`);
+}
+
+const EMPTY_MESSAGE = 'all messages must have non-empty content except for the optional final assistant message';
 
 function checkMessageShapes(messages) {
   const last = messages.length - 1;
@@ -306,13 +742,9 @@ function checkMessageShapes(messages) {
     if (!has(m, 'content')) fail(`${p}.content: Field required`);
     const finalAssistant = i === last && m.role === 'assistant';
     if (typeof m.content === 'string') {
-      if (m.content.length === 0 && !finalAssistant) {
-        fail(`${p}: all messages must have non-empty content except for the optional final assistant message`);
-      }
+      if (m.content.length === 0 && !finalAssistant) fail(`${p}: ${EMPTY_MESSAGE}`);
     } else if (Array.isArray(m.content)) {
-      if (m.content.length === 0 && !finalAssistant) {
-        fail(`${p}: all messages must have non-empty content except for the optional final assistant message`);
-      }
+      if (m.content.length === 0 && !finalAssistant) fail(`${p}: ${EMPTY_MESSAGE}`);
       m.content.forEach((block, j) => checkBlock(block, m.role, `${p}.content.${j}`));
     } else {
       fail(`${p}.content: Input should be a valid string or list`);
@@ -322,6 +754,42 @@ function checkMessageShapes(messages) {
 }
 
 const blocksOf = (m) => (m && Array.isArray(m.content) ? m.content : []);
+
+/** A tool_use called from inside code execution (programmatic tool calling), not by the model directly. */
+const calledByCode = (b) => b.type === 'tool_use' && isObject(b.caller) && b.caller.type !== 'direct';
+
+/**
+ * Server tools: every server_tool_use has its result block after it in the same message, except in
+ * the final message (a paused turn sent back to continue) or, with programmatic tool calling, in the
+ * assistant message whose code-called tool_use blocks the final user message answers (the code
+ * execution is still pending). A result block must follow its server_tool_use.
+ */
+function checkServerPairing(messages) {
+  const last = messages.length - 1;
+  messages.forEach((m, i) => {
+    if (m.role !== 'assistant') return;
+    const blocks = blocksOf(m);
+    const pendingAllowed = i === last || (i === last - 1 && blocks.some(calledByCode));
+    const open = new Map();
+    blocks.forEach((b, j) => {
+      if (b.type === 'server_tool_use') open.set(b.id, j);
+      else if (SERVER_RESULT_TYPES.has(b.type)) {
+        if (!open.has(b.tool_use_id)) {
+          fail(
+            `messages.${i}.content.${j}: \`${b.type}\` block has tool_use_id ${b.tool_use_id}, which matches no \`server_tool_use\` block before it in this message.`,
+          );
+        }
+        open.delete(b.tool_use_id);
+      }
+    });
+    if (open.size > 0 && !pendingAllowed) {
+      fail(
+        `messages.${i}: \`server_tool_use\` ids were found without their result blocks: ${[...open.keys()].join(', ')}. ` +
+          'A `server_tool_use` block must be followed by its result block in the same message, unless it is in the final message (a paused turn).',
+      );
+    }
+  });
+}
 
 /** The tool_use / tool_result pairing rules, with the real API's messages. */
 function checkPairing(messages) {
@@ -378,6 +846,139 @@ function checkPairing(messages) {
   });
 }
 
+const thinkingOn = (body) => isObject(body.thinking) && (body.thinking.type === 'enabled' || body.thinking.type === 'adaptive');
+
+function checkThinkingConfig(body) {
+  const t = body.thinking;
+  checkDict(t, 'thinking');
+  const tags = ['enabled', 'disabled', 'adaptive'];
+  if (!tags.includes(t.type)) badTag('thinking', t.type, tags);
+  if (t.type === 'enabled') {
+    onlyKeys(t, new Set(['type', 'budget_tokens']), 'thinking.enabled.');
+    if (!has(t, 'budget_tokens')) fail('thinking.enabled.budget_tokens: Field required');
+    checkInteger(t.budget_tokens, 'thinking.enabled.budget_tokens', 1024);
+    if (Number.isInteger(body.max_tokens) && t.budget_tokens >= body.max_tokens) {
+      fail(
+        '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at ' +
+          'https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size',
+      );
+    }
+  } else {
+    onlyKeys(t, new Set(['type']), `thinking.${t.type}.`);
+  }
+}
+
+/** What thinking rules out: sampling changes and forced tool use. */
+function checkThinkingCompatibility(body) {
+  if (!thinkingOn(body)) return;
+  if (has(body, 'temperature') && body.temperature !== 1) {
+    fail(`\`temperature\` may only be set to 1 when thinking is enabled or in adaptive mode. ${THINKING_DOCS}`);
+  }
+  if (has(body, 'top_k')) fail(`\`top_k\` must be unset when thinking is enabled. ${THINKING_DOCS}`);
+  if (has(body, 'top_p') && body.top_p < 0.95) {
+    fail(`\`top_p\` must be greater than or equal to 0.95 or unset when thinking is enabled. ${THINKING_DOCS}`);
+  }
+  const forced = body.tool_choice?.type;
+  if (forced === 'any' || forced === 'tool') fail('Thinking may not be enabled when tool_choice forces tool use.');
+}
+
+/**
+ * With thinking on, the assistant message of the current tool loop (the one whose tool_use blocks
+ * the final user message answers, or a final assistant message holding server tool calls) must
+ * start with a thinking or redacted_thinking block.
+ */
+function checkThinkingPlacement(messages) {
+  const last = messages.length - 1;
+  let n = -1;
+  const final = messages[last];
+  if (final.role === 'user' && blocksOf(final).some((b) => b.type === 'tool_result') && messages[last - 1]?.role === 'assistant') {
+    n = last - 1;
+  } else if (final.role === 'assistant' && blocksOf(final).some((b) => b.type === 'tool_use' || b.type === 'server_tool_use')) {
+    n = last;
+  }
+  if (n < 0) return;
+  const first = blocksOf(messages[n])[0];
+  if (!first || first.type === 'thinking' || first.type === 'redacted_thinking') return;
+  fail(
+    `messages.${n}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first.type}\`. ` +
+      'When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of ' +
+      '`tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this ' +
+      'requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking',
+  );
+}
+
+export const CONTAINER_REQUIRED = 'container_id is required when there are pending tool uses generated by code execution with tools.';
+
+/** Programmatic tool calling: results for code-called tool_use blocks continue a container, which must be named. */
+function checkPendingCodeExecution(body) {
+  const messages = body.messages;
+  const final = messages[messages.length - 1];
+  const prev = messages[messages.length - 2];
+  if (final.role !== 'user' || prev?.role !== 'assistant' || !blocksOf(prev).some(calledByCode)) return;
+  if (body.container === undefined || body.container === null) fail(CONTAINER_REQUIRED);
+}
+
+function checkOptionalFields(body) {
+  if (has(body, 'temperature')) {
+    if (typeof body.temperature !== 'number' || !Number.isFinite(body.temperature)) fail('temperature: Input should be a valid number');
+    if (body.temperature < 0) fail('temperature: Input should be greater than or equal to 0');
+    if (body.temperature > 1) fail('temperature: Input should be less than or equal to 1');
+  }
+  if (has(body, 'top_p')) {
+    if (typeof body.top_p !== 'number' || !Number.isFinite(body.top_p)) fail('top_p: Input should be a valid number');
+    if (body.top_p < 0 || body.top_p > 1) fail('top_p: Input should be between 0 and 1');
+  }
+  if (has(body, 'top_k')) checkInteger(body.top_k, 'top_k', 0);
+  if (has(body, 'stop_sequences')) checkStringList(body.stop_sequences, 'stop_sequences');
+  if (has(body, 'metadata')) {
+    checkDict(body.metadata, 'metadata');
+    onlyKeys(body.metadata, new Set(['user_id']), 'metadata.');
+    if (has(body.metadata, 'user_id') && body.metadata.user_id !== null) checkString(body.metadata.user_id, 'metadata.user_id');
+  }
+  if (has(body, 'thinking')) checkThinkingConfig(body);
+  if (has(body, 'service_tier') && body.service_tier !== 'auto' && body.service_tier !== 'standard_only') {
+    fail("service_tier: Input should be 'auto' or 'standard_only'");
+  }
+  if (has(body, 'cache_control')) {
+    if (!isObject(body.cache_control)) fail('cache_control: Input should be a valid dictionary');
+    checkCacheControl(body, '');
+  }
+  if (has(body, 'output_config')) {
+    const oc = body.output_config;
+    checkDict(oc, 'output_config');
+    onlyKeys(oc, new Set(['effort', 'format']), 'output_config.');
+    if (has(oc, 'effort') && oc.effort !== null && !['low', 'medium', 'high', 'max'].includes(oc.effort)) {
+      fail("output_config.effort: Input should be 'low', 'medium', 'high' or 'max'");
+    }
+    if (has(oc, 'format') && oc.format !== null) {
+      checkDict(oc.format, 'output_config.format');
+      if (oc.format.type !== 'json_schema') badTag('output_config.format', oc.format.type, ['json_schema']);
+      checkDict(oc.format.schema, 'output_config.format.schema');
+    }
+  }
+  if (has(body, 'context_management') && body.context_management !== null) {
+    const cm = body.context_management;
+    checkDict(cm, 'context_management');
+    onlyKeys(cm, new Set(['edits']), 'context_management.');
+    if (has(cm, 'edits')) {
+      if (!Array.isArray(cm.edits)) fail('context_management.edits: Input should be a valid list');
+      cm.edits.forEach((e, k) => {
+        checkDict(e, `context_management.edits.${k}`);
+        checkString(e.type, `context_management.edits.${k}.type`);
+      });
+    }
+  }
+  if (has(body, 'container') && body.container !== null) {
+    if (isObject(body.container)) {
+      onlyKeys(body.container, new Set(['id', 'skills']), 'container.');
+      if (has(body.container, 'id') && body.container.id !== null) checkString(body.container.id, 'container.id');
+    } else {
+      checkString(body.container, 'container');
+    }
+  }
+  if (has(body, 'inference_geo') && body.inference_geo !== null) checkString(body.inference_geo, 'inference_geo');
+}
+
 /** Validates a parsed request body; throws a Refusal the way the real API would answer. */
 function validateBody(body) {
   if (!isObject(body)) fail('Input should be a valid dictionary (the request body must be a JSON object)');
@@ -396,37 +997,20 @@ function validateBody(body) {
   if (body.messages.length === 0) fail('messages: at least one message is required');
 
   if (has(body, 'stream')) {
-    if (typeof body.stream !== 'boolean') fail('stream: Input should be a valid boolean');
+    checkBoolean(body.stream, 'stream');
     if (body.stream) fail('mock-api: streaming is not supported by this stand-in');
   }
   if (has(body, 'system')) checkSystem(body.system);
-  if (has(body, 'temperature')) {
-    if (typeof body.temperature !== 'number' || !Number.isFinite(body.temperature)) fail('temperature: Input should be a valid number');
-    if (body.temperature < 0) fail('temperature: Input should be greater than or equal to 0');
-    if (body.temperature > 1) fail('temperature: Input should be less than or equal to 1');
-  }
-  if (has(body, 'top_p')) {
-    if (typeof body.top_p !== 'number' || !Number.isFinite(body.top_p)) fail('top_p: Input should be a valid number');
-    if (body.top_p < 0 || body.top_p > 1) fail('top_p: Input should be between 0 and 1');
-  }
-  if (has(body, 'top_k')) {
-    if (!Number.isInteger(body.top_k)) fail('top_k: Input should be a valid integer');
-    if (body.top_k < 0) fail('top_k: Input should be greater than or equal to 0');
-  }
-  if (has(body, 'stop_sequences')) {
-    if (!Array.isArray(body.stop_sequences)) fail('stop_sequences: Input should be a valid list');
-    body.stop_sequences.forEach((s, i) => checkString(s, `stop_sequences.${i}`));
-  }
-  if (has(body, 'metadata')) {
-    if (!isObject(body.metadata)) fail('metadata: Input should be a valid dictionary');
-    onlyKeys(body.metadata, new Set(['user_id']), 'metadata.');
-    if (has(body.metadata, 'user_id') && body.metadata.user_id !== null) checkString(body.metadata.user_id, 'metadata.user_id');
-  }
+  checkOptionalFields(body);
   const names = has(body, 'tools') ? checkTools(body.tools) : new Set();
   if (has(body, 'tool_choice')) checkToolChoice(body.tool_choice, names);
+  checkThinkingCompatibility(body);
 
   checkMessageShapes(body.messages);
   checkPairing(body.messages);
+  checkServerPairing(body.messages);
+  if (thinkingOn(body)) checkThinkingPlacement(body.messages);
+  checkPendingCodeExecution(body);
 }
 
 /** Header checks, in the order the real API applies them (auth first). */
@@ -487,13 +1071,80 @@ const HTML_PAGE =
   '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>\n' +
   '<body><center><h1>502 Bad Gateway</h1></center><hr><center>mock-api proxy</center></body></html>\n';
 
+// ---------------------------------------------------------------------------------------------
+// Prompt caching: a small deterministic model of the usage it reports
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The cacheable prefix of a request, block by block: the tools, then the system prompt, then the
+ * messages' blocks, in that order (as the real API builds it). Each position has a key (the model
+ * and the JSON of everything up to it), a size (ceil(bytes / 4) tokens) and whether it is a cache
+ * breakpoint: a tool, system block or message block with `cache_control`, or the last block when
+ * the request has a top-level `cache_control` (automatic caching).
+ */
+function cachePositions(body) {
+  const items = [];
+  for (const tool of Array.isArray(body.tools) ? body.tools : []) items.push(tool);
+  if (typeof body.system === 'string') items.push({ system: body.system });
+  else if (Array.isArray(body.system)) items.push(...body.system);
+  for (const m of body.messages) {
+    items.push({ role: m.role });
+    if (typeof m.content === 'string') items.push({ type: 'text', text: m.content });
+    else items.push(...m.content);
+  }
+  const hash = createHash('sha256').update(String(body.model));
+  let bytes = 0;
+  return items.map((item, i) => {
+    const json = JSON.stringify(item);
+    hash.update(json);
+    bytes += Buffer.byteLength(json);
+    const marked = isObject(item) && isObject(item.cache_control);
+    const automatic = i === items.length - 1 && isObject(body.cache_control);
+    return { key: hash.copy().digest('hex'), tokens: Math.ceil(bytes / 4), breakpoint: marked || automatic };
+  });
+}
+
+/** How far back from a breakpoint the real API looks for an earlier cached prefix. */
+const CACHE_LOOKBACK = 20;
+
+/**
+ * The cache usage of one reply, a small deterministic model; `cache` (a Set of prefix keys) is the
+ * server's memory. A hit is a cached prefix ending at a breakpoint or at any of the 20 positions
+ * before one (the real API's lookback): `cache_read_input_tokens` is the longest hit's size, and
+ * `cache_creation_input_tokens` is the last breakpoint's size minus that. Then each breakpoint's
+ * prefix is cached. No breakpoint: both 0. Not modelled: the minimum cacheable length, TTLs (only
+ * `reset()` empties the cache).
+ */
+function cacheUsage(body, cache) {
+  const positions = isObject(body) && Array.isArray(body.messages) ? cachePositions(body) : [];
+  const breakpoints = positions.map((p, i) => (p.breakpoint ? i : -1)).filter((i) => i >= 0);
+  if (breakpoints.length === 0) return { cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  let read = 0;
+  for (const b of breakpoints) {
+    for (let i = Math.max(0, b - CACHE_LOOKBACK); i <= b; i++) {
+      if (cache.has(positions[i].key)) read = Math.max(read, positions[i].tokens);
+    }
+  }
+  const creation = positions[breakpoints[breakpoints.length - 1]].tokens - read;
+  for (const b of breakpoints) cache.add(positions[b].key);
+  return { cache_creation_input_tokens: creation, cache_read_input_tokens: read };
+}
+
 /**
  * Starts the stand-in. Options: `apiKey` (default 'sk-ant-test-key'), `host` ('127.0.0.1'),
  * `port` (0 = any free port), `handler` (called when the script is empty), `logLevel`
  * ('silent' | 'info'; logs go to stderr).
  */
-export async function startMockApi({ apiKey = 'sk-ant-test-key', host = '127.0.0.1', port = 0, handler = null, logLevel = 'silent' } = {}) {
+export async function startMockApi({
+  apiKey = 'sk-ant-test-key',
+  host = '127.0.0.1',
+  port = 0,
+  handler = null,
+  logLevel = 'silent',
+} = {}) {
   const queue = [];
+  /** Prompt-cache prefixes seen so far (see cacheUsage). */
+  const cache = new Set();
   const sockets = new Set();
   const timers = new Set();
   const log = logLevel === 'silent' ? () => {} : (line) => process.stderr.write(`mock-api: ${line}\n`);
@@ -523,11 +1174,25 @@ export async function startMockApi({ apiKey = 'sk-ant-test-key', host = '127.0.0
     get pending() {
       return queue.length;
     },
-    /** Clears the script, the records and the handler. */
+    /** Clears the script, the records, the handler and the prompt cache. */
     reset() {
       queue.length = 0;
       api.requests.length = 0;
       api.handler = null;
+      cache.clear();
+    },
+    /** Resolves once `predicate(api)` is true (checked every few ms); rejects after `timeoutMs`. */
+    async waitFor(predicate, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!predicate(api)) {
+        if (Date.now() > deadline) throw new Error(`mock-api: waited ${timeoutMs} ms for ${predicate}`);
+        await new Promise((resolve) => setTimeout(resolve, 3));
+      }
+    },
+    /** Resolves with the records once `n` requests have arrived; rejects after `timeoutMs`. */
+    async waitForRequests(n, timeoutMs = 5000) {
+      await api.waitFor(() => api.requests.length >= n, timeoutMs);
+      return api.requests;
     },
     close,
   };
@@ -552,16 +1217,28 @@ export async function startMockApi({ apiKey = 'sk-ant-test-key', host = '127.0.0
   }
 
   function messageFor(step, body) {
-    return {
+    const message = {
       id: `msg_${randomId(24)}`,
       type: 'message',
       role: 'assistant',
       model: step.model ?? body?.model ?? 'claude-mock',
-      content: step.content,
+      content: Array.isArray(step.content) ? step.content.map(signed) : step.content,
       stop_reason: step.stop_reason ?? defaultStopReason(step.content),
       stop_sequence: step.stop_sequence ?? null,
-      usage: { ...DEFAULT_USAGE, ...(step.usage ?? {}) },
     };
+    if (has(step, 'stop_details')) message.stop_details = step.stop_details;
+    message.usage = { ...DEFAULT_USAGE, ...cacheUsage(body, cache), ...(step.usage ?? {}) };
+    if (has(step, 'container')) message.container = step.container;
+    return message;
+  }
+
+  /** Checks a step's expectations of the request; returns the refusal message, or null. */
+  function unmet(step, body) {
+    if (!has(step, 'requireContainer')) return null;
+    const sent = isObject(body?.container) ? body.container.id : body?.container;
+    if (sent === undefined || sent === null) return CONTAINER_REQUIRED;
+    if (sent !== step.requireContainer) return `container: Container '${sent}' not found. This conversation continues container '${step.requireContainer}'.`;
+    return null;
   }
 
   async function answer(step, body, record, req, res) {
@@ -573,9 +1250,15 @@ export async function startMockApi({ apiKey = 'sk-ant-test-key', host = '127.0.0
     if (!isObject(step)) {
       return sendError(res, record, 500, { type: 'api_error', message: `mock-api: a scripted step must be an object or a function, got ${JSON.stringify(step)}` });
     }
+    const why = unmet(step, body);
+    if (why !== null) return sendError(res, record, 400, { type: 'invalid_request_error', message: why });
     if (has(step, 'fault')) return fault(step, body, record, req, res);
-    if (has(step, 'content')) return send(res, record, 200, messageFor(step, body), step.headers);
+    if (has(step, 'content')) {
+      const message = messageFor(step, body);
+      return send(res, record, 200, message, step.headers);
+    }
     if (has(step, 'body')) return send(res, record, step.status ?? 200, step.body, step.headers);
+    if (has(step, 'status') && step.status >= 300 && step.status < 400) return send(res, record, step.status, '', step.headers);
     if (has(step, 'status')) return sendError(res, record, step.status, step.error, step.headers);
     return sendError(res, record, 500, { type: 'api_error', message: `mock-api: unknown step shape: ${JSON.stringify(step)}` });
   }
@@ -671,6 +1354,10 @@ export async function startMockApi({ apiKey = 'sk-ant-test-key', host = '127.0.0
       retryCount: parseRetryCount(req.headers['x-stainless-retry-count']),
       status: null,
       requestId: `req_${randomId(24)}`,
+      /** The `anthropic-beta` header, split on commas. */
+      betas: String(req.headers['anthropic-beta'] ?? '').split(',').map((b) => b.trim()).filter(Boolean),
+      /** The request's `container` (a string id), once the body is read. */
+      container: undefined,
       /** `performance.now()` when the request arrived: tests read the waits between retries. */
       receivedAt: performance.now(),
     };
@@ -688,6 +1375,7 @@ export async function startMockApi({ apiKey = 'sk-ant-test-key', host = '127.0.0
     try {
       parsed = JSON.parse(read.raw);
       record.body = parsed;
+      if (isObject(parsed)) record.container = parsed.container;
     } catch (err) {
       parseError = err;
     }

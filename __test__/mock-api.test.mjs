@@ -5,7 +5,10 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { startMockApi, text, toolUse, reply, demoModel } from './mock-api.mjs';
+import {
+  startMockApi, text, toolUse, reply, demoModel, thinking, redactedThinking, serverToolUse, webSearchResult, signThinking,
+  CONTAINER_REQUIRED,
+} from './mock-api.mjs';
 
 const KEY = 'sk-ant-test-key';
 const MODULE_PATH = fileURLToPath(new URL('./mock-api.mjs', import.meta.url));
@@ -18,9 +21,10 @@ before(async () => {
 after(() => api.close());
 beforeEach(() => api.reset());
 
-function post(body, { headers = {}, signal, path = '/v1/messages', method = 'POST' } = {}) {
+function post(body, { headers = {}, signal, path = '/v1/messages', method = 'POST', redirect } = {}) {
   return fetch(api.url + path, {
     method,
+    redirect,
     headers: { ...HEADERS, ...headers },
     body: method === 'GET' ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     signal,
@@ -188,7 +192,7 @@ test('fields: required, types, unknown fields, streaming', async () => {
   await expect400(request([user('hi')], { max_tokens: 0 }), 'max_tokens: Input should be greater than or equal to 1');
   await expect400(request([user('hi')], { max_tokens: 1.5 }), 'max_tokens: Input should be a valid integer');
   await expect400(request([]), 'messages: at least one message is required');
-  await expect400(request([user('hi')], { stream: true }), 'mock-api: streaming is not supported by this stand-in');
+  await expect400(request([user('hi')], { stream: 'yes' }), 'stream: Input should be a valid boolean');
   await expect400(request([user('hi')], { temperature: 1.5 }), 'temperature: Input should be less than or equal to 1');
   await expect400(request([user('hi')], { system: [{ type: 'text' }] }), 'system.0.text: Field required');
   api.script(reply([text('fine')]));
@@ -573,4 +577,355 @@ test('CLI: --demo serves demoModel, prints one line, exits on SIGTERM', async ()
   assert.equal(code, 0);
   assert.match(stdout, /^mock-api listening on http:\/\/127\.0\.0\.1:\d+\n$/);
   assert.deepEqual(answer.content, [text('I can help with order questions. Which order do you mean?')]);
+});
+
+// --- empty messages --------------------------------------------------------------------------------
+
+const EMPTY = 'all messages must have non-empty content except for the optional final assistant message';
+
+test('empty content: refused for every message but a final assistant one; "" counts as empty', async () => {
+  await expect400(request([user('')]), `messages.0: ${EMPTY}`);
+  await expect400(request([user([])]), `messages.0: ${EMPTY}`);
+  await expect400(request([user('hi'), assistant(''), user('again')]), `messages.1: ${EMPTY}`);
+  await expect400(request([user('hi'), assistant([]), user('again')]), `messages.1: ${EMPTY}`);
+  api.script(reply('a'), reply('b'));
+  assert.equal((await post(request([user('hi'), assistant('')]))).status, 200);
+  assert.equal((await post(request([user('hi'), assistant([])]))).status, 200);
+});
+
+// --- thinking --------------------------------------------------------------------------------------
+
+const THINK = { type: 'enabled', budget_tokens: 1024 };
+const THINKING_ORDER = (n, found) =>
+  `messages.${n}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${found}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`;
+const DOCS = 'Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#important-considerations-when-using-extended-thinking';
+
+test('thinking builders: signed blocks; an explicit signature is kept; redacted data is signed', () => {
+  const t = thinking('Let me think.');
+  assert.deepEqual(Object.keys(t), ['type', 'thinking', 'signature']);
+  assert.equal(t.signature, signThinking('Let me think.'));
+  assert.match(t.signature, /^[A-Za-z0-9+/]+=*$/);
+  assert.equal(thinking('x', 'forged').signature, 'forged');
+  const r = redactedThinking();
+  assert.deepEqual(Object.keys(r), ['type', 'data']);
+  assert.notEqual(redactedThinking().data, r.data);
+  assert.equal(redactedThinking(r.data).data, r.data, 'valid data is kept');
+  assert.equal(redactedThinking('seed').data, redactedThinking('seed').data, 'a payload is signed deterministically');
+});
+
+test('thinking: blocks come back unchanged, or the request is refused', async () => {
+  const call = toolUse('get_order_status', { orderId: '1' }, 'toolu_t');
+  const history = (first) => request([user('hi'), assistant([first, call]), user([result('toolu_t')])], { tools: [ORDER_TOOL], thinking: THINK, max_tokens: 2048 });
+  api.script(reply('ok'), reply('ok'));
+  assert.equal((await post(history(thinking('plan')))).status, 200);
+  assert.equal((await post(history(redactedThinking()))).status, 200);
+  await expect400(history({ ...thinking('plan'), thinking: 'plan, edited' }), 'messages.1.content.0: Invalid `signature` in `thinking` block');
+  await expect400(history(thinking('plan', 'c2lnbmF0dXJl')), 'messages.1.content.0: Invalid `signature` in `thinking` block');
+  const r = redactedThinking();
+  await expect400(history({ ...r, data: `A${r.data.slice(1)}` === r.data ? `B${r.data.slice(1)}` : `A${r.data.slice(1)}` }), 'messages.1.content.0: Invalid `data` in `redacted_thinking` block');
+  await expect400(history({ type: 'thinking', thinking: 'plan' }), 'messages.1.content.0.signature: Field required');
+  // signatures are checked with thinking off too
+  await expect400(
+    request([user('hi'), assistant([thinking('a', 'bad'), text('b')]), user('more')]),
+    'messages.1.content.0: Invalid `signature` in `thinking` block',
+  );
+  await expect400(request([user([thinking('mine')])]), 'messages.0.content.0: `thinking` blocks can only be in `assistant` messages');
+});
+
+test('thinking: the mock signs the thinking blocks it sends', async () => {
+  api.script(reply([{ type: 'thinking', thinking: 'unsigned in the script' }, { type: 'redacted_thinking' }, text('hi')]));
+  const msg = await (await post(request([user('hi')], { thinking: THINK, max_tokens: 2048 }))).json();
+  assert.deepEqual(msg.content[0], thinking('unsigned in the script'));
+  assert.equal(redactedThinking(msg.content[1].data).data, msg.content[1].data);
+  api.script(reply('ok'));
+  assert.equal((await post(request([user('hi'), assistant(msg.content), user('go on')], { thinking: THINK, max_tokens: 2048 }))).status, 200);
+});
+
+test('thinking on: the turn answered by the final tool results starts with a thinking block', async () => {
+  const call = toolUse('get_order_status', { orderId: '1' }, 'toolu_t');
+  const body = (content, thinkingConfig = THINK) =>
+    request([user('hi'), assistant(content), user([result('toolu_t')])], { tools: [ORDER_TOOL], thinking: thinkingConfig, max_tokens: 4096 });
+  await expect400(body([call]), THINKING_ORDER(1, 'tool_use'));
+  await expect400(body([text('Let me look.'), call]), THINKING_ORDER(1, 'text'));
+  await expect400(body([text('Let me look.'), call], { type: 'adaptive' }), THINKING_ORDER(1, 'text'));
+  // earlier turns need no thinking block; off or disabled, no rule at all
+  api.script(reply('a'), reply('b'), reply('c'), reply('d'));
+  const older = request(
+    [user('hi'), assistant([toolUse('get_order_status', { orderId: '0' }, 'toolu_o')]), user([result('toolu_o')]),
+      assistant([thinking('now'), call]), user([result('toolu_t')])],
+    { tools: [ORDER_TOOL], thinking: THINK, max_tokens: 4096 },
+  );
+  assert.equal((await post(older)).status, 200);
+  assert.equal((await post(body([call], { type: 'disabled' }))).status, 200);
+  assert.equal((await post(request([user('hi'), assistant([call]), user([result('toolu_t')])], { tools: [ORDER_TOOL] }))).status, 200);
+  assert.equal((await post(body([redactedThinking(), call]))).status, 200);
+  // a paused server-tool turn sent back last
+  await expect400(
+    request([user('hi'), assistant([serverToolUse('web_search', { query: 'q' }, 'srvtoolu_1')])], { thinking: THINK, max_tokens: 4096 }),
+    THINKING_ORDER(1, 'server_tool_use'),
+  );
+});
+
+test('thinking config: shape, budget, and what it rules out', async () => {
+  await expect400(request([user('hi')], { thinking: 'on' }), 'thinking: Input should be a valid dictionary');
+  await expect400(request([user('hi')], { thinking: { type: 'auto' } }), "thinking: Input tag 'auto' found using 'type' does not match any of the expected tags: 'enabled', 'disabled', 'adaptive'");
+  await expect400(request([user('hi')], { thinking: { type: 'enabled' } }), 'thinking.enabled.budget_tokens: Field required');
+  await expect400(request([user('hi')], { thinking: { type: 'enabled', budget_tokens: 1000 }, max_tokens: 4096 }), 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
+  await expect400(request([user('hi')], { thinking: { type: 'enabled', budget_tokens: 1.5 } }), 'thinking.enabled.budget_tokens: Input should be a valid integer');
+  await expect400(
+    request([user('hi')], { thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 2048 }),
+    '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size',
+  );
+  await expect400(request([user('hi')], { thinking: { type: 'adaptive', budget_tokens: 2048 } }), 'thinking.adaptive.budget_tokens: Extra inputs are not permitted');
+  const on = { thinking: THINK, max_tokens: 2048, tools: [ORDER_TOOL] };
+  await expect400(request([user('hi')], { ...on, tool_choice: { type: 'any' } }), 'Thinking may not be enabled when tool_choice forces tool use.');
+  await expect400(request([user('hi')], { ...on, tool_choice: { type: 'tool', name: 'get_order_status' } }), 'Thinking may not be enabled when tool_choice forces tool use.');
+  await expect400(request([user('hi')], { ...on, temperature: 0.5 }), `\`temperature\` may only be set to 1 when thinking is enabled or in adaptive mode. ${DOCS}`);
+  await expect400(request([user('hi')], { ...on, top_k: 5 }), `\`top_k\` must be unset when thinking is enabled. ${DOCS}`);
+  await expect400(request([user('hi')], { ...on, top_p: 0.5 }), `\`top_p\` must be greater than or equal to 0.95 or unset when thinking is enabled. ${DOCS}`);
+  await expect400(request([user('hi')], { thinking: { type: 'adaptive' }, temperature: 0 }), `\`temperature\` may only be set to 1 when thinking is enabled or in adaptive mode. ${DOCS}`);
+  api.script(reply('a'), reply('b'), reply('c'));
+  assert.equal((await post(request([user('hi')], { ...on, tool_choice: { type: 'auto' }, temperature: 1, top_p: 0.95 }))).status, 200);
+  assert.equal((await post(request([user('hi')], { thinking: { type: 'adaptive' }, tool_choice: { type: 'none' }, tools: [ORDER_TOOL] }))).status, 200);
+  assert.equal((await post(request([user('hi')], { thinking: { type: 'disabled' }, tool_choice: { type: 'any' }, tools: [ORDER_TOOL], top_k: 3 }))).status, 200);
+});
+
+// --- server tools ----------------------------------------------------------------------------------
+
+const WEB_SEARCH = {
+  type: 'web_search_20250305', name: 'web_search', max_uses: 3, allowed_domains: ['example.com'],
+  user_location: { type: 'approximate', city: 'Madrid', country: 'ES', timezone: 'Europe/Madrid' }, cache_control: { type: 'ephemeral' },
+};
+
+test('server tools: Anthropic-defined tool types with their own fields', async () => {
+  const tools = [
+    WEB_SEARCH,
+    { type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 2, blocked_domains: ['evil.test'], citations: { enabled: true }, max_content_tokens: 5000 },
+    { type: 'code_execution_20250825', name: 'code_execution' },
+    { type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' },
+    { type: 'tool_search_tool_bm25_20251119', name: 'tool_search_tool_bm25' },
+    { type: 'bash_20250124', name: 'bash' },
+    { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool', max_characters: 10000 },
+    { type: 'memory_20250818', name: 'memory' },
+    { ...ORDER_TOOL, type: 'custom', defer_loading: true, allowed_callers: ['code_execution_20250825'] },
+  ];
+  api.script(reply('ok'), reply('ok'));
+  assert.equal((await post(request([user('hi')], { tools }))).status, 200);
+  assert.equal((await post(request([user('hi')], { tools: [{ type: 'web_search_20260209', name: 'web_search', blocked_domains: ['a.test'] }] }))).status, 200);
+  await expect400(request([user('hi')], { tools: [{ ...WEB_SEARCH, name: 'search' }] }), "tools.0.web_search_20250305.name: Input should be 'web_search'");
+  await expect400(request([user('hi')], { tools: [{ ...WEB_SEARCH, input_schema: { type: 'object' } }] }), 'tools.0.web_search_20250305.input_schema: Extra inputs are not permitted');
+  await expect400(request([user('hi')], { tools: [{ ...WEB_SEARCH, max_uses: 'three' }] }), 'tools.0.web_search_20250305.max_uses: Input should be a valid integer');
+  await expect400(request([user('hi')], { tools: [{ ...WEB_SEARCH, blocked_domains: ['x.test'] }] }), 'tools.0.web_search_20250305: Cannot specify both allowed_domains and blocked_domains');
+  await expect400(request([user('hi')], { tools: [{ type: 'code_execution_20250825', name: 'code_execution', max_uses: 1 }] }), 'tools.0.code_execution_20250825.max_uses: Extra inputs are not permitted');
+  const res = await post(request([user('hi')], { tools: [{ type: 'web_search_19990101', name: 'web_search' }] }));
+  assert.equal(res.status, 400);
+  assert.match((await res.json()).error.message, /^tools\.0: Input tag 'web_search_19990101' found using 'type' does not match any of the expected tags: 'custom', 'web_search_20250305', /);
+});
+
+test('server tools: server_tool_use and its result round-trip; the client never answers it', async () => {
+  const use = serverToolUse('web_search', { query: 'weather madrid' });
+  assert.match(use.id, /^srvtoolu_[A-Za-z0-9]{24}$/);
+  const found = webSearchResult(use.id, [{ url: 'https://weather.test/madrid', title: 'Madrid weather' }]);
+  assert.deepEqual(Object.keys(found), ['type', 'tool_use_id', 'content']);
+  assert.deepEqual(Object.keys(found.content[0]), ['type', 'url', 'title', 'encrypted_content', 'page_age']);
+  const turn = [use, found, text('Sunny.', [{ type: 'web_search_result_location', url: 'https://weather.test/madrid', title: 'Madrid weather', encrypted_index: 'x', cited_text: 'Sunny' }])];
+  api.script(reply(turn), reply('ok'));
+  const msg = await (await post(request([user('weather?')], { tools: [WEB_SEARCH] }))).json();
+  assert.deepEqual(msg.content, turn);
+  assert.equal(msg.stop_reason, 'end_turn');
+  assert.equal((await post(request([user('weather?'), assistant(msg.content), user('thanks')], { tools: [WEB_SEARCH] }))).status, 200);
+
+  // a tool_result for a server tool is the "unexpected tool_use_id" 400
+  await expect400(
+    request([user('weather?'), assistant([use]), user([result(use.id)])]),
+    `messages.2.content.0: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${use.id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+  );
+  await expect400(
+    request([user('q'), assistant([found])]),
+    `messages.1.content.0: \`web_search_tool_result\` block has tool_use_id ${use.id}, which matches no \`server_tool_use\` block before it in this message.`,
+  );
+  await expect400(request([user('q'), assistant([{ ...use, id: 'toolu_1' }])]), "messages.1.content.0.id: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'");
+  await expect400(request([user('q'), assistant([{ ...use, name: 'get_order_status' }])]), /* names are Anthropic's */ `messages.1.content.0.name: Input should be 'web_search', 'web_fetch', 'code_execution', 'bash_code_execution', 'text_editor_code_execution', 'tool_search_tool_regex', 'tool_search_tool_bm25'`);
+});
+
+test('server tools: a server_tool_use without its result only in the final message (a paused turn)', async () => {
+  const use = serverToolUse('web_search', { query: 'q' }, 'srvtoolu_p');
+  api.script(reply([use], { stop_reason: 'pause_turn' }), reply('continued'));
+  const paused = await (await post(request([user('q')], { tools: [WEB_SEARCH] }))).json();
+  assert.equal(paused.stop_reason, 'pause_turn');
+  assert.equal((await post(request([user('q'), assistant(paused.content)], { tools: [WEB_SEARCH] }))).status, 200);
+  await expect400(
+    request([user('q'), assistant(paused.content), user('and then?')], { tools: [WEB_SEARCH] }),
+    'messages.1: `server_tool_use` ids were found without their result blocks: srvtoolu_p. A `server_tool_use` block must be followed by its result block in the same message, unless it is in the final message (a paused turn).',
+  );
+  // other server results are accepted by shape
+  const code = serverToolUse('bash_code_execution', { command: 'ls' }, 'srvtoolu_c');
+  const codeResult = { type: 'bash_code_execution_tool_result', tool_use_id: 'srvtoolu_c', content: { type: 'bash_code_execution_result', stdout: 'a\n', stderr: '', return_code: 0, content: [] } };
+  const fetchUse = serverToolUse('web_fetch', { url: 'https://a.test' }, 'srvtoolu_f');
+  const fetched = { type: 'web_fetch_tool_result', tool_use_id: 'srvtoolu_f', content: { type: 'web_fetch_result', url: 'https://a.test', content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'hi' } } } };
+  const search = serverToolUse('tool_search_tool_regex', { pattern: 'order' }, 'srvtoolu_s');
+  const searched = { type: 'tool_search_tool_result', tool_use_id: 'srvtoolu_s', content: { type: 'tool_search_tool_search_result', tool_references: [{ type: 'tool_reference', tool_name: 'get_order_status' }] } };
+  api.script(reply('ok'));
+  assert.equal((await post(request([user('q'), assistant([code, codeResult, fetchUse, fetched, search, searched, text('done')]), user('ok')]))).status, 200);
+});
+
+// --- pause_turn, container, programmatic tool calling ------------------------------------------------
+
+test('reply(): pause_turn, container and stop_details go on the message only when given', async () => {
+  const container = { id: 'cont_abc', expires_at: '2026-12-01T00:00:00Z' };
+  api.script(
+    reply([serverToolUse('code_execution', { code: 'print(1)' }, 'srvtoolu_x')], { stop_reason: 'pause_turn', container }),
+    reply([text('I cannot help with that.')], { stop_reason: 'refusal', stop_details: { type: 'refusal', category: 'cyber' } }),
+  );
+  const paused = await (await post(request([user('run it')]))).json();
+  assert.deepEqual(Object.keys(paused), ['id', 'type', 'role', 'model', 'content', 'stop_reason', 'stop_sequence', 'usage', 'container']);
+  assert.equal(paused.stop_reason, 'pause_turn');
+  assert.deepEqual(paused.container, container);
+  const refused = await (await post(request([user('x')]))).json();
+  assert.deepEqual(Object.keys(refused), ['id', 'type', 'role', 'model', 'content', 'stop_reason', 'stop_sequence', 'stop_details', 'usage']);
+  assert.deepEqual(refused.stop_details, { type: 'refusal', category: 'cyber' });
+});
+
+test('requireContainer: the request must carry the container id; it is recorded', async () => {
+  const step = { ...reply('continued'), requireContainer: 'cont_abc' };
+  api.script(step, step, step);
+  await expect400(request([user('x')]), CONTAINER_REQUIRED);
+  assert.equal(CONTAINER_REQUIRED, 'container_id is required when there are pending tool uses generated by code execution with tools.');
+  await expect400(request([user('x')], { container: 'cont_zzz' }), "container: Container 'cont_zzz' not found. This conversation continues container 'cont_abc'.");
+  const ok = await post(request([user('x')], { container: 'cont_abc' }));
+  assert.equal(ok.status, 200);
+  assert.equal(api.requests.at(-1).container, 'cont_abc');
+  assert.equal(api.requests[0].container, undefined);
+  await expect400(request([user('x')], { container: 7 }), 'container: Input should be a valid string');
+});
+
+test('programmatic tool calling: results for code-called tools need the container', async () => {
+  const exec = serverToolUse('code_execution', { code: 'await get_order_status("1")' }, 'srvtoolu_e');
+  const call = { ...toolUse('get_order_status', { orderId: '1' }, 'toolu_c'), caller: { type: 'code_execution_20250825', tool_id: 'srvtoolu_e' } };
+  const body = (extra) => request([user('q'), assistant([exec, call]), user([result('toolu_c')])], { tools: [ORDER_TOOL], ...extra });
+  await expect400(body({}), CONTAINER_REQUIRED);
+  api.script(reply('ok'));
+  assert.equal((await post(body({ container: 'cont_1' }))).status, 200);
+});
+
+// --- other block types -----------------------------------------------------------------------------
+
+test('blocks: compaction, documents, search results, tool references, citations', async () => {
+  const compaction = { type: 'compaction', content: 'Summary so far.', encrypted_content: 'ZW5j' };
+  const doc = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Policy text' }, title: 'Policy', citations: { enabled: true } };
+  const pdf = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } };
+  const urlDoc = { type: 'document', source: { type: 'url', url: 'https://a.test/x.pdf' } };
+  const custom = { type: 'document', source: { type: 'content', content: [text('part one')] } };
+  const found = { type: 'search_result', source: 'https://kb.test/1', title: 'KB 1', content: [text('Returns within 30 days.')] };
+  const ref = { type: 'tool_reference', tool_name: 'get_order_status' };
+  const call = toolUse('get_order_status', { orderId: '1' }, 'toolu_b');
+  api.script(reply('ok'), reply('ok'));
+  assert.equal(
+    (await post(request([user([doc, text('read it')]), assistant([compaction, call]), user([result('toolu_b', [text('x'), pdf, urlDoc, custom, found, ref])])]))).status,
+    200,
+  );
+  assert.equal((await post(request([user([found, text('q')]), assistant([compaction]), user('go on')]))).status, 200);
+  const inResult = (block) => request([user('q'), assistant([call]), user([result('toolu_b', [block])])]);
+  await expect400(inResult({ type: 'search_result', source: 'https://kb.test/1', content: [text('x')] }), 'messages.2.content.0.content.0.title: Field required');
+  await expect400(inResult({ ...found, content: 'plain' }), 'messages.2.content.0.content.0.content: Input should be a valid list');
+  await expect400(inResult({ type: 'document', source: { type: 'base64', media_type: 'text/plain', data: 'x' } }), "messages.2.content.0.content.0.source.base64.media_type: Input should be 'application/pdf'");
+  await expect400(inResult({ type: 'document', source: { type: 'ftp', url: 'x' } }), "messages.2.content.0.content.0.source: Input tag 'ftp' found using 'type' does not match any of the expected tags: 'base64', 'text', 'url', 'content', 'file'");
+  await expect400(inResult({ type: 'tool_reference' }), 'messages.2.content.0.content.0.tool_name: Field required');
+  await expect400(inResult({ type: 'video', url: 'x' }), "messages.2.content.0.content.0: Input tag 'video' found using 'type' does not match any of the expected tags: 'text', 'image', 'document', 'search_result', 'tool_reference'");
+  await expect400(request([user('q'), assistant([{ ...compaction, summary: 'x' }]), user('go')]), 'messages.1.content.0.summary: Extra inputs are not permitted');
+  await expect400(request([user([text('q', [{ type: 'made_up_location' }])])]), "messages.0.content.0.citations.0: Input tag 'made_up_location' found using 'type' does not match any of the expected tags: 'char_location', 'page_location', 'content_block_location', 'web_search_result_location', 'search_result_location'");
+});
+
+test('blocks: an unknown type is a 400, but the test-only x_future_block round-trips unchanged', async () => {
+  const res = await post(request([user('q'), assistant([{ type: 'hologram', data: 1 }]), user('go')]));
+  assert.equal(res.status, 400);
+  assert.match((await res.json()).error.message, /^messages\.1\.content\.0: Input tag 'hologram' found using 'type' does not match any of the expected tags: 'text', 'image', /);
+  const future = { type: 'x_future_block', z: [3, 2, 1], a: { nested: true }, text: '' };
+  api.script(reply([text('before'), future, text('after')]), reply('ok'));
+  const raw = await (await post(request([user('q')]))).text();
+  assert.ok(raw.includes(JSON.stringify(future)), 'the block is sent byte for byte');
+  const msg = JSON.parse(raw);
+  assert.equal((await post(request([user('q'), assistant(msg.content), user('go')]))).status, 200);
+  assert.equal(api.requests.at(-1).rawBody.includes(JSON.stringify(future)), true);
+  await expect400(request([user([future])]), 'messages.0.content.0: `x_future_block` blocks can only be in `assistant` messages');
+});
+
+// --- more request fields, betas, prompt caching, redirects -----------------------------------------------
+
+test('fields: the newer top-level fields are accepted, each with a type check', async () => {
+  const all = {
+    stop_sequences: ['END'], top_p: 0.9, top_k: 5, metadata: { user_id: 'u' }, service_tier: 'auto',
+    cache_control: { type: 'ephemeral', ttl: '1h' }, output_config: { effort: 'high', format: { type: 'json_schema', schema: { type: 'object' } } },
+    context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] }, container: 'cont_1', inference_geo: 'us',
+    thinking: { type: 'disabled' },
+  };
+  api.script(reply('ok'));
+  assert.equal((await post(request([user('hi')], all))).status, 200);
+  const cases = [
+    [{ stop_sequences: 'END' }, 'stop_sequences: Input should be a valid list'],
+    [{ stop_sequences: [1] }, 'stop_sequences.0: Input should be a valid string'],
+    [{ top_p: 'x' }, 'top_p: Input should be a valid number'],
+    [{ top_k: 0.5 }, 'top_k: Input should be a valid integer'],
+    [{ metadata: 'u' }, 'metadata: Input should be a valid dictionary'],
+    [{ metadata: { user: 'u' } }, 'metadata.user: Extra inputs are not permitted'],
+    [{ service_tier: 'priority' }, "service_tier: Input should be 'auto' or 'standard_only'"],
+    [{ cache_control: true }, 'cache_control: Input should be a valid dictionary'],
+    [{ cache_control: { type: 'persistent' } }, "cache_control.type: Input should be 'ephemeral'"],
+    [{ cache_control: { type: 'ephemeral', ttl: '2h' } }, "cache_control.ttl: Input should be '5m' or '1h'"],
+    [{ output_config: { effort: 'extreme' } }, "output_config.effort: Input should be 'low', 'medium', 'high' or 'max'"],
+    [{ output_config: { speed: 1 } }, 'output_config.speed: Extra inputs are not permitted'],
+    [{ output_config: 'high' }, 'output_config: Input should be a valid dictionary'],
+    [{ context_management: { edits: {} } }, 'context_management.edits: Input should be a valid list'],
+    [{ inference_geo: 1 }, 'inference_geo: Input should be a valid string'],
+    [{ thinking: { type: 'disabled', budget_tokens: 1024 } }, 'thinking.disabled.budget_tokens: Extra inputs are not permitted'],
+  ];
+  for (const [extra, message] of cases) await expect400(request([user('hi')], extra), message);
+});
+
+test('anthropic-beta is recorded as betas', async () => {
+  api.script(reply('a'), reply('b'));
+  await (await post(request([user('hi')]), { headers: { 'anthropic-beta': 'context-management-2025-06-27, compact-2026-01-12' } })).text();
+  await (await post(request([user('hi')]))).text();
+  assert.deepEqual(api.requests.map((r) => r.betas), [['context-management-2025-06-27', 'compact-2026-01-12'], []]);
+});
+
+test('prompt caching: creation on the first request with a prefix, reads on later ones, none without cache_control', async () => {
+  const system = [{ type: 'text', text: 'You are a support agent. '.repeat(40), cache_control: { type: 'ephemeral' } }];
+  api.handler = () => reply('ok');
+  const usage = async (body) => (await (await post(body)).json()).usage;
+  const plain = await usage(request([user('hi')], { system: system.map(({ cache_control, ...b }) => b) }));
+  assert.equal(plain.cache_creation_input_tokens, 0);
+  assert.equal(plain.cache_read_input_tokens, 0);
+  const first = await usage(request([user('hi')], { system }));
+  assert.ok(first.cache_creation_input_tokens > 0);
+  assert.equal(first.cache_read_input_tokens, 0);
+  const second = await usage(request([user('other question')], { system }));
+  assert.equal(second.cache_creation_input_tokens, 0);
+  assert.equal(second.cache_read_input_tokens, first.cache_creation_input_tokens);
+  // automatic caching: the whole prefix; the next turn reads it and writes only what it adds
+  const turn1 = [user('Where is #1?')];
+  const a = await usage(request(turn1, { system, cache_control: { type: 'ephemeral' } }));
+  assert.ok(a.cache_creation_input_tokens > 0);
+  assert.equal(a.cache_read_input_tokens, first.cache_creation_input_tokens);
+  const b = await usage(request(turn1, { system, cache_control: { type: 'ephemeral' } }));
+  assert.deepEqual([b.cache_creation_input_tokens, b.cache_read_input_tokens], [0, a.cache_read_input_tokens + a.cache_creation_input_tokens]);
+  const c = await usage(request([...turn1, assistant('On its way.'), user('thanks')], { system, cache_control: { type: 'ephemeral' } }));
+  assert.equal(c.cache_read_input_tokens, b.cache_read_input_tokens);
+  assert.ok(c.cache_creation_input_tokens > 0);
+  // a scripted usage wins; reset() empties the cache
+  api.handler = () => reply('ok', { usage: { cache_read_input_tokens: 7 } });
+  assert.equal((await usage(request([user('hi')], { system }))).cache_read_input_tokens, 7);
+  api.reset();
+  api.handler = () => reply('ok');
+  assert.equal((await usage(request([user('hi')], { system }))).cache_read_input_tokens, 0);
+});
+
+test('a scripted redirect: any 3xx status with its headers', async () => {
+  api.script({ status: 307, headers: { location: 'http://127.0.0.1:1/elsewhere' } });
+  const res = await post(request([user('hi')]), { redirect: 'manual' });
+  assert.equal(res.status, 307);
+  assert.equal(res.headers.get('location'), 'http://127.0.0.1:1/elsewhere');
+  assert.match(res.headers.get('request-id'), /^req_/);
+  assert.equal(await res.text(), '');
+  assert.equal(api.requests.length, 1);
 });

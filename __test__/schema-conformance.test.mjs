@@ -20,11 +20,12 @@
 //   ignored.)
 // Left out: groups whose schema needs a resource from the suite's remote server
 // (http://localhost:1234/…: refRemote, four dynamicRef groups, vocabulary's custom metaschema).
-// The engine's jsonschema is built without HTTP resolving, so they cannot compile; the first test
-// proves that is exactly why each of them is left out.
+// The engine's jsonschema is built without HTTP resolving, and the vendored copy has no
+// `remotes/`, so they cannot compile; the first test proves that is exactly why each of them is
+// left out.
 //
-// The suite lives beside the repo: ../shared/json-schema-test-suite (override:
-// JSON_SCHEMA_TEST_SUITE=/path/to/tests).
+// The suite is vendored in __test__/fixtures/json-schema-test-suite (its README names the upstream
+// commit; MIT licence beside it). The test reads nothing outside the repository.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
@@ -35,8 +36,7 @@ import { text, toolUse, reply } from './mock-api.mjs'
 import { startApi, at, toolResults } from './helpers.mjs'
 import { assertRecordsClean, assertNoKeyIn } from './secrets.mjs'
 
-const REPO = fileURLToPath(new URL('..', import.meta.url))
-const SUITE = process.env.JSON_SCHEMA_TEST_SUITE || path.resolve(REPO, '..', 'shared', 'json-schema-test-suite', 'tests')
+const SUITE = fileURLToPath(new URL('./fixtures/json-schema-test-suite/tests', import.meta.url))
 const DIALECTS = {
   'draft2020-12': 'https://json-schema.org/draft/2020-12/schema',
   draft7: 'http://json-schema.org/draft-07/schema#',
@@ -119,7 +119,7 @@ function rootIsReferenced(schema) {
 }
 
 function loadSuite() {
-  assert.ok(fs.existsSync(SUITE), `the JSON-Schema-Test-Suite is not at ${SUITE} (set JSON_SCHEMA_TEST_SUITE)`)
+  assert.ok(fs.existsSync(SUITE), `the vendored JSON-Schema-Test-Suite is not at ${SUITE}`)
   const groups = []
   for (const [draft, dialect] of Object.entries(DIALECTS)) {
     const files = fs.readdirSync(path.join(SUITE, draft)).filter((f) => f.endsWith('.json')).sort()

@@ -184,6 +184,14 @@ test('every suite schema registers as a tool, except the groups that need the re
     assert.match(message, /localhost:1234/, `${id} fails for another reason: ${message}`)
     assert.match(message, /not present in a registry|not a dialect we know/, `${id}: ${message}`)
   }
+  // Issue 9: the groups whose `$ref` names the root by its URN `$id` run in both drafts, valid
+  // and invalid cases alike (the wrapping above keeps `type: "object"` off `foo`).
+  for (const draft of Object.keys(DIALECTS)) {
+    const urn = groups.find((g) => g.id === `${draft}/ref.json > simple URN base URI with $ref via the URN`)
+    assert.ok(urn, `${draft}: the URN $ref group is missing from the suite`)
+    assert.equal(urn.leftOut, undefined, `${draft}: the URN $ref group is left out`)
+    assert.deepEqual(urn.cases.map((c) => c.valid), [true, false])
+  }
   // Figures for README ("Reliability").
   const included = includedCases()
   const byDraft = (d) => included.filter((c) => c.id.startsWith(`${d}/`)).length

@@ -139,6 +139,38 @@ mod tests {
         assert!(compile(&json!({"$schema":"https://example.com/mine","type":"object"})).is_err());
     }
 
+    /// JSON-Schema-Test-Suite, ref.json, "simple URN base URI with $ref via the URN" (issue 9).
+    #[test]
+    fn a_urn_id_names_its_schema_for_ref_in_both_dialects() {
+        const URN: &str = "urn:uuid:deadbeef-1234-ffff-ffff-4321feebdaed";
+        for dialect in [
+            "https://json-schema.org/draft/2020-12/schema",
+            "http://json-schema.org/draft-07/schema#",
+        ] {
+            let suite = json!({"$id": URN, "minimum": 30, "properties": {"foo": {"$ref": URN}}});
+            // As a tool's input_schema: `type: "object"` beside the suite's schema, not in it.
+            let v =
+                compile(&json!({"$schema": dialect, "type": "object", "allOf": [suite]})).unwrap();
+            assert_eq!(check(&v, &json!({"foo": 37})), Ok(()), "{dialect}");
+            assert_eq!(
+                check(&v, &json!({"foo": 12})),
+                Err(vec!["foo: 12 is less than the minimum of 30".to_owned()]),
+                "{dialect}"
+            );
+            // What issue 9 saw: merged into the root the `$ref` names, `type: "object"` applies to
+            // `foo` as well. That is the schema's meaning, not a failure to resolve the URN.
+            let mut merged = suite.clone();
+            merged["$schema"] = json!(dialect);
+            merged["type"] = json!("object");
+            let v = compile(&merged).unwrap();
+            assert_eq!(
+                check(&v, &json!({"foo": 37})),
+                Err(vec![r#"foo: 37 is not of type "object""#.to_owned()]),
+                "{dialect}"
+            );
+        }
+    }
+
     #[test]
     fn a_bad_schema_says_where_and_why() {
         let err =

@@ -21,16 +21,23 @@
 //   reply(content, { stop_reason?, usage?, model?, stop_sequence?, container?, stop_details? })
 //       a 200 reply step; stop_reason defaults to tool_use/end_turn; `container` ({ id, expires_at })
 //       and `stop_details` go on the message only when given; usage defaults to 10 in / 5 out.
-//   signThinking(text), CONTAINER_REQUIRED (the API's text)
+//   signThinking(text), sseEvents(message, { unknownDelta? }), CONTAINER_REQUIRED (the API's text)
 //
 // Steps (`api.script(step, …)`, or returned by `api.handler(body, record)` / a function step):
-//   reply(…)                              the message
+//   reply(…)                              the message; streamed as SSE when the request has `stream: true`
 //   { ...reply(…), requireContainer: 'cont_…' }  the request must carry `container: 'cont_…'`, else 400
 //   { status, error?: { type, message }, headers? }   an API error (3xx: an empty body with `headers`,
 //                                         e.g. { status: 307, headers: { location } })
 //   { status?, body, headers? }           any JSON body as given
 //   { fault: 'reset' | 'hang' | 'html' | 'badjson' | 'wrong-shape' | 'truncated' | 'stall-body' | 'huge' }
 //   { fault: 'delay', ms, then: step }
+//
+// SSE step options (on a reply step, used when the request streams):
+//   streamDelayMs: N      pause between events (default: the server's `streamDelayMs`, 0 = just yield)
+//   sseError: { type, message? }, sseErrorAfter: N   after N events, `event: error` and the end
+//   sseCutAfter: N        after N events the connection is destroyed (no message_stop)
+//   sseStallAfter: N      after N events nothing more is sent (until the client gives up)
+//   unknownDelta: 'x_delta'   a content_block_delta of that type in the first block
 //
 // Rules beyond the pairing ones (each a 400 invalid_request_error with the real API's words where known):
 //   - every message but a final assistant one has non-empty content ("" and [] are empty);
@@ -48,7 +55,8 @@
 //     context_management, container, inference_geo, …) are type-checked.
 //
 // Request records (`api.requests[i]`): method, path, headers, body, rawBody, retryCount, status,
-// requestId, receivedAt, betas (anthropic-beta split on commas), container.
+// requestId, receivedAt, betas (anthropic-beta split on commas), container; for streamed replies
+// also stream: true, sseEvents (names sent) and clientClosed (the client left before the end).
 // `api.waitFor(predicate, timeoutMs?)`, `api.waitForRequests(n, timeoutMs?)` poll the records.
 //
 // Prompt caching: with `cache_control` anywhere, usage reports cache tokens from a deterministic
@@ -996,10 +1004,7 @@ function validateBody(body) {
   if (!Array.isArray(body.messages)) fail('messages: Input should be a valid list');
   if (body.messages.length === 0) fail('messages: at least one message is required');
 
-  if (has(body, 'stream')) {
-    checkBoolean(body.stream, 'stream');
-    if (body.stream) fail('mock-api: streaming is not supported by this stand-in');
-  }
+  if (has(body, 'stream')) checkBoolean(body.stream, 'stream');
   if (has(body, 'system')) checkSystem(body.system);
   checkOptionalFields(body);
   const names = has(body, 'tools') ? checkTools(body.tools) : new Set();
@@ -1130,10 +1135,101 @@ function cacheUsage(body, cache) {
   return { cache_creation_input_tokens: creation, cache_read_input_tokens: read };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Streaming: a reply as the Messages API's server-sent events
+// ---------------------------------------------------------------------------------------------
+
+const TEXT_CHUNKS = [3, 5, 2, 7, 4];
+const JSON_CHUNKS = [6, 9, 4, 11];
+
+/** `s` in small pieces of cycling sizes, split between code points (never inside a surrogate pair). */
+function pieces(s, sizes) {
+  const chars = Array.from(s);
+  const out = [];
+  for (let at = 0, k = 0; at < chars.length; k++) {
+    const n = sizes[k % sizes.length];
+    out.push(chars.slice(at, at + n).join(''));
+    at += n;
+  }
+  return out;
+}
+
+/** A block's `content_block_start` payload and its deltas; unknown and result blocks come whole. */
+function streamBlock(block) {
+  if (!isObject(block)) return { start: block, deltas: [] };
+  switch (block.type) {
+    case 'text': {
+      const start = { ...block, text: '' };
+      const deltas = [];
+      if (Array.isArray(block.citations)) {
+        start.citations = [];
+        for (const citation of block.citations) deltas.push({ type: 'citations_delta', citation });
+      }
+      for (const t of pieces(String(block.text ?? ''), TEXT_CHUNKS)) deltas.push({ type: 'text_delta', text: t });
+      return { start, deltas };
+    }
+    case 'thinking': {
+      const deltas = pieces(String(block.thinking ?? ''), TEXT_CHUNKS).map((t) => ({ type: 'thinking_delta', thinking: t }));
+      deltas.push({ type: 'signature_delta', signature: block.signature });
+      return { start: { ...block, thinking: '', signature: '' }, deltas };
+    }
+    case 'tool_use':
+    case 'server_tool_use': {
+      const json = JSON.stringify(block.input ?? {});
+      const deltas = ['', ...pieces(json, JSON_CHUNKS)].map((partial_json) => ({ type: 'input_json_delta', partial_json }));
+      return { start: { ...block, input: {} }, deltas };
+    }
+    default:
+      return { start: block, deltas: [] };
+  }
+}
+
+/**
+ * The events of a streamed reply, as `[event name, data]`: message_start (empty content, no stop
+ * reason, input usage), ping, per block content_block_start / _delta… / _stop (a ping after every
+ * second block), message_delta (stop reason, stop_sequence, stop_details and container when the
+ * message has them, cumulative usage), message_stop. `unknownDelta` injects a delta of that type
+ * into the first block. Reassembled the way the official SDK's MessageStream does, the events give
+ * back `message` exactly (same keys, same order).
+ */
+export function sseEvents(message, { unknownDelta } = {}) {
+  const start = { ...message, content: [], stop_reason: null, stop_sequence: null };
+  if (has(start, 'stop_details')) start.stop_details = null;
+  delete start.container;
+  start.usage = { ...message.usage, output_tokens: Math.min(1, message.usage?.output_tokens ?? 0) };
+  const events = [['message_start', { type: 'message_start', message: start }], ['ping', { type: 'ping' }]];
+  const unknown = (index) => ['content_block_delta', { type: 'content_block_delta', index, delta: { type: unknownDelta } }];
+  if (unknownDelta && message.content.length === 0) events.push(unknown(0));
+  message.content.forEach((block, index) => {
+    const { start: first, deltas } = streamBlock(block);
+    events.push(['content_block_start', { type: 'content_block_start', index, content_block: first }]);
+    if (unknownDelta && index === 0) events.push(unknown(0));
+    for (const delta of deltas) events.push(['content_block_delta', { type: 'content_block_delta', index, delta }]);
+    events.push(['content_block_stop', { type: 'content_block_stop', index }]);
+    if (index % 2 === 1) events.push(['ping', { type: 'ping' }]);
+  });
+  const delta = { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence };
+  if (has(message, 'stop_details')) delta.stop_details = message.stop_details;
+  if (has(message, 'container')) delta.container = message.container;
+  events.push(['message_delta', { type: 'message_delta', delta, usage: { ...message.usage } }]);
+  events.push(['message_stop', { type: 'message_stop' }]);
+  return events;
+}
+
+const sseFrame = (name, data) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+
+const SSE_ERROR_MESSAGES = {
+  overloaded_error: 'Overloaded',
+  api_error: 'Internal server error',
+  rate_limit_error: 'Number of request tokens has exceeded your per-minute rate limit',
+  invalid_request_error: 'Invalid request',
+};
+
 /**
  * Starts the stand-in. Options: `apiKey` (default 'sk-ant-test-key'), `host` ('127.0.0.1'),
  * `port` (0 = any free port), `handler` (called when the script is empty), `logLevel`
- * ('silent' | 'info'; logs go to stderr).
+ * ('silent' | 'info'; logs go to stderr), `streamDelayMs` (default pause between streamed events;
+ * 0 = just yield to the event loop between them).
  */
 export async function startMockApi({
   apiKey = 'sk-ant-test-key',
@@ -1141,6 +1237,7 @@ export async function startMockApi({
   port = 0,
   handler = null,
   logLevel = 'silent',
+  streamDelayMs = 0,
 } = {}) {
   const queue = [];
   /** Prompt-cache prefixes seen so far (see cacheUsage). */
@@ -1232,6 +1329,54 @@ export async function startMockApi({
     return message;
   }
 
+  /** Streams `message` as server-sent events, with the step's pacing and injected faults. */
+  async function streamMessage(message, step, record, res) {
+    const events = sseEvents(message, { unknownDelta: step.unknownDelta });
+    const delay = step.streamDelayMs ?? streamDelayMs;
+    const errorAt = has(step, 'sseError') ? (step.sseErrorAfter ?? 0) : -1;
+    const cutAt = has(step, 'sseCutAfter') ? step.sseCutAfter : -1;
+    const stallAt = has(step, 'sseStallAfter') ? step.sseStallAfter : -1;
+    record.status = 200;
+    record.stream = true;
+    record.clientClosed = false;
+    record.sseEvents = [];
+    res.on('close', () => {
+      if (!res.writableFinished) record.clientClosed = true;
+    });
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': record.requestId, ...(step.headers ?? {}) });
+    const write = async (chunk) => {
+      if (res.destroyed) return false;
+      if (!res.write(chunk)) await new Promise((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+      return !res.destroyed;
+    };
+    const pause = () => new Promise((resolve) => {
+      if (delay <= 0) return setImmediate(resolve);
+      const timer = setTimeout(() => { timers.delete(timer); resolve(); }, delay);
+      timers.add(timer);
+    });
+    for (let i = 0; i <= events.length; i++) {
+      if (i === errorAt) {
+        const type = step.sseError.type ?? 'overloaded_error';
+        const error = { type, message: step.sseError.message ?? SSE_ERROR_MESSAGES[type] ?? type };
+        record.sseEvents.push('error');
+        if (await write(sseFrame('error', { type: 'error', error }))) res.end();
+        return;
+      }
+      if (i === cutAt) {
+        res.socket?.destroy();
+        return;
+      }
+      if (i === stallAt) return; // open and silent until the client gives up or close() runs
+      if (i === events.length) break;
+      if (i > 0) await pause();
+      if (res.destroyed) return;
+      const [name, data] = events[i];
+      record.sseEvents.push(name);
+      if (!(await write(sseFrame(name, data)))) return;
+    }
+    res.end();
+  }
+
   /** Checks a step's expectations of the request; returns the refusal message, or null. */
   function unmet(step, body) {
     if (!has(step, 'requireContainer')) return null;
@@ -1255,6 +1400,7 @@ export async function startMockApi({
     if (has(step, 'fault')) return fault(step, body, record, req, res);
     if (has(step, 'content')) {
       const message = messageFor(step, body);
+      if (body?.stream === true) return streamMessage(message, step, record, res);
       return send(res, record, 200, message, step.headers);
     }
     if (has(step, 'body')) return send(res, record, step.status ?? 200, step.body, step.headers);

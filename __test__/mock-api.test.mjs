@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import {
   startMockApi, text, toolUse, reply, demoModel, thinking, redactedThinking, serverToolUse, webSearchResult, signThinking,
-  CONTAINER_REQUIRED,
+  CONTAINER_REQUIRED, sseEvents,
 } from './mock-api.mjs';
 
 const KEY = 'sk-ant-test-key';
@@ -928,4 +928,258 @@ test('a scripted redirect: any 3xx status with its headers', async () => {
   assert.match(res.headers.get('request-id'), /^req_/);
   assert.equal(await res.text(), '');
   assert.equal(api.requests.length, 1);
+});
+
+// --- streaming (SSE) -------------------------------------------------------------------------------
+
+/** The events of an SSE body, as `{ event, data }` (data parsed). */
+function parseSse(raw) {
+  return raw
+    .split('\n\n')
+    .filter((frame) => frame.trim() !== '')
+    .map((frame) => {
+      const lines = frame.split('\n');
+      const event = lines.find((l) => l.startsWith('event: '))?.slice(7);
+      const data = JSON.parse(lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n'));
+      return { event, data };
+    });
+}
+
+/**
+ * A message rebuilt from its events the way the official SDK's MessageStream accumulates them:
+ * message_start's message, blocks pushed at content_block_start, deltas applied in place (input
+ * JSON concatenated and parsed), message_delta's fields and usage assigned.
+ */
+function reassemble(events) {
+  let message = null;
+  const json = new Map();
+  for (const { event, data } of events) {
+    assert.equal(data.type, event, 'the event name matches the data type');
+    switch (event) {
+      case 'message_start':
+        message = structuredClone(data.message);
+        break;
+      case 'content_block_start':
+        assert.equal(data.index, message.content.length);
+        message.content.push(structuredClone(data.content_block));
+        break;
+      case 'content_block_delta': {
+        const block = message.content[data.index];
+        const d = data.delta;
+        if (d.type === 'text_delta') block.text += d.text;
+        else if (d.type === 'citations_delta') block.citations = [...(block.citations ?? []), d.citation];
+        else if (d.type === 'thinking_delta') block.thinking += d.thinking;
+        else if (d.type === 'signature_delta') block.signature = d.signature;
+        else if (d.type === 'input_json_delta') {
+          const buf = (json.get(data.index) ?? '') + d.partial_json;
+          json.set(data.index, buf);
+          if (buf) block.input = JSON.parse(buf.length && isComplete(buf) ? buf : '{}');
+        } else throw new Error(`unknown delta ${d.type}`);
+        break;
+      }
+      case 'content_block_stop':
+        if (json.has(data.index)) message.content[data.index].input = JSON.parse(json.get(data.index));
+        break;
+      case 'message_delta':
+        Object.assign(message, data.delta);
+        Object.assign(message.usage, data.usage);
+        break;
+      case 'message_stop':
+      case 'ping':
+        break;
+      default:
+        throw new Error(`unknown event ${event}`);
+    }
+  }
+  return message;
+}
+
+function isComplete(buf) {
+  try {
+    JSON.parse(buf);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function streamed(body, options) {
+  const res = await post({ ...body, stream: true }, options);
+  return { res, events: parseSse(await res.text()) };
+}
+
+const RICH = () => {
+  const use = serverToolUse('web_search', { query: 'order 4821' }, 'srvtoolu_r');
+  return reply(
+    [
+      thinking('The user wants order 4821. I will search, then call the tool. ¿Dónde está? 📦'),
+      redactedThinking('hidden'),
+      use,
+      webSearchResult('srvtoolu_r', [{ url: 'https://shop.test/4821', title: 'Order 4821', page_age: '2 days' }]),
+      text('Per the shop, it ships soon — 📦 on its way.', [
+        { type: 'web_search_result_location', url: 'https://shop.test/4821', title: 'Order 4821', encrypted_index: 'eA==', cited_text: 'ships soon' },
+        { type: 'web_search_result_location', url: 'https://shop.test/4821', title: 'Order 4821', encrypted_index: 'eQ==', cited_text: 'on its way' },
+      ]),
+      { type: 'compaction', content: 'Earlier: the user asked about orders.', encrypted_content: 'Y29tcA==' },
+      { type: 'x_future_block', payload: { deep: [1, { z: 'ž' }] } },
+      text(''),
+      toolUse('get_order_status', { orderId: '4821', options: { verbose: true, fields: ['eta', 'carrier'] }, note: 'a "quoted" \\ string' }, 'toolu_r'),
+      toolUse('get_order_status', {}, 'toolu_e'),
+    ],
+    {
+      usage: { input_tokens: 321, output_tokens: 89, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      container: { id: 'cont_r', expires_at: '2026-12-01T00:00:00Z' },
+      stop_details: null,
+    },
+  );
+};
+
+test('SSE: the events of a streamed reply reassemble into exactly the non-streamed message', async () => {
+  api.script(RICH(), RICH());
+  const body = request([user('Where is #4821?')], { tools: [ORDER_TOOL, WEB_SEARCH] });
+  const plain = await (await post(body)).json();
+  const { res, events } = await streamed(body);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'text/event-stream');
+  assert.equal(res.headers.get('cache-control'), 'no-cache');
+  assert.match(res.headers.get('request-id'), /^req_/);
+
+  const rebuilt = reassemble(events);
+  rebuilt.id = plain.id;
+  assert.equal(JSON.stringify(rebuilt), JSON.stringify(plain), 'same keys, same order, same values');
+
+  const names = events.map((e) => e.event);
+  assert.deepEqual(names.slice(0, 2), ['message_start', 'ping']);
+  assert.deepEqual(names.slice(-2), ['message_delta', 'message_stop']);
+  const start = events[0].data.message;
+  assert.deepEqual(start.content, []);
+  assert.equal(start.stop_reason, null);
+  assert.equal(start.stop_sequence, null);
+  assert.equal(start.usage.input_tokens, 321);
+  assert.equal('container' in start, false);
+  const delta = events.at(-2).data;
+  assert.deepEqual(delta.delta, { stop_reason: 'tool_use', stop_sequence: null, stop_details: null, container: { id: 'cont_r', expires_at: '2026-12-01T00:00:00Z' } });
+  assert.equal(delta.usage.output_tokens, 89);
+
+  const starts = events.filter((e) => e.event === 'content_block_start').map((e) => e.data.content_block);
+  assert.deepEqual(starts[0], { type: 'thinking', thinking: '', signature: '' });
+  assert.deepEqual(starts[1], plain.content[1], 'redacted_thinking whole');
+  assert.deepEqual(starts[2], { type: 'server_tool_use', id: 'srvtoolu_r', name: 'web_search', input: {} });
+  assert.deepEqual(starts[3], plain.content[3], 'the web search result whole');
+  assert.deepEqual(starts[4], { type: 'text', text: '', citations: [] });
+  assert.deepEqual(starts[5], plain.content[5], 'compaction whole');
+  assert.deepEqual(starts[6], plain.content[6], 'an unknown block whole');
+  assert.deepEqual(starts[8], { type: 'tool_use', id: 'toolu_r', name: 'get_order_status', input: {} });
+  const deltasOf = (index) => events.filter((e) => e.event === 'content_block_delta' && e.data.index === index).map((e) => e.data.delta);
+  const thinkingDeltas = deltasOf(0);
+  assert.ok(thinkingDeltas.length > 5);
+  assert.deepEqual(thinkingDeltas.at(-1), { type: 'signature_delta', signature: plain.content[0].signature });
+  assert.ok(thinkingDeltas.slice(0, -1).every((d) => d.type === 'thinking_delta' && d.thinking.length <= 14));
+  const textDeltas = deltasOf(4);
+  assert.deepEqual(textDeltas.filter((d) => d.type === 'citations_delta').map((d) => d.citation), plain.content[4].citations);
+  assert.ok(textDeltas.filter((d) => d.type === 'text_delta').length > 5);
+  assert.deepEqual(deltasOf(7), [], 'an empty text block has no deltas');
+  const jsonDeltas = deltasOf(8);
+  assert.equal(jsonDeltas[0].partial_json, '');
+  assert.ok(jsonDeltas.length > 3 && jsonDeltas.every((d) => d.type === 'input_json_delta'));
+  assert.deepEqual(deltasOf(9).map((d) => d.partial_json), ['', '{}']);
+  const stops = events.filter((e) => e.event === 'content_block_stop').map((e) => e.data.index);
+  assert.deepEqual(stops, plain.content.map((_, i) => i));
+  assert.ok(names.filter((n) => n === 'ping').length >= 2);
+
+  const record = api.requests.at(-1);
+  assert.equal(record.stream, true);
+  assert.equal(record.clientClosed, false);
+  assert.deepEqual(record.sseEvents, names);
+  // the streamed blocks go back unchanged (but the empty text block, which the API refuses in requests)
+  api.script(reply('fine'));
+  const content = rebuilt.content.filter((b) => !(b.type === 'text' && b.text === ''));
+  const next = { ...body, messages: [...body.messages, assistant(content), user([result('toolu_r'), result('toolu_e')])], container: 'cont_r' };
+  assert.equal((await post(next)).status, 200);
+});
+
+test('SSE: sseEvents() is what the server sends; demoModel replies stream too', async () => {
+  const message = { id: 'msg_x', type: 'message', role: 'assistant', model: 'm', content: [text('hi')], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 2 } };
+  const events = sseEvents(message).map(([event, data]) => ({ event, data }));
+  assert.deepEqual(reassemble(events), message);
+
+  api.handler = demoModel;
+  const { res, events: demo } = await streamed(request([user('Where is order #4821?')], { tools: [ORDER_TOOL] }));
+  assert.equal(res.status, 200);
+  const msg = reassemble(demo);
+  assert.equal(msg.stop_reason, 'tool_use');
+  assert.deepEqual(msg.content[0].input, { orderId: '4821' });
+});
+
+test('SSE: refusals and scripted errors stay plain JSON', async () => {
+  await expect400(request([user('')], { stream: true }), `messages.0: ${EMPTY}`);
+  api.script({ status: 529 });
+  await expectError(request([user('hi')], { stream: true }), 529, 'overloaded_error', 'Overloaded');
+});
+
+test('SSE: sseError after N events sends an error event and ends the response', async () => {
+  api.script(
+    { ...reply('This answer is cut by an error.'), sseError: { type: 'overloaded_error' }, sseErrorAfter: 3 },
+    { ...reply('x'), sseError: { type: 'api_error', message: 'boom' } },
+  );
+  const { res, events } = await streamed(request([user('hi')]));
+  assert.equal(res.status, 200);
+  assert.deepEqual(events.map((e) => e.event), ['message_start', 'ping', 'content_block_start', 'error']);
+  assert.deepEqual(events[3].data, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+  const second = await streamed(request([user('hi')]));
+  assert.deepEqual(second.events.map((e) => e.data), [{ type: 'error', error: { type: 'api_error', message: 'boom' } }]);
+  assert.equal(api.requests.at(-1).clientClosed, false);
+});
+
+test('SSE: unknownDelta injects a delta of an unknown type', async () => {
+  api.script({ ...reply('hello there'), unknownDelta: 'x_delta' });
+  const { events } = await streamed(request([user('hi')]));
+  const odd = events.filter((e) => e.event === 'content_block_delta' && e.data.delta.type === 'x_delta');
+  assert.deepEqual(odd.map((e) => e.data), [{ type: 'content_block_delta', index: 0, delta: { type: 'x_delta' } }]);
+  assert.throws(() => reassemble(events), /unknown delta x_delta/);
+});
+
+test('SSE: sseCutAfter drops the connection mid-stream', async () => {
+  api.script({ ...reply('never finished'), sseCutAfter: 4 });
+  const res = await post(request([user('hi')], { stream: true }));
+  assert.equal(res.status, 200);
+  await assert.rejects(res.text());
+  assert.deepEqual(api.requests.at(-1).sseEvents, ['message_start', 'ping', 'content_block_start', 'content_block_delta']);
+});
+
+test('SSE: streamDelayMs paces the events; a client that leaves early is recorded', async () => {
+  api.script({ ...reply('x'.repeat(60)), streamDelayMs: 15 });
+  const started = Date.now();
+  const { events } = await streamed(request([user('hi')]));
+  assert.ok(events.length > 20);
+  assert.ok(Date.now() - started >= 15 * (events.length - 1) * 0.9, `${Date.now() - started} ms for ${events.length} events`);
+
+  api.script({ ...reply('y'.repeat(200)), streamDelayMs: 5 }, { ...reply('z'), sseStallAfter: 2 });
+  const controller = new AbortController();
+  const res = await post(request([user('hi')], { stream: true }), { signal: controller.signal });
+  const reader = res.body.getReader();
+  await reader.read();
+  controller.abort();
+  await api.waitFor(() => api.requests.at(-1).clientClosed === true, 2000);
+  assert.ok(api.requests.at(-1).sseEvents.length < 40);
+
+  const stalled = await post(request([user('hi')], { stream: true }), { signal: AbortSignal.timeout(300) });
+  await assert.rejects(stalled.text(), { name: 'TimeoutError' });
+  await api.waitFor(() => api.requests.at(-1).clientClosed === true, 2000);
+  assert.deepEqual(api.requests.at(-1).sseEvents, ['message_start', 'ping']);
+  const all = await api.waitForRequests(3, 100);
+  assert.equal(all.length, 3);
+});
+
+test('SSE: a server-level streamDelayMs', async () => {
+  const slow = await startMockApi({ apiKey: KEY, streamDelayMs: 10 });
+  try {
+    slow.script(reply('abcdefghij'));
+    const started = Date.now();
+    const res = await fetch(`${slow.url}/v1/messages`, { method: 'POST', headers: HEADERS, body: JSON.stringify(request([user('hi')], { stream: true })) });
+    const events = parseSse(await res.text());
+    assert.ok(Date.now() - started >= 10 * (events.length - 1) * 0.9);
+  } finally {
+    await slow.close();
+  }
 });

@@ -4,7 +4,10 @@
 mod support;
 
 use serde_json::{json, Value};
-use support::rules::{check_body, check_pairing};
+use support::rules::{
+    check_body, check_pairing, redacted_thinking_block, server_tool_use, thinking_block,
+    web_search_result, CONTAINER_REQUIRED,
+};
 use support::*;
 
 fn user(content: Value) -> Value {
@@ -178,4 +181,352 @@ async fn a_breach_is_answered_400_and_fails_the_test() {
         "{error}"
     );
     assert_eq!(server.violations().len(), 1);
+}
+
+fn body(messages: Value) -> Value {
+    json!({ "model": "m", "max_tokens": 4096, "messages": messages })
+}
+
+fn with(mut body: Value, key: &str, value: Value) -> Value {
+    body[key] = value;
+    body
+}
+
+/// The problems of a body, joined (empty when it passes).
+fn problems(body: &Value) -> String {
+    check_body(body).join("; ")
+}
+
+#[test]
+fn empty_messages_are_refused_except_a_final_assistant_one() {
+    let empty =
+        "all messages must have non-empty content except for the optional final assistant message";
+    assert!(problems(&body(json!([user(json!(""))]))).contains(&format!("messages.0: {empty}")));
+    assert!(problems(&body(json!([user(json!([]))]))).contains(&format!("messages.0: {empty}")));
+    let middle = body(json!([
+        user(json!("hi")),
+        assistant(json!("")),
+        user(json!("again"))
+    ]));
+    assert!(problems(&middle).contains(&format!("messages.1: {empty}")));
+    assert_eq!(
+        problems(&body(json!([user(json!("hi")), assistant(json!(""))]))),
+        ""
+    );
+    assert_eq!(
+        problems(&body(json!([user(json!("hi")), assistant(json!([]))]))),
+        ""
+    );
+    assert!(problems(&body(json!([user(json!([text("")]))])))
+        .contains("text content blocks must be non-empty"));
+}
+
+#[test]
+fn thinking_blocks_must_come_back_unchanged() {
+    let round = |first: Value| {
+        body(json!([
+            user(json!("hi")),
+            assistant(json!([first, tool_use("toolu_1")])),
+            user(json!([tool_result("toolu_1")]))
+        ]))
+    };
+    assert_eq!(problems(&round(thinking_block("plan"))), "");
+    assert_eq!(problems(&round(redacted_thinking_block("secret"))), "");
+    let mut edited = thinking_block("plan");
+    edited["thinking"] = json!("plan, edited");
+    assert!(problems(&round(edited))
+        .contains("messages.1.content.0: Invalid `signature` in `thinking` block"));
+    let mut forged = redacted_thinking_block("secret");
+    forged["data"] = json!(format!("00{}", &forged["data"].as_str().unwrap()[2..]));
+    assert!(problems(&round(forged))
+        .contains("messages.1.content.0: Invalid `data` in `redacted_thinking` block"));
+    assert!(
+        problems(&round(json!({ "type": "thinking", "thinking": "plan" })))
+            .contains("Invalid `signature`")
+    );
+}
+
+#[test]
+fn thinking_on_needs_a_thinking_block_first_and_rules_out_sampling_and_forced_tools() {
+    let enabled = json!({ "type": "enabled", "budget_tokens": 1024 });
+    let round = |content: Value| {
+        with(
+            body(json!([
+                user(json!("hi")),
+                assistant(content),
+                user(json!([tool_result("toolu_1")]))
+            ])),
+            "thinking",
+            enabled.clone(),
+        )
+    };
+    let expected = "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking";
+    assert_eq!(
+        problems(&round(json!([text("looking"), tool_use("toolu_1")]))),
+        expected
+    );
+    assert!(problems(&round(json!([tool_use("toolu_1")]))).contains("but found `tool_use`"));
+    assert_eq!(
+        problems(&round(json!([thinking_block("t"), tool_use("toolu_1")]))),
+        ""
+    );
+    let adaptive = with(
+        round(json!([tool_use("toolu_1")])),
+        "thinking",
+        json!({ "type": "adaptive" }),
+    );
+    assert!(problems(&adaptive).contains("Expected `thinking`"));
+    let disabled = with(
+        round(json!([tool_use("toolu_1")])),
+        "thinking",
+        json!({ "type": "disabled" }),
+    );
+    assert_eq!(problems(&disabled), "");
+    let paused = with(
+        body(json!([
+            user(json!("hi")),
+            assistant(json!([server_tool_use(
+                "srvtoolu_1",
+                "web_search",
+                json!({ "query": "q" })
+            )]))
+        ])),
+        "thinking",
+        enabled.clone(),
+    );
+    assert!(problems(&paused).contains("but found `server_tool_use`"));
+
+    let on = with(
+        body(json!([user(json!("hi"))])),
+        "thinking",
+        enabled.clone(),
+    );
+    assert!(
+        problems(&with(on.clone(), "temperature", json!(0.5))).contains(
+            "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode."
+        )
+    );
+    assert!(problems(&with(on.clone(), "top_k", json!(5)))
+        .contains("`top_k` must be unset when thinking is enabled."));
+    assert!(problems(&with(on.clone(), "top_p", json!(0.5)))
+        .contains("`top_p` must be greater than or equal to 0.95"));
+    let forced = with(
+        with(
+            on.clone(),
+            "tools",
+            json!([{ "name": "t", "input_schema": { "type": "object" } }]),
+        ),
+        "tool_choice",
+        json!({ "type": "any" }),
+    );
+    assert!(
+        problems(&forced).contains("Thinking may not be enabled when tool_choice forces tool use.")
+    );
+    assert_eq!(problems(&with(on.clone(), "temperature", json!(1))), "");
+    let low = with(
+        on.clone(),
+        "thinking",
+        json!({ "type": "enabled", "budget_tokens": 1000 }),
+    );
+    assert!(problems(&low)
+        .contains("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"));
+    let over = with(
+        on.clone(),
+        "thinking",
+        json!({ "type": "enabled", "budget_tokens": 4096 }),
+    );
+    assert!(problems(&over).contains("`max_tokens` must be greater than `thinking.budget_tokens`"));
+    let bad = with(on, "thinking", json!({ "type": "auto" }));
+    assert!(problems(&bad).contains("thinking: Input tag 'auto'"));
+}
+
+#[test]
+fn server_tools_definitions_and_blocks() {
+    let tools = json!([
+        { "type": "web_search_20250305", "name": "web_search", "max_uses": 3, "allowed_domains": ["a.test"], "user_location": { "type": "approximate", "city": "Madrid" } },
+        { "type": "web_fetch_20250910", "name": "web_fetch", "citations": { "enabled": true } },
+        { "type": "code_execution_20250825", "name": "code_execution" },
+        { "type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25" },
+        { "type": "bash_20250124", "name": "bash" },
+        { "type": "text_editor_20250728", "name": "str_replace_based_edit_tool", "max_characters": 1000 },
+        { "type": "memory_20250818", "name": "memory" },
+        { "type": "custom", "name": "get_order_status", "input_schema": { "type": "object" } },
+    ]);
+    assert_eq!(
+        problems(&with(body(json!([user(json!("hi"))])), "tools", tools)),
+        ""
+    );
+    let one = |tool: Value| {
+        problems(&with(
+            body(json!([user(json!("hi"))])),
+            "tools",
+            json!([tool]),
+        ))
+    };
+    assert!(
+        one(json!({ "type": "web_search_20250305", "name": "search" }))
+            .contains("tools.0.web_search_20250305.name: Input should be 'web_search'")
+    );
+    assert!(one(
+        json!({ "type": "web_search_20250305", "name": "web_search", "input_schema": {} })
+    )
+    .contains("input_schema: Extra inputs are not permitted"));
+    assert!(
+        one(json!({ "type": "web_search_19990101", "name": "web_search" }))
+            .contains("Input tag 'web_search_19990101'")
+    );
+
+    let search = server_tool_use("srvtoolu_1", "web_search", json!({ "query": "q" }));
+    let found = web_search_result("srvtoolu_1", &[("https://a.test", "A")]);
+    let whole = body(json!([
+        user(json!("q")),
+        assistant(json!([search.clone(), found.clone(), text("done")])),
+        user(json!("thanks"))
+    ]));
+    assert_eq!(problems(&whole), "");
+    let paused = body(json!([
+        user(json!("q")),
+        assistant(json!([search.clone()]))
+    ]));
+    assert_eq!(problems(&paused), "", "a paused turn sent back last");
+    let left = body(json!([
+        user(json!("q")),
+        assistant(json!([search.clone()])),
+        user(json!("and?"))
+    ]));
+    assert!(problems(&left).contains(
+        "messages.1: `server_tool_use` ids were found without their result blocks: srvtoolu_1."
+    ));
+    let orphan = body(json!([user(json!("q")), assistant(json!([found]))]));
+    assert!(problems(&orphan).contains("matches no `server_tool_use` block before it"));
+    let answered = body(json!([
+        user(json!("q")),
+        assistant(json!([search])),
+        user(json!([tool_result("srvtoolu_1")]))
+    ]));
+    assert!(problems(&answered)
+        .contains("unexpected `tool_use_id` found in `tool_result` blocks: srvtoolu_1."));
+    let compaction =
+        json!({ "type": "compaction", "content": "summary", "encrypted_content": "ZW5j" });
+    let future = json!({ "type": "x_future_block", "anything": [1, 2] });
+    let kept = body(json!([
+        user(json!("q")),
+        assistant(json!([compaction, future])),
+        user(json!("go on"))
+    ]));
+    assert_eq!(problems(&kept), "");
+    let unknown = body(json!([
+        user(json!("q")),
+        assistant(json!([{ "type": "hologram" }])),
+        user(json!("go on"))
+    ]));
+    assert!(problems(&unknown).contains("cannot hold a block of type Some(\"hologram\")"));
+}
+
+#[test]
+fn tool_results_may_hold_documents_search_results_and_tool_references() {
+    let items = json!([
+        text("x"),
+        { "type": "document", "source": { "type": "text", "media_type": "text/plain", "data": "policy" } },
+        { "type": "search_result", "source": "https://kb.test/1", "title": "KB", "content": [text("30 days")] },
+        { "type": "tool_reference", "tool_name": "get_order_status" },
+    ]);
+    let result = json!({ "type": "tool_result", "tool_use_id": "toolu_1", "content": items });
+    let ok = body(json!([
+        user(json!("q")),
+        assistant(json!([tool_use("toolu_1")])),
+        user(json!([result]))
+    ]));
+    assert_eq!(problems(&ok), "");
+    let bad = json!({ "type": "tool_result", "tool_use_id": "toolu_1", "content": [{ "type": "search_result", "source": "s", "content": [] }] });
+    let refused = body(json!([
+        user(json!("q")),
+        assistant(json!([tool_use("toolu_1")])),
+        user(json!([bad]))
+    ]));
+    assert!(problems(&refused)
+        .contains("messages.2.content.0.content.0: a malformed search_result block"));
+}
+
+#[test]
+fn newer_top_level_fields_are_type_checked_and_unknown_ones_refused() {
+    let base = body(json!([user(json!("hi"))]));
+    let good = [
+        ("stop_sequences", json!(["END"])),
+        ("top_p", json!(0.9)),
+        ("top_k", json!(5)),
+        ("metadata", json!({ "user_id": "u" })),
+        ("service_tier", json!("standard_only")),
+        ("cache_control", json!({ "type": "ephemeral", "ttl": "1h" })),
+        ("output_config", json!({ "effort": "max" })),
+        (
+            "context_management",
+            json!({ "edits": [{ "type": "clear_tool_uses_20250919" }] }),
+        ),
+        ("container", json!("cont_1")),
+        ("inference_geo", json!("us")),
+        ("stream", json!(true)),
+    ];
+    for (key, value) in good {
+        assert_eq!(problems(&with(base.clone(), key, value)), "", "{key}");
+    }
+    let bad = [
+        ("stop_sequences", json!("END"), "stop_sequences"),
+        ("top_k", json!(0.5), "top_k"),
+        ("metadata", json!({ "user": "u" }), "metadata"),
+        (
+            "service_tier",
+            json!("priority"),
+            "service_tier: Input should be 'auto' or 'standard_only'",
+        ),
+        (
+            "cache_control",
+            json!({ "type": "ephemeral", "ttl": "2h" }),
+            "cache_control.ttl: Input should be '5m' or '1h'",
+        ),
+        (
+            "output_config",
+            json!({ "effort": "extreme" }),
+            "output_config",
+        ),
+        (
+            "container",
+            json!(7),
+            "container: Input should be a valid string",
+        ),
+        (
+            "stream",
+            json!("yes"),
+            "stream: Input should be a valid boolean",
+        ),
+        ("zeta", json!(1), "zeta: Extra inputs are not permitted"),
+    ];
+    for (key, value, expected) in bad {
+        let found = problems(&with(base.clone(), key, value));
+        assert!(found.contains(expected), "{key}: {found}");
+    }
+    let none = with(
+        with(
+            base,
+            "tools",
+            json!([{ "name": "t", "input_schema": { "type": "object" } }]),
+        ),
+        "tool_choice",
+        json!({ "type": "none", "disable_parallel_tool_use": true }),
+    );
+    assert!(problems(&none)
+        .contains("tool_choice.none.disable_parallel_tool_use: Extra inputs are not permitted"));
+}
+
+#[test]
+fn results_for_code_called_tools_need_the_container() {
+    let exec = server_tool_use("srvtoolu_e", "code_execution", json!({ "code": "x" }));
+    let call = json!({ "type": "tool_use", "id": "toolu_c", "name": "t", "input": {}, "caller": { "type": "code_execution_20250825", "tool_id": "srvtoolu_e" } });
+    let pending = body(json!([
+        user(json!("q")),
+        assistant(json!([exec, call])),
+        user(json!([tool_result("toolu_c")]))
+    ]));
+    assert_eq!(problems(&pending), CONTAINER_REQUIRED);
+    assert_eq!(problems(&with(pending, "container", json!("cont_1"))), "");
 }

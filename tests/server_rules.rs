@@ -530,3 +530,153 @@ fn results_for_code_called_tools_need_the_container() {
     assert_eq!(problems(&pending), CONTAINER_REQUIRED);
     assert_eq!(problems(&with(pending, "container", json!("cont_1"))), "");
 }
+
+// --- the server: streaming and step options ---------------------------------------------------
+
+async fn post(server: &Server, body: &Value, beta: Option<&str>) -> reqwest::Response {
+    let mut request = reqwest::Client::new()
+        .post(format!("{}/v1/messages", server.base_url()))
+        .header("x-api-key", API_KEY)
+        .header("anthropic-version", "2023-06-01")
+        .header("content-type", "application/json");
+    if let Some(beta) = beta {
+        request = request.header("anthropic-beta", beta);
+    }
+    request.body(body.to_string()).send().await.unwrap()
+}
+
+fn rich_reply() -> Step {
+    Step::reply(
+        json!([
+            thinking_block("The user wants order 4821 — ¿dónde está? 📦"),
+            redacted_thinking_block("hidden"),
+            server_tool_use("srvtoolu_1", "web_search", json!({ "query": "order 4821" })),
+            web_search_result("srvtoolu_1", &[("https://shop.test/4821", "Order 4821")]),
+            { "type": "text", "text": "It ships soon — on its way.", "citations": [{ "type": "char_location", "cited_text": "soon", "document_index": 0, "start_char_index": 0, "end_char_index": 4 }] },
+            { "type": "x_future_block", "payload": { "deep": [1, 2] } },
+            { "type": "tool_use", "id": "toolu_1", "name": "get_order_status", "input": { "orderId": "4821", "options": { "fields": ["eta"] } } },
+            { "type": "tool_use", "id": "toolu_2", "name": "get_order_status", "input": {} },
+        ]),
+        "tool_use",
+    )
+    .usage(json!({ "input_tokens": 321, "output_tokens": 89, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0 }))
+    .container("cont_1", "2026-12-01T00:00:00Z")
+    .stop_details(Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamed_reply_reassembles_into_the_json_reply() {
+    let server = Server::start([rich_reply(), rich_reply()]).await;
+    let request = body(json!([user(json!("Where is #4821?"))]));
+    let plain: Value =
+        serde_json::from_str(&post(&server, &request, None).await.text().await.unwrap()).unwrap();
+    let response = post(
+        &server,
+        &with(request, "stream", json!(true)),
+        Some("a-1, b-2"),
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    assert_eq!(response.headers()["cache-control"], "no-cache");
+    assert!(response.headers().contains_key("request-id"));
+    let events = support::server::sse::parse(&response.text().await.unwrap());
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(&names[..2], ["message_start", "ping"]);
+    assert_eq!(&names[names.len() - 2..], ["message_delta", "message_stop"]);
+    assert_eq!(events[0].1["message"]["content"], json!([]));
+    assert_eq!(events[0].1["message"]["stop_reason"], Value::Null);
+    let starts: Vec<&Value> = events
+        .iter()
+        .filter(|(n, _)| n == "content_block_start")
+        .map(|(_, d)| &d["content_block"])
+        .collect();
+    assert_eq!(
+        starts[0],
+        &json!({ "type": "thinking", "thinking": "", "signature": "" })
+    );
+    assert_eq!(starts[2]["input"], json!({}));
+    assert_eq!(
+        starts[3], &plain["content"][3],
+        "a result block comes whole"
+    );
+    assert_eq!(
+        starts[5], &plain["content"][5],
+        "an unknown block comes whole"
+    );
+    let first_json = events
+        .iter()
+        .find(|(_, d)| d["delta"]["type"] == "input_json_delta")
+        .unwrap();
+    assert_eq!(first_json.1["delta"]["partial_json"], "");
+    assert!(
+        events
+            .iter()
+            .filter(|(_, d)| d["delta"]["type"] == "text_delta")
+            .count()
+            > 3
+    );
+    assert_eq!(support::server::sse::reassemble(&events), Ok(plain));
+    let recorded = server.requests();
+    assert!(!recorded[0].streamed && recorded[1].streamed && !recorded[1].client_closed);
+    assert_eq!(recorded[1].betas, ["a-1", "b-2"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stream_faults_error_event_cut_and_unknown_delta() {
+    let server = Server::start([
+        Step::text("cut by an error").sse_error_after(3, "overloaded_error", "Overloaded"),
+        Step::text("never finished").sse_cut_after(4),
+        Step::text("odd")
+            .unknown_delta("x_delta")
+            .stream_delay(std::time::Duration::from_millis(2)),
+    ])
+    .await;
+    let request = with(body(json!([user(json!("hi"))])), "stream", json!(true));
+    let errored =
+        support::server::sse::parse(&post(&server, &request, None).await.text().await.unwrap());
+    let names: Vec<&str> = errored.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["message_start", "ping", "content_block_start", "error"]
+    );
+    assert_eq!(
+        errored[3].1,
+        json!({ "type": "error", "error": { "type": "overloaded_error", "message": "Overloaded" } })
+    );
+    assert!(
+        post(&server, &request, None).await.text().await.is_err(),
+        "the connection is reset mid-stream"
+    );
+    let odd =
+        support::server::sse::parse(&post(&server, &request, None).await.text().await.unwrap());
+    assert!(odd
+        .iter()
+        .any(|(_, d)| d["delta"] == json!({ "type": "x_delta" })));
+    assert_eq!(
+        support::server::sse::reassemble(&odd),
+        Err("unknown delta type \"x_delta\"".into())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn require_container_is_met_by_the_right_id() {
+    let server = Server::start([Step::text("continued").require_container("cont_1")]).await;
+    let request = with(
+        body(json!([user(json!("hi"))])),
+        "container",
+        json!("cont_1"),
+    );
+    assert_eq!(post(&server, &request, None).await.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[should_panic(
+    expected = "container_id is required when there are pending tool uses generated by code execution with tools."
+)]
+async fn require_container_refuses_a_request_without_it() {
+    let server = Server::start([Step::text("continued").require_container("cont_1")]).await;
+    let response = post(&server, &body(json!([user(json!("hi"))])), None).await;
+    assert_eq!(response.status(), 400);
+    drop(server);
+}

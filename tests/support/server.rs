@@ -1,6 +1,11 @@
 //! A scripted Messages API on 127.0.0.1: each request is checked (`rules`), recorded, and
 //! answered by the next step of the script. A request that breaks the API's rules is answered
 //! with the API's own 400 and remembered; dropping the server then fails the test.
+//!
+//! A reply step answers a request with `"stream": true` as server-sent events (`sse`), the same
+//! sequence as the JS stand-in: message_start, ping, per block content_block_start / deltas /
+//! content_block_stop, message_delta, message_stop. Step options (builder methods on a reply):
+//! `stream_delay`, `sse_error_after`, `sse_cut_after`, `unknown_delta`, `require_container`.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
@@ -14,11 +19,28 @@ use tokio::task::JoinHandle;
 
 use super::rules;
 
+/// How a reply is streamed, and what the request it answers must carry.
+#[derive(Debug, Clone, Default)]
+pub struct ReplyOptions {
+    /// The request must send `container` with this id (else the API's 400).
+    pub require_container: Option<String>,
+    /// The pause between streamed events (zero: just yield).
+    pub stream_delay: Duration,
+    /// After this many events, an `event: error` with `(error.type, error.message)`, then the end.
+    pub sse_error_after: Option<(usize, String, String)>,
+    /// After this many events the connection is reset (no message_stop).
+    pub sse_cut_after: Option<usize>,
+    /// A content_block_delta of this unknown type in the first block.
+    pub unknown_delta: Option<String>,
+}
+
 /// One answer of the script.
 #[derive(Debug, Clone)]
 pub enum Step {
-    /// HTTP 200 with this Messages API response.
+    /// HTTP 200 with this Messages API response (streamed when the request asks for it).
     Reply(Value),
+    /// A reply with options.
+    ReplyWith(Value, ReplyOptions),
     /// An HTTP error with the API's error body and these extra headers.
     Error {
         status: u16,
@@ -67,13 +89,52 @@ impl Step {
 
     /// Replaces a reply's usage.
     pub fn usage(self, usage: Value) -> Step {
-        match self {
-            Step::Reply(mut body) => {
-                body["usage"] = usage;
-                Step::Reply(body)
-            }
-            other => panic!("usage() on {other:?}"),
-        }
+        self.edit(|body, _| body["usage"] = usage)
+    }
+
+    /// Puts `container: {id, expires_at}` on a reply (code execution).
+    pub fn container(self, id: &str, expires_at: &str) -> Step {
+        self.edit(|body, _| body["container"] = json!({ "id": id, "expires_at": expires_at }))
+    }
+
+    /// Puts `stop_details` on a reply.
+    pub fn stop_details(self, details: Value) -> Step {
+        self.edit(|body, _| body["stop_details"] = details)
+    }
+
+    /// The request this reply answers must carry `container: id`.
+    pub fn require_container(self, id: &str) -> Step {
+        self.edit(|_, o| o.require_container = Some(id.to_owned()))
+    }
+
+    /// Pauses this long between streamed events.
+    pub fn stream_delay(self, delay: Duration) -> Step {
+        self.edit(|_, o| o.stream_delay = delay)
+    }
+
+    /// Streams `n` events, then `event: error` with this error, then ends the response.
+    pub fn sse_error_after(self, n: usize, kind: &str, message: &str) -> Step {
+        self.edit(|_, o| o.sse_error_after = Some((n, kind.to_owned(), message.to_owned())))
+    }
+
+    /// Streams `n` events, then resets the connection.
+    pub fn sse_cut_after(self, n: usize) -> Step {
+        self.edit(|_, o| o.sse_cut_after = Some(n))
+    }
+
+    /// Streams a delta of this unknown type in the first block.
+    pub fn unknown_delta(self, kind: &str) -> Step {
+        self.edit(|_, o| o.unknown_delta = Some(kind.to_owned()))
+    }
+
+    fn edit(self, change: impl FnOnce(&mut Value, &mut ReplyOptions)) -> Step {
+        let (mut body, mut options) = match self {
+            Step::Reply(body) => (body, ReplyOptions::default()),
+            Step::ReplyWith(body, options) => (body, options),
+            other => panic!("a reply option on {other:?}"),
+        };
+        change(&mut body, &mut options);
+        Step::ReplyWith(body, options)
     }
 
     /// An API error with the `error.type` the API uses for `status`.
@@ -122,6 +183,12 @@ pub struct Recorded {
     /// `x-stainless-retry-count`.
     pub retry_count: Option<u32>,
     pub at: Instant,
+    /// The `anthropic-beta` header, split on commas.
+    pub betas: Vec<String>,
+    /// The request asked for a stream and got one.
+    pub streamed: bool,
+    /// The client went away before the stream ended.
+    pub client_closed: bool,
 }
 
 impl Recorded {
@@ -224,6 +291,21 @@ impl Drop for Server {
     }
 }
 
+/// What a reply step expects of the request that it does not get (the API's words).
+fn unmet(step: &Step, container: Option<&str>) -> Option<String> {
+    let Step::ReplyWith(_, options) = step else {
+        return None;
+    };
+    let wanted = options.require_container.as_deref()?;
+    match container {
+        None => Some(rules::CONTAINER_REQUIRED.to_owned()),
+        Some(sent) if sent != wanted => Some(format!(
+            "container: Container '{sent}' not found. This conversation continues container '{wanted}'."
+        )),
+        Some(_) => None,
+    }
+}
+
 /// One HTTP/1.1 request off the wire.
 struct Incoming {
     method: String,
@@ -247,7 +329,7 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 return;
             }
         };
-        let (step, request_id) = {
+        let (step, request_id, wants_stream, index) = {
             let mut st = state.lock().unwrap();
             let (body, problems) = rules::check_request(
                 &incoming.method,
@@ -257,7 +339,21 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             );
             let number = st.requests.len() + 1;
             let request_id = format!("req_test_{number}");
+            let wants_stream = body["stream"] == true;
+            let container = body["container"].as_str().map(str::to_owned);
             st.requests.push(Recorded {
+                betas: incoming
+                    .headers
+                    .get("anthropic-beta")
+                    .map(|b| {
+                        b.split(',')
+                            .map(|s| s.trim().to_owned())
+                            .filter(|s| !s.is_empty())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                streamed: false,
+                client_closed: false,
                 retry_count: incoming
                     .headers
                     .get("x-stainless-retry-count")
@@ -278,17 +374,41 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 );
                 step
             } else if let Some(step) = st.script.pop_front() {
-                step
+                match unmet(&step, container.as_deref()) {
+                    Some(why) => {
+                        st.violations.push(format!("request {number}: {why}"));
+                        Step::error(400, &why)
+                    }
+                    None if wants_stream => match step {
+                        Step::Reply(body) => Step::ReplyWith(body, ReplyOptions::default()),
+                        other => other,
+                    },
+                    None => step,
+                }
             } else {
                 st.violations.push(format!(
                     "request {number} was not scripted (the script was used up)"
                 ));
                 Step::error(500, "test server: no scripted step left")
             };
-            (step, request_id)
+            (step, request_id, wants_stream, number - 1)
         };
         let written = match step {
-            Step::Reply(body) => {
+            Step::ReplyWith(body, options) if wants_stream => {
+                state.lock().unwrap().requests[index].streamed = true;
+                match sse::respond(&mut stream, &body, &options, &request_id).await {
+                    Ok(sse::End::Finished) => Ok(()),
+                    Ok(sse::End::Cut) => {
+                        let _ = stream.set_zero_linger();
+                        return;
+                    }
+                    Err(e) => {
+                        state.lock().unwrap().requests[index].client_closed = true;
+                        Err(e)
+                    }
+                }
+            }
+            Step::Reply(body) | Step::ReplyWith(body, _) => {
                 respond(
                     &mut stream,
                     200,
@@ -416,4 +536,289 @@ async fn respond(
     out.push_str(body);
     stream.write_all(out.as_bytes()).await?;
     stream.flush().await
+}
+
+/// Server-sent events: a reply as the Messages API streams it. Reassembled the way the official
+/// SDK's MessageStream does it, the events give back the reply exactly.
+pub mod sse {
+    use serde_json::{json, Value};
+    use tokio::io::AsyncWriteExt;
+    use tokio::net::TcpStream;
+
+    use super::ReplyOptions;
+
+    const TEXT_CHUNKS: [usize; 5] = [3, 5, 2, 7, 4];
+    const JSON_CHUNKS: [usize; 4] = [6, 9, 4, 11];
+
+    /// How a streamed response ended.
+    pub enum End {
+        /// Every event (or the scripted error event) was written.
+        Finished,
+        /// `sse_cut_after`: the connection is to be reset.
+        Cut,
+    }
+
+    /// `s` in small pieces of cycling sizes, split between chars.
+    fn pieces(s: &str, sizes: &[usize]) -> Vec<String> {
+        let chars: Vec<char> = s.chars().collect();
+        let mut out = Vec::new();
+        let (mut at, mut k) = (0, 0);
+        while at < chars.len() {
+            let end = (at + sizes[k % sizes.len()]).min(chars.len());
+            out.push(chars[at..end].iter().collect());
+            at = end;
+            k += 1;
+        }
+        out
+    }
+
+    /// A block's `content_block_start` payload and its deltas; other blocks come whole.
+    fn block_events(block: &Value) -> (Value, Vec<Value>) {
+        let mut start = block.clone();
+        let mut deltas = Vec::new();
+        match block["type"].as_str() {
+            Some("text") => {
+                start["text"] = json!("");
+                if let Some(citations) = block["citations"].as_array() {
+                    start["citations"] = json!([]);
+                    for citation in citations {
+                        deltas.push(json!({ "type": "citations_delta", "citation": citation }));
+                    }
+                }
+                for t in pieces(block["text"].as_str().unwrap_or_default(), &TEXT_CHUNKS) {
+                    deltas.push(json!({ "type": "text_delta", "text": t }));
+                }
+            }
+            Some("thinking") => {
+                start["thinking"] = json!("");
+                start["signature"] = json!("");
+                for t in pieces(block["thinking"].as_str().unwrap_or_default(), &TEXT_CHUNKS) {
+                    deltas.push(json!({ "type": "thinking_delta", "thinking": t }));
+                }
+                deltas.push(json!({ "type": "signature_delta", "signature": block["signature"] }));
+            }
+            Some("tool_use" | "server_tool_use") => {
+                start["input"] = json!({});
+                let input = block.get("input").cloned().unwrap_or_else(|| json!({}));
+                deltas.push(json!({ "type": "input_json_delta", "partial_json": "" }));
+                for p in pieces(&input.to_string(), &JSON_CHUNKS) {
+                    deltas.push(json!({ "type": "input_json_delta", "partial_json": p }));
+                }
+            }
+            _ => {}
+        }
+        (start, deltas)
+    }
+
+    /// The events of a streamed reply, as `(event name, data)`.
+    pub fn events(message: &Value, unknown_delta: Option<&str>) -> Vec<(String, Value)> {
+        let mut start = message.clone();
+        start["content"] = json!([]);
+        start["stop_reason"] = Value::Null;
+        start["stop_sequence"] = Value::Null;
+        if let Some(fields) = start.as_object_mut() {
+            fields.remove("container");
+            if fields.contains_key("stop_details") {
+                fields.insert("stop_details".into(), Value::Null);
+            }
+        }
+        let output = message["usage"]["output_tokens"].as_u64().unwrap_or(0);
+        start["usage"]["output_tokens"] = json!(output.min(1));
+        let mut out = vec![
+            (
+                "message_start".to_owned(),
+                json!({ "type": "message_start", "message": start }),
+            ),
+            ("ping".to_owned(), json!({ "type": "ping" })),
+        ];
+        let unknown = |kind: &str| {
+            (
+                "content_block_delta".to_owned(),
+                json!({ "type": "content_block_delta", "index": 0, "delta": { "type": kind } }),
+            )
+        };
+        let blocks = message["content"].as_array().cloned().unwrap_or_default();
+        if let (Some(kind), true) = (unknown_delta, blocks.is_empty()) {
+            out.push(unknown(kind));
+        }
+        for (index, block) in blocks.iter().enumerate() {
+            let (first, deltas) = block_events(block);
+            out.push((
+                "content_block_start".into(),
+                json!({ "type": "content_block_start", "index": index, "content_block": first }),
+            ));
+            if let (Some(kind), 0) = (unknown_delta, index) {
+                out.push(unknown(kind));
+            }
+            for delta in deltas {
+                out.push((
+                    "content_block_delta".into(),
+                    json!({ "type": "content_block_delta", "index": index, "delta": delta }),
+                ));
+            }
+            out.push((
+                "content_block_stop".into(),
+                json!({ "type": "content_block_stop", "index": index }),
+            ));
+            if index % 2 == 1 {
+                out.push(("ping".into(), json!({ "type": "ping" })));
+            }
+        }
+        let mut delta = json!({ "stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"] });
+        for key in ["stop_details", "container"] {
+            if let Some(v) = message.get(key) {
+                delta[key] = v.clone();
+            }
+        }
+        out.push((
+            "message_delta".into(),
+            json!({ "type": "message_delta", "delta": delta, "usage": message["usage"] }),
+        ));
+        out.push(("message_stop".into(), json!({ "type": "message_stop" })));
+        out
+    }
+
+    async fn chunk(stream: &mut TcpStream, text: &str) -> std::io::Result<()> {
+        stream
+            .write_all(format!("{:x}\r\n{text}\r\n", text.len()).as_bytes())
+            .await?;
+        stream.flush().await
+    }
+
+    fn frame(name: &str, data: &Value) -> String {
+        format!("event: {name}\ndata: {data}\n\n")
+    }
+
+    /// Writes `message` as a 200 `text/event-stream` (chunked), with the step's options.
+    pub async fn respond(
+        stream: &mut TcpStream,
+        message: &Value,
+        options: &ReplyOptions,
+        request_id: &str,
+    ) -> std::io::Result<End> {
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
+             request-id: {request_id}\r\ntransfer-encoding: chunked\r\n\r\n"
+        );
+        stream.write_all(head.as_bytes()).await?;
+        let events = events(message, options.unknown_delta.as_deref());
+        for i in 0..=events.len() {
+            if let Some((n, kind, text)) = &options.sse_error_after {
+                if *n == i {
+                    let error =
+                        json!({ "type": "error", "error": { "type": kind, "message": text } });
+                    chunk(stream, &frame("error", &error)).await?;
+                    break;
+                }
+            }
+            if options.sse_cut_after == Some(i) {
+                return Ok(End::Cut);
+            }
+            let Some((name, data)) = events.get(i) else {
+                break;
+            };
+            if i > 0 {
+                if options.stream_delay.is_zero() {
+                    tokio::task::yield_now().await;
+                } else {
+                    tokio::time::sleep(options.stream_delay).await;
+                }
+            }
+            chunk(stream, &frame(name, data)).await?;
+        }
+        stream.write_all(b"0\r\n\r\n").await?;
+        stream.flush().await?;
+        Ok(End::Finished)
+    }
+
+    /// The message the events give back, assembled as the official SDK's MessageStream does.
+    pub fn reassemble(events: &[(String, Value)]) -> Result<Value, String> {
+        let mut message = Value::Null;
+        let mut json_buffers: std::collections::HashMap<u64, String> = Default::default();
+        for (name, data) in events {
+            let index = data["index"].as_u64().unwrap_or(0);
+            match name.as_str() {
+                "message_start" => message = data["message"].clone(),
+                "content_block_start" => message["content"]
+                    .as_array_mut()
+                    .ok_or("content_block_start before message_start")?
+                    .push(data["content_block"].clone()),
+                "content_block_delta" => {
+                    let block = &mut message["content"][index as usize];
+                    let delta = &data["delta"];
+                    let append = |block: &mut Value, key: &str, more: &Value| {
+                        let joined = format!(
+                            "{}{}",
+                            block[key].as_str().unwrap_or_default(),
+                            more.as_str().unwrap_or_default()
+                        );
+                        block[key] = json!(joined);
+                    };
+                    match delta["type"].as_str().unwrap_or_default() {
+                        "text_delta" => append(block, "text", &delta["text"]),
+                        "thinking_delta" => append(block, "thinking", &delta["thinking"]),
+                        "signature_delta" => block["signature"] = delta["signature"].clone(),
+                        "citations_delta" => {
+                            if !block["citations"].is_array() {
+                                block["citations"] = json!([]);
+                            }
+                            block["citations"]
+                                .as_array_mut()
+                                .into_iter()
+                                .for_each(|c| c.push(delta["citation"].clone()));
+                        }
+                        "input_json_delta" => json_buffers
+                            .entry(index)
+                            .or_default()
+                            .push_str(delta["partial_json"].as_str().unwrap_or_default()),
+                        other => return Err(format!("unknown delta type {other:?}")),
+                    }
+                }
+                "content_block_stop" => {
+                    if let Some(buffer) = json_buffers.remove(&index) {
+                        if !buffer.is_empty() {
+                            message["content"][index as usize]["input"] =
+                                serde_json::from_str(&buffer)
+                                    .map_err(|e| format!("input of block {index}: {e}"))?;
+                        }
+                    }
+                }
+                "message_delta" => {
+                    if let Some(fields) = data["delta"].as_object() {
+                        for (k, v) in fields {
+                            message[k] = v.clone();
+                        }
+                    }
+                    if let Some(fields) = data["usage"].as_object() {
+                        for (k, v) in fields {
+                            message["usage"][k] = v.clone();
+                        }
+                    }
+                }
+                "message_stop" | "ping" => {}
+                "error" => return Err(format!("an error event: {data}")),
+                other => return Err(format!("unknown event {other:?}")),
+            }
+        }
+        Ok(message)
+    }
+
+    /// The `(event, data)` pairs of an SSE body.
+    pub fn parse(body: &str) -> Vec<(String, Value)> {
+        body.split("\n\n")
+            .filter(|frame| !frame.trim().is_empty())
+            .map(|frame| {
+                let mut name = String::new();
+                let mut data = String::new();
+                for line in frame.lines() {
+                    if let Some(v) = line.strip_prefix("event: ") {
+                        name = v.to_owned();
+                    } else if let Some(v) = line.strip_prefix("data: ") {
+                        data.push_str(v);
+                    }
+                }
+                (name, serde_json::from_str(&data).unwrap_or(Value::Null))
+            })
+            .collect()
+    }
 }

@@ -632,6 +632,17 @@ test('thinking: blocks come back unchanged, or the request is refused', async ()
   await expect400(request([user([thinking('mine')])]), 'messages.0.content.0: `thinking` blocks can only be in `assistant` messages');
 });
 
+test('thinking off: a final assistant message may not hold thinking blocks', async () => {
+  const paused = [thinking('searching'), serverToolUse('web_search', { query: 'q' }, 'srvtoolu_f')];
+  const message = 'messages.1.content.0: When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request.';
+  await expect400(request([user('q'), assistant(paused)], { tools: [WEB_SEARCH] }), message);
+  await expect400(request([user('q'), assistant(paused)], { tools: [WEB_SEARCH], thinking: { type: 'disabled' } }), message);
+  await expect400(request([user('q'), assistant([text('So far:'), redactedThinking()])]), message.replace('content.0', 'content.1'));
+  api.script(reply('ok'), reply('ok'));
+  assert.equal((await post(request([user('q'), assistant(paused)], { tools: [WEB_SEARCH], thinking: THINK, max_tokens: 2048 }))).status, 200);
+  assert.equal((await post(request([user('q'), assistant(paused.slice(0, 1)), user('go on')]))).status, 200, 'earlier turns may keep them');
+});
+
 test('thinking: the mock signs the thinking blocks it sends', async () => {
   api.script(reply([{ type: 'thinking', thinking: 'unsigned in the script' }, { type: 'redacted_thinking' }, text('hi')]));
   const msg = await (await post(request([user('hi')], { thinking: THINK, max_tokens: 2048 }))).json();

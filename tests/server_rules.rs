@@ -338,6 +338,19 @@ fn thinking_on_needs_a_thinking_block_first_and_rules_out_sampling_and_forced_to
     assert!(problems(&over).contains("`max_tokens` must be greater than `thinking.budget_tokens`"));
     let bad = with(on, "thinking", json!({ "type": "auto" }));
     assert!(problems(&bad).contains("thinking: Input tag 'auto'"));
+
+    let final_thinking = body(json!([
+        user(json!("hi")),
+        assistant(json!([
+            thinking_block("t"),
+            server_tool_use("srvtoolu_1", "web_search", json!({}))
+        ]))
+    ]));
+    assert_eq!(
+        problems(&final_thinking),
+        "messages.1.content.0: When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request."
+    );
+    assert_eq!(problems(&with(final_thinking, "thinking", enabled)), "");
 }
 
 #[test]
@@ -656,6 +669,29 @@ async fn stream_faults_error_event_cut_and_unknown_delta() {
     assert_eq!(
         support::server::sse::reassemble(&odd),
         Err("unknown delta type \"x_delta\"".into())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scripted_redirect_carries_its_location() {
+    let server = Server::start([Step::redirect("http://127.0.0.1:1/elsewhere")]).await;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let response = client
+        .post(format!("{}/v1/messages", server.base_url()))
+        .header("x-api-key", API_KEY)
+        .header("anthropic-version", "2023-06-01")
+        .header("content-type", "application/json")
+        .body(body(json!([user(json!("hi"))])).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 307);
+    assert_eq!(
+        response.headers()["location"],
+        "http://127.0.0.1:1/elsewhere"
     );
 }
 

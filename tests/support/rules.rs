@@ -133,7 +133,7 @@ pub fn check_body(body: &Value) -> Vec<String> {
                     if thinking_on(body) {
                         check_thinking_placement(messages)
                     } else {
-                        Ok(())
+                        check_no_final_thinking(messages)
                     },
                     check_pending_code_execution(body, messages),
                 ];
@@ -850,6 +850,24 @@ pub fn check_thinking_placement(messages: &[Value]) -> Result<(), String> {
          thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult \
          our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
     ))
+}
+
+/// With thinking off, a final (prefilled or paused) assistant message holds no thinking block.
+pub fn check_no_final_thinking(messages: &[Value]) -> Result<(), String> {
+    let n = messages.len() - 1;
+    if messages[n]["role"] != "assistant" {
+        return Ok(());
+    }
+    match blocks(&messages[n])
+        .iter()
+        .position(|b| b["type"] == "thinking" || b["type"] == "redacted_thinking")
+    {
+        Some(m) => Err(format!(
+            "messages.{n}.content.{m}: When thinking is disabled, an `assistant` message in the final position \
+             cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request."
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Results for code-called tools continue a container, which the request must name.

@@ -160,6 +160,11 @@ impl Step {
         }
     }
 
+    /// A redirect (`307`) to `location`, with an API-style error body.
+    pub fn redirect(location: &str) -> Step {
+        Step::error(307, "Temporary Redirect").header("location", location)
+    }
+
     /// Adds a response header to an error.
     pub fn header(mut self, name: &str, value: &str) -> Step {
         match &mut self {

@@ -1354,8 +1354,9 @@ export async function startMockApi({
     record.stream = true;
     record.clientClosed = false;
     record.sseEvents = [];
+    let cut = false;
     res.on('close', () => {
-      if (!res.writableFinished) record.clientClosed = true;
+      if (!res.writableFinished && !cut) record.clientClosed = true;
     });
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': record.requestId, ...(step.headers ?? {}) });
     const write = async (chunk) => {
@@ -1377,6 +1378,7 @@ export async function startMockApi({
         return;
       }
       if (i === cutAt) {
+        cut = true;
         res.socket?.destroy();
         return;
       }

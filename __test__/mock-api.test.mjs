@@ -1156,6 +1156,8 @@ test('SSE: sseCutAfter drops the connection mid-stream', async () => {
   assert.equal(res.status, 200);
   await assert.rejects(res.text());
   assert.deepEqual(api.requests.at(-1).sseEvents, ['message_start', 'ping', 'content_block_start', 'content_block_delta']);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(api.requests.at(-1).clientClosed, false, 'the server cut it, not the client');
 });
 
 test('SSE: streamDelayMs paces the events; a client that leaves early is recorded', async () => {

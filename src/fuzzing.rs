@@ -14,7 +14,7 @@ pub fn api_response(body: &[u8]) {
     }
     for status in [400u16, 429, 529] {
         let status = StatusCode::from_u16(status).expect("a valid status");
-        let error = api::http_error(status, body, None);
+        let error = api::http_error(status, body, crate::engine::retry::Hint::None);
         assert!(!error.message.is_empty());
     }
 }

@@ -308,7 +308,7 @@ async fn a_refused_connection_is_a_network_error() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base_url = format!("http://{}", listener.local_addr().unwrap());
     drop(listener);
-    let mut cfg = RunConfig::new(Some(API_KEY.to_owned()), base_url.clone());
+    let mut cfg = RunConfig::new(Some(API_KEY.into()), base_url.clone());
     cfg.api.max_retries = 0;
     let err = run_once(&cfg, &[], prompt("Hi")).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::NetworkError);

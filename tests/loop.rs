@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anthropic_tool_calling::engine::config::DEFAULT_MAX_TOKENS;
-use anthropic_tool_calling::engine::{run, ApiClient, ErrorCode, ToolInvocation, ToolOutcome};
+use anthropic_tool_calling::engine::{
+    run, ApiClient, ErrorCode, ToolChoice, ToolInvocation, ToolOutcome,
+};
 use serde_json::json;
 use serde_json::value::RawValue;
 use support::*;
@@ -165,10 +167,10 @@ async fn options_are_sent_as_given() {
     cfg.system =
         Some(RawValue::from_string(r#"[{"type":"text","text":"Be brief."}]"#.into()).unwrap());
     cfg.temperature = Some(0.25);
-    cfg.tool_choice = Some(
+    cfg.tool_choice = Some(ToolChoice::new(
         RawValue::from_string(r#"{"type":"auto","disable_parallel_tool_use":true}"#.into())
             .unwrap(),
-    );
+    ));
     cfg.api.api_key = None;
     cfg.api.auth_token = Some("oauth-token-test".into());
     cfg.api.api_version = "2023-06-01".into();

@@ -127,7 +127,11 @@ async fn stop_failed_tool_is_an_execution_error_and_nothing_more_is_sent() {
         .map(|c| c.tool_use_id.as_str())
         .collect();
     assert_eq!(ids, ["toolu_1", "toolu_2"]);
-    assert!(!err.tool_calls[0].is_error && err.tool_calls[1].is_error);
+    assert!(
+        !err.tool_calls[0].is_error && err.tool_calls[1].is_error,
+        "{:?}",
+        err.tool_calls
+    );
     assert_eq!(
         server.requests().len(),
         1,

@@ -3,12 +3,13 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::StatusCode;
 
 use super::error::{ErrorCode, RunError};
 use super::protocol::{ErrorBody, MessageResponse};
-use super::retry;
+use super::retry::{self, Hint};
+use super::secret::Secret;
 
 /// The largest response body we read; a larger one is refused rather than buffered.
 pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
@@ -16,13 +17,16 @@ pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 /// How to reach the API for one run.
 #[derive(Clone, Debug)]
 pub struct ApiConfig {
-    pub api_key: Option<String>,
-    pub auth_token: Option<String>,
+    pub api_key: Option<Secret>,
+    pub auth_token: Option<Secret>,
     /// Without the `/v1` suffix.
     pub base_url: String,
     pub api_version: String,
     pub max_retries: u32,
     pub timeout: Duration,
+    /// Extra request headers (`betas` as `anthropic-beta`, the `headers` option), already
+    /// checked not to replace the credential, version or content-type headers.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 /// An HTTP client with its keep-alive connection pool. Build one per process (or per runtime,
@@ -43,6 +47,9 @@ impl ApiClient {
     pub fn new() -> Self {
         let http = reqwest::Client::builder()
             .pool_idle_timeout(Duration::from_secs(60))
+            // The key goes to baseURL and nowhere else: a redirect is an error, never followed
+            // (reqwest would carry `x-api-key` to another host).
+            .redirect(reqwest::redirect::Policy::none())
             .tcp_nodelay(true)
             .user_agent(concat!(
                 "anthropic-tool-calling/",
@@ -92,10 +99,10 @@ impl ApiClient {
             );
             let may_retry = failure.retryable && retries_done < cfg.max_retries;
             let wait = match failure.hint {
-                Some(hint) if hint > retry::MAX_HINT => return Err(failure.error),
+                Hint::TooLong(_) => return Err(failure.error),
                 _ if !may_retry => return Err(failure.error),
-                Some(hint) => hint,
-                None => retry::backoff(retries_done),
+                Hint::Wait(hint) => hint,
+                Hint::None => retry::backoff(retries_done),
             };
             tracing::debug!(
                 retry = retries_done + 1,
@@ -144,7 +151,7 @@ impl ApiClient {
             return Err(Failure {
                 error,
                 retryable: false,
-                hint: None,
+                hint: Hint::None,
             });
         };
         if status.is_success() {
@@ -160,7 +167,28 @@ impl ApiClient {
                 );
                 error.status = Some(status.as_u16());
                 error.request_id = request_id.clone();
-                Failure { error, retryable: false, hint: None }
+                Failure { error, retryable: false, hint: Hint::None }
+            });
+        }
+        if status.is_redirection() {
+            let mut error = RunError::new(
+                ErrorCode::UnknownError,
+                format!(
+                    "The Anthropic API answered HTTP {} (a redirect{}); redirects are not followed, so the API key goes to baseURL and nowhere else. Point baseURL at the API itself.",
+                    status.as_u16(),
+                    headers
+                        .get(reqwest::header::LOCATION)
+                        .and_then(|v| v.to_str().ok())
+                        .map(|to| format!(" to {}", preview(to.as_bytes())))
+                        .unwrap_or_default()
+                ),
+            );
+            error.status = Some(status.as_u16());
+            error.request_id = request_id;
+            return Err(Failure {
+                error,
+                retryable: false,
+                hint: Hint::None,
             });
         }
         let hint = retry::server_hint(&headers);
@@ -178,7 +206,7 @@ impl ApiClient {
 struct Failure {
     error: RunError,
     retryable: bool,
-    hint: Option<Duration>,
+    hint: Hint,
 }
 
 impl Failure {
@@ -186,13 +214,16 @@ impl Failure {
         Failure {
             error,
             retryable: true,
-            hint: None,
+            hint: Hint::None,
         }
     }
 }
 
 fn auth_headers(cfg: &ApiConfig) -> Result<HeaderMap, RunError> {
     let mut headers = HeaderMap::new();
+    for (name, value) in &cfg.headers {
+        headers.append(name.clone(), value.clone());
+    }
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(
         "anthropic-version",
@@ -209,13 +240,13 @@ fn auth_headers(cfg: &ApiConfig) -> Result<HeaderMap, RunError> {
             format!("The {what} contains characters that cannot be sent in an HTTP header; check ANTHROPIC_API_KEY."),
         )
     };
-    if let Some(key) = cfg.api_key.as_deref() {
-        let mut value = HeaderValue::from_str(key).map_err(|_| bad_key("API key"))?;
+    if let Some(key) = &cfg.api_key {
+        let mut value = HeaderValue::from_str(key.expose()).map_err(|_| bad_key("API key"))?;
         value.set_sensitive(true);
         headers.insert("x-api-key", value);
-    } else if let Some(token) = cfg.auth_token.as_deref() {
-        let mut value =
-            HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| bad_key("auth token"))?;
+    } else if let Some(token) = &cfg.auth_token {
+        let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose()))
+            .map_err(|_| bad_key("auth token"))?;
         value.set_sensitive(true);
         headers.insert(AUTHORIZATION, value);
     } else {
@@ -266,7 +297,7 @@ fn preview(body: &[u8]) -> String {
 }
 
 /// Maps an HTTP error answer to its code, passing the API's own message on.
-pub(crate) fn http_error(status: StatusCode, body: &[u8], hint: Option<Duration>) -> RunError {
+pub(crate) fn http_error(status: StatusCode, body: &[u8], hint: Hint) -> RunError {
     let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();
     let (kind, api_message, request_id) = match parsed {
         Some(b) => (b.error.kind, b.error.message, b.request_id),
@@ -313,7 +344,7 @@ pub(crate) fn http_error(status: StatusCode, body: &[u8], hint: Option<Duration>
     error.status = Some(status.as_u16());
     error.request_id = request_id;
     if matches!(code, ErrorCode::RateLimited | ErrorCode::Overloaded) {
-        error.retry_after = hint.map(|h| h.as_secs_f64());
+        error.retry_after = hint.asked().map(|h| h.as_secs_f64());
     }
     error
 }

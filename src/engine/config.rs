@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 
 use super::api::ApiConfig;
+use super::secret::Secret;
 
 /// The default model when neither the option nor `ANTHROPIC_MODEL` names one.
 pub const DEFAULT_MODEL: &str = "claude-sonnet-5-5";
@@ -32,6 +33,61 @@ pub enum OnToolError {
     Continue,
 }
 
+/// What happens when the model asks for tools after `maxToolIterations` rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnMaxIterations {
+    /// End the run with `max_iterations_exceeded`.
+    Error,
+    /// Answer the calls past the limit with `is_error` results and ask once more, with
+    /// `tool_choice: none`, for an answer.
+    Answer,
+}
+
+/// The `toolChoice` option: sent as given on the first request; a forcing one (`any`, `tool`)
+/// becomes `auto` afterwards, so the model can answer.
+#[derive(Debug, Clone)]
+pub struct ToolChoice {
+    /// As given.
+    pub raw: Box<RawValue>,
+    /// `any` or `tool`.
+    pub forcing: bool,
+    /// What the later `auto` choice keeps of it: `{"type":"auto"}`, with
+    /// `disable_parallel_tool_use` when the given one had it.
+    pub after_first: Box<RawValue>,
+}
+
+impl ToolChoice {
+    /// A choice as given (already checked to be a valid `tool_choice`).
+    pub fn new(raw: Box<RawValue>) -> ToolChoice {
+        #[derive(serde::Deserialize)]
+        struct View<'a> {
+            #[serde(rename = "type", borrow, default)]
+            kind: std::borrow::Cow<'a, str>,
+            #[serde(default)]
+            disable_parallel_tool_use: Option<bool>,
+        }
+        let view: Option<View> = serde_json::from_str(raw.get()).ok();
+        let forcing = view
+            .as_ref()
+            .is_some_and(|v| v.kind == "any" || v.kind == "tool");
+        let after_first = match view.and_then(|v| v.disable_parallel_tool_use) {
+            Some(d) => format!(r#"{{"type":"auto","disable_parallel_tool_use":{d}}}"#),
+            None => r#"{"type":"auto"}"#.to_owned(),
+        };
+        ToolChoice {
+            raw,
+            forcing,
+            after_first: RawValue::from_string(after_first).expect("a JSON object"),
+        }
+    }
+
+    /// The tool a `{ type: "tool", name }` choice names.
+    pub fn tool_name(&self) -> Option<String> {
+        let v: serde_json::Value = serde_json::from_str(self.raw.get()).ok()?;
+        v.get("name")?.as_str().map(str::to_owned)
+    }
+}
+
 /// Everything a run needs besides the prompt and the tools.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -40,8 +96,16 @@ pub struct RunConfig {
     /// A string or text blocks, sent as given.
     pub system: Option<Box<RawValue>>,
     pub temperature: Option<f64>,
-    /// Sent as given.
-    pub tool_choice: Option<Box<RawValue>>,
+    pub tool_choice: Option<ToolChoice>,
+    /// Server tool definitions (`serverTools`), appended to `tools` as given.
+    pub server_tools: Vec<Box<RawValue>>,
+    /// Request fields passed through as given, by wire name (`thinking`, `top_p`, …).
+    pub fields: Vec<(&'static str, Box<RawValue>)>,
+    /// `extraBody`: merged into the body last; a key here replaces a field of the same name.
+    pub extra_body: Vec<(String, Box<RawValue>)>,
+    /// A code-execution container to continue in.
+    pub container: Option<String>,
+    pub on_max_iterations: OnMaxIterations,
     pub max_tool_iterations: u32,
     pub on_tool_error: OnToolError,
     pub max_tool_failures: u32,
@@ -52,13 +116,18 @@ pub struct RunConfig {
 
 impl RunConfig {
     /// The defaults of the contract, talking to `base_url` with `api_key`.
-    pub fn new(api_key: Option<String>, base_url: impl Into<String>) -> Self {
+    pub fn new(api_key: Option<Secret>, base_url: impl Into<String>) -> Self {
         RunConfig {
             model: DEFAULT_MODEL.to_owned(),
             max_tokens: DEFAULT_MAX_TOKENS,
             system: None,
             temperature: None,
             tool_choice: None,
+            server_tools: Vec::new(),
+            fields: Vec::new(),
+            extra_body: Vec::new(),
+            container: None,
+            on_max_iterations: OnMaxIterations::Error,
             max_tool_iterations: DEFAULT_MAX_TOOL_ITERATIONS,
             on_tool_error: OnToolError::Stop,
             max_tool_failures: DEFAULT_MAX_TOOL_FAILURES,
@@ -70,6 +139,7 @@ impl RunConfig {
                 base_url: base_url.into(),
                 api_version: DEFAULT_API_VERSION.to_owned(),
                 max_retries: DEFAULT_MAX_RETRIES,
+                headers: Vec::new(),
                 timeout: DEFAULT_TIMEOUT,
             },
         }

@@ -24,6 +24,9 @@ pub enum ErrorCode {
     ToolExecutionError,
     /// The model still asked for tools after `maxToolIterations` rounds.
     MaxIterationsExceeded,
+    /// A reply asking for a tool was cut (`max_tokens`, `model_context_window_exceeded`): its
+    /// input may be incomplete, so nothing was run.
+    OutputTruncated,
     /// The caller's `AbortSignal` fired.
     Aborted,
     /// Anything else: other 5xx, a body that is not the expected JSON, a panic.
@@ -42,6 +45,7 @@ impl ErrorCode {
             ErrorCode::ToolValidationError => "tool_validation_error",
             ErrorCode::ToolExecutionError => "tool_execution_error",
             ErrorCode::MaxIterationsExceeded => "max_iterations_exceeded",
+            ErrorCode::OutputTruncated => "output_truncated",
             ErrorCode::Aborted => "aborted",
             ErrorCode::UnknownError => "unknown_error",
         }

@@ -65,6 +65,30 @@ pub fn repeated_for_developer(name: &str, times: u32) -> String {
     format!("Not run: {name} already failed {times} times with this same input (maxToolFailures).")
 }
 
+/// Model: a call past `maxToolIterations` (`onMaxIterations: "answer"`), not run.
+pub fn limit_for_model(name: &str) -> String {
+    format!(
+        "Not run: the tool-round limit of this conversation was reached, so {name} was not called. \
+         Do not call tools again; answer the user now with what you have, and say what is missing."
+    )
+}
+
+/// Developer: a call past `maxToolIterations`, not run.
+pub fn limit_for_developer(name: &str, rounds: u32) -> String {
+    format!("Not run: the model asked for {name} after {rounds} tool round(s), the limit set by maxToolIterations (onMaxIterations: \"answer\").")
+}
+
+/// Developer, stop mode: a call stopped because another one of its round failed first.
+pub fn interrupted_by(failed: &str) -> String {
+    format!(
+        "Interrupted: {failed} failed first and the run stopped (onToolError: \"stop\"); this call's ctx.signal was aborted and its result discarded."
+    )
+}
+
+/// Developer: a call stopped because the run was aborted.
+pub const ABORTED_CALL: &str =
+    "Aborted: the run's signal fired while this call was running; its ctx.signal was aborted and its result discarded.";
+
 /// Developer, stop mode: how to go on from a failed tool.
 pub const STOP_ADVICE: &str =
     "The run stopped (onToolError: \"stop\"); fix the tool, or pass onToolError: \"continue\" to let the model handle tool failures.";

@@ -2,21 +2,26 @@
 //! It knows nothing of Node; the binding (`crate::binding`) adapts it.
 
 pub mod api;
+pub mod calls;
 pub mod canonical;
 pub mod config;
 pub mod error;
 pub mod feedback;
 pub mod protocol;
+pub mod request;
 pub mod result;
 pub mod retry;
 pub mod round;
 pub mod run;
 pub mod schema;
+pub mod secret;
+pub mod stop;
 pub mod tools;
 
 pub use api::{ApiClient, ApiConfig};
-pub use config::{OnToolError, RunConfig};
+pub use config::{OnMaxIterations, OnToolError, RunConfig, ToolChoice};
 pub use error::{ErrorCode, RunError};
 pub use result::{RunOutput, ToolCall, Usage};
 pub use run::run;
-pub use tools::{Tool, ToolExecutor, ToolInvocation, ToolOutcome};
+pub use secret::Secret;
+pub use tools::{Tool, ToolExecutor, ToolInvocation, ToolOutcome, ToolSpec};

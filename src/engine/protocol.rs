@@ -9,22 +9,6 @@ use serde_json::value::RawValue;
 /// One message of the conversation, serialised once.
 pub type RawMessage = Box<RawValue>;
 
-/// The body of `POST /v1/messages`.
-#[derive(Serialize)]
-pub struct MessagesRequest<'a> {
-    pub model: &'a str,
-    pub max_tokens: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub system: Option<&'a RawValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub temperature: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_choice: Option<&'a RawValue>,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub tools: &'a [&'a RawValue],
-    pub messages: &'a [RawMessage],
-}
-
 /// A successful answer of the Messages API. Unknown fields are ignored.
 #[derive(Deserialize)]
 pub struct MessageResponse {
@@ -37,9 +21,20 @@ pub struct MessageResponse {
     pub stop_reason: Option<String>,
     #[serde(default)]
     pub usage: ApiUsage,
+    /// The code-execution container the reply ran in, if any.
+    #[serde(default)]
+    pub container: Option<Container>,
     /// The `request-id` header of the answer (not part of the body).
     #[serde(skip)]
     pub request_id: Option<String>,
+}
+
+/// A code-execution container: its id goes with the next request.
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct Container {
+    pub id: String,
+    #[serde(default, rename(serialize = "expiresAt"))]
+    pub expires_at: String,
 }
 
 /// Token counts of one response.
@@ -55,14 +50,16 @@ pub struct ApiUsage {
     pub cache_read_input_tokens: Option<u64>,
 }
 
-/// One content block of a response, read loosely: only `text` and `tool_use` matter to the
-/// loop, every other block type passes through untouched in the raw content.
+/// One content block of a response, read loosely: only `text`, `thinking` and `tool_use` matter
+/// to the loop, every other block type passes through untouched in the raw content.
 #[derive(Deserialize)]
 pub struct ContentBlock<'a> {
     #[serde(rename = "type", borrow)]
     pub kind: std::borrow::Cow<'a, str>,
     #[serde(default)]
     pub text: Option<String>,
+    #[serde(default)]
+    pub thinking: Option<String>,
     #[serde(default)]
     pub id: Option<String>,
     #[serde(default)]
@@ -121,4 +118,51 @@ pub fn user_text(prompt: &str) -> RawMessage {
 /// The assistant message that goes back into the history: the model's content, verbatim.
 pub fn assistant_message(content: &RawValue) -> RawMessage {
     raw_message("assistant", content)
+}
+
+/// Two content arrays as one, each block kept as it was written (a paused server-tool turn and
+/// its continuation become one assistant message).
+pub fn join_content(first: &RawValue, then: &RawValue) -> Box<RawValue> {
+    let a = first.get().trim();
+    let b = then.get().trim();
+    let a_inner = a[1..a.len() - 1].trim();
+    let b_inner = b[1..b.len() - 1].trim();
+    let joined = match (a_inner.is_empty(), b_inner.is_empty()) {
+        (true, _) => format!("[{b_inner}]"),
+        (_, true) => format!("[{a_inner}]"),
+        _ => format!("[{a_inner},{b_inner}]"),
+    };
+    RawValue::from_string(joined).expect("two JSON arrays joined are a JSON array")
+}
+
+/// Whether a content array is empty.
+pub fn is_empty_content(content: &RawValue) -> bool {
+    let c = content.get().trim();
+    c.len() >= 2 && c[1..c.len() - 1].trim().is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn joins_content_arrays_keeping_each_block() {
+        let a = raw(r#"[{"type":"server_tool_use","id":"srvtoolu_1","z":1,"a":2}]"#);
+        let b = raw(r#"[ {"type":"text","text":"done"} ]"#);
+        assert_eq!(
+            join_content(&a, &b).get(),
+            r#"[{"type":"server_tool_use","id":"srvtoolu_1","z":1,"a":2},{"type":"text","text":"done"}]"#
+        );
+        assert_eq!(
+            join_content(&raw("[]"), &b).get(),
+            r#"[{"type":"text","text":"done"}]"#
+        );
+        assert_eq!(join_content(&a, &raw("[ ]")).get(), a.get());
+        assert!(is_empty_content(&raw("[ ]")));
+        assert!(!is_empty_content(&b));
+    }
 }

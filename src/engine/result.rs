@@ -3,7 +3,7 @@
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use super::protocol::{ApiUsage, RawMessage};
+use super::protocol::{ApiUsage, Container, RawMessage};
 
 /// One tool call the model asked for, as the developer sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -21,6 +21,10 @@ pub struct ToolCall {
     pub error: Option<String>,
     pub duration_ms: f64,
     pub tool_use_id: String,
+    /// Stopped while running (an abort, or a failed sibling in stop mode): whether it had really
+    /// begun is known only to the executor (the Node binding leaves out those that never did).
+    #[serde(skip)]
+    pub interrupted: bool,
 }
 
 /// What a tool returned, kept as its executor gave it: building a JSON value of a large output
@@ -86,9 +90,17 @@ impl Usage {
 pub struct RunOutput {
     /// The text blocks of the final reply, joined.
     pub text: String,
+    /// The thinking text of the run's replies, in order, joined by a blank line.
+    pub reasoning: String,
     pub tool_calls: Vec<ToolCall>,
     pub stop_reason: String,
     pub usage: Usage,
     /// The whole conversation, the final reply included, ready to send again.
     pub messages: Vec<RawMessage>,
+    /// Set when `onMaxIterations: "answer"` cut the tool rounds short.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub limit_reached: bool,
+    /// The last code-execution container a reply ran in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<Container>,
 }

@@ -9,9 +9,6 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 
-/// The longest server hint we are willing to wait for.
-pub const MAX_HINT: Duration = Duration::from_secs(60);
-
 /// Whether a response with this status and these headers may be retried.
 pub fn should_retry(status: StatusCode, headers: &HeaderMap) -> bool {
     match headers.get("x-should-retry").and_then(|v| v.to_str().ok()) {
@@ -22,31 +19,72 @@ pub fn should_retry(status: StatusCode, headers: &HeaderMap) -> bool {
     matches!(status.as_u16(), 408 | 409 | 429) || status.is_server_error()
 }
 
-/// The wait the server asked for: `retry-after-ms` (milliseconds), else `retry-after`
-/// (seconds, or an HTTP date). `None` when there is no readable, non-negative hint.
-pub fn server_hint(headers: &HeaderMap) -> Option<Duration> {
+/// The longest server hint we are willing to wait for.
+pub const MAX_HINT: Duration = Duration::from_secs(60);
+
+/// What the server said about waiting before a retry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Hint {
+    /// Nothing usable (absent, unreadable, zero, negative, a date in the past): back off as the
+    /// SDK does.
+    None,
+    /// Wait this long (more than 0, less than [`MAX_HINT`]).
+    Wait(Duration),
+    /// Longer than we wait: the run ends at once and reports it as `retryAfter`.
+    TooLong(Duration),
+}
+
+impl Hint {
+    /// The wait the server asked for, if it asked for one we can report.
+    pub fn asked(self) -> Option<Duration> {
+        match self {
+            Hint::None => None,
+            Hint::Wait(d) | Hint::TooLong(d) => Some(d),
+        }
+    }
+}
+
+/// The wait the server asked for, read as the SDK's `retryRequest` reads it: `retry-after-ms`
+/// (milliseconds) if it is a number other than 0, else `retry-after` (seconds, or an HTTP date
+/// measured from now). A value that is not in (0, 60 s) means the SDK's own backoff — except that
+/// a hint of 60 s or more ends the run (the contract's rule: we never sit on a request that long).
+pub fn server_hint(headers: &HeaderMap) -> Hint {
     let header = |name: &str| {
         headers
             .get(name)
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
     };
-    if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        return seconds(ms / 1000.0);
+    let mut millis: Option<f64> = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok());
+    // The SDK reads `retry-after` only when `retry-after-ms` gave nothing or 0 (falsy in JS); a
+    // negative `retry-after-ms` is truthy there, so it hides `retry-after` and means backoff.
+    if millis.is_none_or(|ms| ms == 0.0) {
+        if let Some(value) = header("retry-after") {
+            millis = match value.parse::<f64>() {
+                Ok(secs) => Some(secs * 1000.0),
+                Err(_) => httpdate::parse_http_date(value)
+                    .ok()
+                    .map(signed_millis_from_now),
+            };
+        }
     }
-    let value = header("retry-after")?;
-    if let Ok(secs) = value.parse::<f64>() {
-        return seconds(secs);
+    match millis {
+        Some(ms) if ms.is_finite() && ms > 0.0 && ms < MAX_HINT.as_millis() as f64 => {
+            Hint::Wait(Duration::from_secs_f64(ms / 1000.0))
+        }
+        Some(ms) if ms.is_finite() && ms >= MAX_HINT.as_millis() as f64 => {
+            Hint::TooLong(Duration::from_secs_f64(ms / 1000.0))
+        }
+        _ => Hint::None,
     }
-    let at = httpdate::parse_http_date(value).ok()?;
-    Some(
-        at.duration_since(SystemTime::now())
-            .unwrap_or(Duration::ZERO),
-    )
 }
 
-fn seconds(s: f64) -> Option<Duration> {
-    (s.is_finite() && s >= 0.0).then(|| Duration::from_secs_f64(s))
+fn signed_millis_from_now(at: SystemTime) -> f64 {
+    let now = SystemTime::now();
+    match at.duration_since(now) {
+        Ok(ahead) => ahead.as_secs_f64() * 1000.0,
+        Err(behind) => -behind.duration().as_secs_f64() * 1000.0,
+    }
 }
 
 /// The SDK's backoff after `retries_done` retries: `min(0.5 · 2^n, 8)` s, minus up to 25 % jitter.
@@ -89,28 +127,60 @@ mod tests {
 
     #[test]
     fn reads_every_form_of_hint() {
+        let wait = |ms: u64| Hint::Wait(Duration::from_millis(ms));
         assert_eq!(
             server_hint(&headers(&[("retry-after-ms", "1500")])),
-            Some(Duration::from_millis(1500))
+            wait(1500)
         );
-        assert_eq!(
-            server_hint(&headers(&[("retry-after", "2")])),
-            Some(Duration::from_secs(2))
-        );
+        assert_eq!(server_hint(&headers(&[("retry-after", "2")])), wait(2000));
         // retry-after-ms wins over retry-after
         assert_eq!(
             server_hint(&headers(&[("retry-after-ms", "10"), ("retry-after", "30")])),
-            Some(Duration::from_millis(10))
+            wait(10)
         );
         let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(30));
-        let hint = server_hint(&headers(&[("retry-after", &later)])).unwrap();
+        let Hint::Wait(hint) = server_hint(&headers(&[("retry-after", &later)])) else {
+            panic!("a date 30 s ahead is a wait");
+        };
         assert!(
             hint > Duration::from_secs(27) && hint <= Duration::from_secs(30),
             "{hint:?}"
         );
-        assert_eq!(server_hint(&headers(&[("retry-after", "soon")])), None);
-        assert_eq!(server_hint(&headers(&[("retry-after", "-3")])), None);
-        assert_eq!(server_hint(&HeaderMap::new()), None);
+        assert_eq!(
+            server_hint(&headers(&[("retry-after", "soon")])),
+            Hint::None
+        );
+        assert_eq!(server_hint(&HeaderMap::new()), Hint::None);
+        assert_eq!(
+            server_hint(&headers(&[("retry-after", "120")])),
+            Hint::TooLong(Duration::from_secs(120))
+        );
+    }
+
+    #[test]
+    fn hints_the_sdk_ignores_mean_backoff() {
+        // A date in the past: the SDK computes a negative wait and backs off (not 0 s).
+        let past = httpdate::fmt_http_date(SystemTime::now() - Duration::from_secs(30));
+        assert_eq!(server_hint(&headers(&[("retry-after", &past)])), Hint::None);
+        assert_eq!(server_hint(&headers(&[("retry-after", "-3")])), Hint::None);
+        assert_eq!(server_hint(&headers(&[("retry-after", "0")])), Hint::None);
+        // A negative retry-after-ms is not "no hint": it hides retry-after, and means backoff.
+        assert_eq!(
+            server_hint(&headers(&[("retry-after-ms", "-5"), ("retry-after", "2")])),
+            Hint::None
+        );
+        // retry-after-ms of 0 is falsy in the SDK: retry-after is read instead.
+        assert_eq!(
+            server_hint(&headers(&[("retry-after-ms", "0"), ("retry-after", "2")])),
+            Hint::Wait(Duration::from_secs(2))
+        );
+        assert_eq!(
+            server_hint(&headers(&[
+                ("retry-after-ms", "nope"),
+                ("retry-after", "1")
+            ])),
+            Hint::Wait(Duration::from_secs(1))
+        );
     }
 
     #[test]

@@ -8,6 +8,10 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use futures::stream::{FuturesUnordered, StreamExt};
+use futures::FutureExt;
+
+use super::calls::CallLog;
 use super::canonical::canonical_json;
 use super::config::{OnToolError, RunConfig};
 use super::error::{ErrorCode, RunError};
@@ -52,6 +56,13 @@ impl Settled {
     }
 }
 
+/// The `tool_result` that answers one `tool_use`.
+pub struct Answer {
+    pub tool_use_id: String,
+    pub content: String,
+    pub is_error: bool,
+}
+
 /// How often each exact call (tool name + canonical input) has failed in this run.
 #[derive(Default)]
 pub struct FailureMemory {
@@ -74,17 +85,21 @@ struct Ready<'t> {
     input: Arc<RawValue>,
 }
 
-/// Runs one round. In stop mode the first failure (in `tool_use` order) ends the run: calls
-/// with bad input are caught before any tool runs, and in-order execution stops at a failure.
+/// Runs one round; the calls are recorded in `log` as they start and settle. In stop mode the
+/// first failure ends the run at once: calls with bad input are caught before any tool runs, and
+/// the first call to fail (in time) stops the others, whose futures are dropped (their
+/// `ctx.signal` aborts) and which are reported as failed.
 pub async fn run_round(
     requested: Vec<Requested>,
     tools: &[Tool],
     cfg: &RunConfig,
     memory: &mut FailureMemory,
-) -> Result<Vec<Settled>, RunError> {
+    log: &CallLog,
+) -> Result<Vec<Answer>, RunError> {
     let stop = cfg.on_tool_error == OnToolError::Stop;
     let offered: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    let mut slots: Vec<Option<Settled>> = Vec::with_capacity(requested.len());
+    log.begin_round(requested.len());
+    let mut slots: Vec<Option<Answer>> = Vec::with_capacity(requested.len());
     // The failure memory only matters when failures go back to the model: a stop-mode run ends
     // at its first failure, so it needs no key per call.
     let mut keys: Vec<Option<(String, String)>> = Vec::with_capacity(requested.len());
@@ -108,61 +123,77 @@ pub async fn run_round(
             }
             Err(settled) => {
                 if stop {
-                    settled.log();
-                    return Err(stop_error(settled, Vec::new()));
+                    return Err(stop_here(index, settled, log));
                 }
-                slots.push(Some(settled));
+                slots.push(Some(settle(index, settled, &mut keys, memory, log)));
             }
         }
     }
 
+    let timeout = cfg.tool_timeout;
     if cfg.parallel_tool_calls {
-        let runs = ready
+        let mut running: FuturesUnordered<_> = ready
             .into_iter()
-            .map(|(i, r)| async move { (i, execute(r, cfg.tool_timeout).await) });
-        for (i, settled) in futures::future::join_all(runs).await {
-            slots[i] = Some(settled);
+            .map(|(i, r)| async move { (i, execute(r, timeout, log, i).await) })
+            .collect();
+        while let Some((i, settled)) = running.next().await {
+            if stop && settled.failure.is_some() {
+                // Calls that finished by now keep their results; dropping the others cancels
+                // them (their executors abort `ctx.signal`).
+                while let Some(Some((j, done))) = running.next().now_or_never() {
+                    settle(j, done, &mut keys, memory, log);
+                }
+                drop(running);
+                log.interrupt(&fb::interrupted_by(&settled.call.tool_name));
+                return Err(stop_here(i, settled, log));
+            }
+            slots[i] = Some(settle(i, settled, &mut keys, memory, log));
         }
     } else {
         for (i, r) in ready {
-            let settled = execute(r, cfg.tool_timeout).await;
-            let failed = settled.failure.is_some();
-            slots[i] = Some(settled);
-            if failed && stop {
-                break;
+            let settled = execute(r, timeout, log, i).await;
+            if stop && settled.failure.is_some() {
+                return Err(stop_here(i, settled, log));
             }
+            slots[i] = Some(settle(i, settled, &mut keys, memory, log));
         }
     }
-
-    let mut settled: Vec<Settled> = Vec::with_capacity(slots.len());
-    for (i, slot) in slots.into_iter().enumerate() {
-        if let Some(s) = slot {
-            s.log();
-            if s.counts_as_failure() {
-                if let Some(key) = keys[i].take() {
-                    memory.record(key);
-                }
-            }
-            settled.push(s);
-        }
-    }
-    if stop {
-        if let Some(pos) = settled.iter().position(|s| s.failure.is_some()) {
-            let calls: Vec<ToolCall> = settled.iter().map(|s| s.call.clone()).collect();
-            let failed = settled.swap_remove(pos);
-            return Err(stop_error(failed, calls));
-        }
-    }
-    Ok(settled)
+    log.end_round();
+    Ok(slots.into_iter().flatten().collect())
 }
 
-fn stop_error(settled: Settled, calls: Vec<ToolCall>) -> RunError {
-    let call = settled.call;
-    let mut error = settled
+/// A call settled: its record joins the log at once (so an abort now still reports it), its
+/// failure the memory; what remains is the `tool_result` for the model.
+fn settle(
+    index: usize,
+    settled: Settled,
+    keys: &mut [Option<(String, String)>],
+    memory: &mut FailureMemory,
+    log: &CallLog,
+) -> Answer {
+    settled.log();
+    if settled.counts_as_failure() {
+        if let Some(key) = keys[index].take() {
+            memory.record(key);
+        }
+    }
+    let answer = Answer {
+        tool_use_id: settled.call.tool_use_id.clone(),
+        content: settled.content,
+        is_error: settled.call.is_error,
+    };
+    log.settled(index, settled.call);
+    answer
+}
+
+/// A stop-mode run ends with this call's failure; its record joins the log.
+fn stop_here(index: usize, settled: Settled, log: &CallLog) -> RunError {
+    settled.log();
+    let failure = settled
         .failure
         .expect("only failures end a stop-mode round");
-    error.tool_calls = if calls.is_empty() { vec![call] } else { calls };
-    error
+    log.settled(index, settled.call);
+    failure
 }
 
 /// Why a call failed: decides its error code and its label in the log.
@@ -272,8 +303,14 @@ fn check<'t>(
 }
 
 /// Runs a checked call, with the run's per-call timeout.
-async fn execute(ready: Ready<'_>, timeout: Option<Duration>) -> Settled {
+async fn execute(
+    ready: Ready<'_>,
+    timeout: Option<Duration>,
+    log: &CallLog,
+    index: usize,
+) -> Settled {
     let Ready { tool, id, input } = ready;
+    log.started(index, &tool.name, &id, &input);
     let started = Instant::now();
     let future = tool.executor.execute(ToolInvocation {
         tool_use_id: id.clone(),
@@ -357,6 +394,7 @@ fn record(call: Call, output: ToolOutput, error: Option<String>, elapsed: Durati
         error,
         duration_ms: elapsed.as_secs_f64() * 1000.0,
         tool_use_id: call.id,
+        interrupted: false,
     }
 }
 

@@ -1,14 +1,19 @@
-//! The loop: request → tool calls → results → request … until an answer or a limit.
+//! The loop: request → tool calls → results → request … until an answer or a limit. What each
+//! `stop_reason` does is the `match` in [`run_loop`] (the rules are in `stop.rs`).
 
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::api::ApiClient;
-use super::config::RunConfig;
+use super::calls::CallLog;
+use super::config::{OnMaxIterations, RunConfig};
 use super::error::{ErrorCode, RunError};
-use super::protocol::{self, ContentBlock, MessagesRequest, RawMessage, ToolResultBlock};
-use super::result::{RunOutput, ToolCall, Usage};
-use super::round::{run_round, FailureMemory, Requested};
+use super::feedback as fb;
+use super::protocol::{self, Container, ContentBlock, RawMessage, ToolResultBlock};
+use super::request::{self, Turn};
+use super::result::{RunOutput, ToolCall, ToolOutput, Usage};
+use super::round::{run_round, Answer, FailureMemory, Requested};
+use super::stop::StopReason;
 use super::tools::Tool;
 
 /// Runs a conversation to its answer. `messages` is the history so far (the last one from the
@@ -24,10 +29,10 @@ pub async fn run(
     if cancel.is_cancelled() {
         return Err(aborted());
     }
-    // The calls made so far live out here, so that a run ended by its signal still reports them.
-    let mut tool_calls: Vec<ToolCall> = Vec::new();
+    // The calls live out here, so that a run ended by its signal still reports them.
+    let log = CallLog::default();
     let finished = {
-        let work = run_loop(client, cfg, tools, messages, &mut tool_calls);
+        let work = run_loop(client, cfg, tools, messages, &log);
         tokio::pin!(work);
         tokio::select! {
             biased;
@@ -35,13 +40,21 @@ pub async fn run(
             result = &mut work => Some(result),
         }
     };
-    let mut error = match finished {
-        Some(Ok(output)) => return Ok(output),
-        Some(Err(error)) => error,
-        None => aborted(),
-    };
-    error.tool_calls = tool_calls;
-    Err(error)
+    match finished {
+        Some(Ok(mut output)) => {
+            output.tool_calls = log.take(fb::ABORTED_CALL);
+            Ok(output)
+        }
+        Some(Err(mut error)) => {
+            error.tool_calls = log.take(fb::ABORTED_CALL);
+            Err(error)
+        }
+        None => {
+            let mut error = aborted();
+            error.tool_calls = log.take(fb::ABORTED_CALL);
+            Err(error)
+        }
+    }
 }
 
 fn aborted() -> RunError {
@@ -51,71 +64,206 @@ fn aborted() -> RunError {
     )
 }
 
+/// One reply, read: its blocks' text and thinking, and its client tool calls.
+struct Reply {
+    text: String,
+    thinking: Vec<String>,
+    requested: Vec<Requested>,
+}
+
 async fn run_loop(
     client: &ApiClient,
     cfg: &RunConfig,
     tools: &[Tool],
     mut messages: Vec<RawMessage>,
-    tool_calls: &mut Vec<ToolCall>,
+    log: &CallLog,
 ) -> Result<RunOutput, RunError> {
     let definitions: Vec<&RawValue> = tools.iter().map(|t| &*t.definition).collect();
+    let none_choice =
+        RawValue::from_string(r#"{"type":"none"}"#.to_owned()).expect("a JSON object");
     let mut usage = Usage::default();
     let mut memory = FailureMemory::default();
+    let mut reasoning: Vec<String> = Vec::new();
     let mut rounds = 0u32;
+    let mut first = true;
+    let mut container: Option<Container> = None;
+    // The content of a paused server-tool turn, sent back as the last message.
+    let mut paused: Option<Box<RawValue>> = None;
+    // Set once the tool-round limit was answered (`onMaxIterations: "answer"`).
+    let mut limit_reached = false;
     loop {
-        let body = request_body(cfg, &definitions, &messages);
+        let tool_choice = if limit_reached {
+            Some(&*none_choice)
+        } else {
+            cfg.tool_choice.as_ref().map(|c| {
+                if first || !c.forcing {
+                    &*c.raw
+                } else {
+                    &*c.after_first
+                }
+            })
+        };
+        let turn = Turn {
+            tool_choice,
+            container: container
+                .as_ref()
+                .map(|c| c.id.as_str())
+                .or(cfg.container.as_deref()),
+            stream: false,
+        };
+        let body = request::body(cfg, &definitions, &messages, &turn);
+        first = false;
         let response = client.create_message(&cfg.api, body).await?;
         usage.add(&response.usage);
-        let (blocks, requested) = read_content(&response.content)?;
-        let stop_reason = response.stop_reason.clone().unwrap_or_default();
-        messages.push(protocol::assistant_message(&response.content));
-
-        if requested.is_empty() {
-            let text: String = blocks
-                .iter()
-                .filter(|b| b.kind == "text")
-                .filter_map(|b| b.text.as_deref())
-                .collect();
-            return Ok(RunOutput {
-                text,
-                tool_calls: std::mem::take(tool_calls),
-                stop_reason,
-                usage,
-                messages,
-            });
+        if response.container.is_some() {
+            container = response.container.clone();
         }
-        if rounds >= cfg.max_tool_iterations {
-            let names: Vec<&str> = requested.iter().map(|r| r.name.as_str()).collect();
-            return Err(RunError::new(
-                ErrorCode::MaxIterationsExceeded,
-                format!(
-                    "The model asked for tools ({}) after {rounds} tool round(s), the limit set by maxToolIterations; \
-                     they were not run. Raise maxToolIterations, or make the tools' answers more complete.",
-                    names.join(", ")
-                ),
-            ));
-        }
-        rounds += 1;
-        let settled = match run_round(requested, tools, cfg, &mut memory).await {
-            Ok(settled) => settled,
-            Err(mut error) => {
-                // The failed round's calls join the earlier ones; `run` attaches them all.
-                tool_calls.append(&mut error.tool_calls);
-                return Err(error);
+        let wire_reason = response.stop_reason.clone().unwrap_or_default();
+        // A paused turn and its continuation are one assistant message.
+        let content = match paused.take() {
+            Some(before) => {
+                messages.pop();
+                protocol::join_content(&before, &response.content)
             }
+            None => response.content,
         };
-        let blocks: Vec<ToolResultBlock> = settled
+        let reply = read_reply(&content)?;
+        reasoning.extend(reply.thinking.iter().cloned());
+
+        let answer = |messages: Vec<RawMessage>, reasoning: Vec<String>| RunOutput {
+            text: reply.text.clone(),
+            reasoning: reasoning.join("\n\n"),
+            tool_calls: Vec::new(),
+            stop_reason: wire_reason.clone(),
+            usage,
+            messages,
+            limit_reached,
+            container: container.clone(),
+        };
+        match StopReason::of(response.stop_reason.as_deref()) {
+            StopReason::PauseTurn => {
+                if rounds >= cfg.max_tool_iterations {
+                    return Err(RunError::new(
+                        ErrorCode::MaxIterationsExceeded,
+                        format!(
+                            "The model's server-tool turn was paused (pause_turn) after {rounds} round(s), the limit set by maxToolIterations; \
+                             it was not continued. Raise maxToolIterations to let long server-tool turns finish."
+                        ),
+                    ));
+                }
+                rounds += 1;
+                messages.push(protocol::assistant_message(&content));
+                paused = Some(content);
+                continue;
+            }
+            StopReason::Refusal => return Ok(answer(messages, reasoning)),
+            StopReason::Truncated if !reply.requested.is_empty() => {
+                let names: Vec<&str> = reply.requested.iter().map(|r| r.name.as_str()).collect();
+                return Err(RunError::new(
+                    ErrorCode::OutputTruncated,
+                    format!(
+                        "The model's reply asking for {} was cut ({wire_reason}), so its input may be incomplete; nothing was run. \
+                         Raise maxTokens (now {}), or shorten the history.",
+                        names.join(", "),
+                        cfg.max_tokens
+                    ),
+                ));
+            }
+            StopReason::ToolUse if !reply.requested.is_empty() => {}
+            StopReason::ToolUse | StopReason::Truncated | StopReason::Answer => {
+                // An empty reply is an answer with no text, and stays out of the history: the
+                // API refuses an empty message anywhere but last.
+                if !protocol::is_empty_content(&content) {
+                    messages.push(protocol::assistant_message(&content));
+                }
+                return Ok(answer(messages, reasoning));
+            }
+        }
+
+        messages.push(protocol::assistant_message(&content));
+        let answers = if rounds >= cfg.max_tool_iterations {
+            if limit_reached || cfg.on_max_iterations == OnMaxIterations::Error {
+                let names: Vec<&str> = reply.requested.iter().map(|r| r.name.as_str()).collect();
+                return Err(RunError::new(
+                    ErrorCode::MaxIterationsExceeded,
+                    format!(
+                        "The model asked for tools ({}) after {rounds} tool round(s), the limit set by maxToolIterations; \
+                         they were not run. Raise maxToolIterations, or make the tools' answers more complete.",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            limit_reached = true;
+            not_run_at_limit(reply.requested, rounds, log)
+        } else {
+            rounds += 1;
+            run_round(reply.requested, tools, cfg, &mut memory, log).await?
+        };
+        let blocks: Vec<ToolResultBlock> = answers
             .iter()
-            .map(|s| ToolResultBlock {
+            .map(|a| ToolResultBlock {
                 kind: "tool_result",
-                tool_use_id: &s.call.tool_use_id,
-                content: &s.content,
-                is_error: s.call.is_error,
+                tool_use_id: &a.tool_use_id,
+                content: &a.content,
+                is_error: a.is_error,
             })
             .collect();
         messages.push(protocol::raw_message("user", &blocks));
-        tool_calls.extend(settled.into_iter().map(|s| s.call));
     }
+}
+
+/// `onMaxIterations: "answer"`: the calls past the limit are not run; each is answered with an
+/// `is_error` result saying so, and recorded as failed.
+fn not_run_at_limit(requested: Vec<Requested>, rounds: u32, log: &CallLog) -> Vec<Answer> {
+    log.begin_round(requested.len());
+    let answers = requested
+        .into_iter()
+        .enumerate()
+        .map(|(i, req)| {
+            log.settled(
+                i,
+                ToolCall {
+                    tool_name: req.name.clone(),
+                    input: req.input,
+                    output: ToolOutput::None,
+                    is_error: true,
+                    error: Some(fb::limit_for_developer(&req.name, rounds)),
+                    duration_ms: 0.0,
+                    tool_use_id: req.id.clone(),
+                    interrupted: false,
+                },
+            );
+            Answer {
+                tool_use_id: req.id,
+                content: fb::limit_for_model(&req.name),
+                is_error: true,
+            }
+        })
+        .collect();
+    log.end_round();
+    answers
+}
+
+fn read_reply(content: &RawValue) -> Result<Reply, RunError> {
+    let (blocks, requested) = read_content(content)?;
+    let mut text = String::new();
+    let mut thinking = Vec::new();
+    for block in blocks {
+        match block.kind.as_ref() {
+            "text" => text.push_str(block.text.as_deref().unwrap_or_default()),
+            "thinking" => {
+                if let Some(t) = block.thinking.filter(|t| !t.is_empty()) {
+                    thinking.push(t);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(Reply {
+        text,
+        thinking,
+        requested,
+    })
 }
 
 /// Reads a reply's content: its blocks, and the `tool_use` calls among them.
@@ -132,7 +280,8 @@ pub(crate) fn read_content(
     Ok((blocks, requested))
 }
 
-/// The `tool_use` blocks of a reply, checked: each needs an id, a name and an input.
+/// The client `tool_use` blocks of a reply, checked: each needs an id, a name and an input.
+/// (`server_tool_use` blocks are Anthropic's to run and get no result from us.)
 fn tool_uses(blocks: &[ContentBlock]) -> Result<Vec<Requested>, RunError> {
     let mut out = Vec::new();
     for (i, block) in blocks
@@ -153,30 +302,4 @@ fn tool_uses(blocks: &[ContentBlock]) -> Result<Vec<Requested>, RunError> {
         });
     }
     Ok(out)
-}
-
-/// Serialises a request; the history is copied as pre-serialised text, never re-encoded.
-fn request_body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage]) -> Vec<u8> {
-    let request = MessagesRequest {
-        model: &cfg.model,
-        max_tokens: cfg.max_tokens,
-        system: cfg.system.as_deref(),
-        temperature: cfg.temperature,
-        tool_choice: cfg.tool_choice.as_deref(),
-        tools,
-        messages,
-    };
-    // Sized up front: the history is most of the body, and growing the buffer as it is written
-    // would copy it again and again.
-    let raw_len = |r: Option<&RawValue>| r.map_or(0, |r| r.get().len());
-    let size = 256
-        + cfg.model.len()
-        + raw_len(request.system)
-        + raw_len(request.tool_choice)
-        + tools.iter().map(|t| t.get().len() + 1).sum::<usize>()
-        + messages.iter().map(|m| m.get().len() + 1).sum::<usize>();
-    let mut body = Vec::with_capacity(size);
-    serde_json::to_writer(&mut body, &request)
-        .expect("a request of strings, numbers and raw JSON always serialises");
-    body
 }

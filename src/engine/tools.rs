@@ -33,7 +33,8 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'static>
 
 /// What runs a tool. The Node binding implements it with a `ThreadsafeFunction`; Rust tests with
 /// plain closures. Dropping the returned future means the run no longer wants the result
-/// (timeout, abort): an implementation should then cancel the work if it can.
+/// (timeout, abort, a stop-mode sibling failed): the work must then not start if it has not
+/// yet, and should be told to stop if it has (the Node binding aborts `ctx.signal`).
 pub trait ToolExecutor: Send + Sync {
     fn execute(&self, call: ToolInvocation) -> ToolFuture;
 
@@ -54,7 +55,16 @@ where
     }
 }
 
-/// A defined tool: its definition as sent to the API, its compiled schema and its executor.
+/// A checked tool definition: its name, the definition as sent to the API, its compiled schema.
+#[derive(Clone)]
+pub struct ToolSpec {
+    pub name: String,
+    /// The definition exactly as given, sent to the API verbatim.
+    pub definition: Arc<RawValue>,
+    pub validator: Arc<Validator>,
+}
+
+/// A defined tool: its checked definition and what runs it.
 #[derive(Clone)]
 pub struct Tool {
     pub name: String,
@@ -62,6 +72,18 @@ pub struct Tool {
     pub definition: Arc<RawValue>,
     pub validator: Arc<Validator>,
     pub executor: Arc<dyn ToolExecutor>,
+}
+
+impl ToolSpec {
+    /// This definition, run by `executor`.
+    pub fn bind(&self, executor: Arc<dyn ToolExecutor>) -> Tool {
+        Tool {
+            name: self.name.clone(),
+            definition: self.definition.clone(),
+            validator: self.validator.clone(),
+            executor,
+        }
+    }
 }
 
 impl std::fmt::Debug for Tool {
@@ -81,9 +103,16 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 impl Tool {
+    /// Checks a definition and binds it to `executor` (see [`ToolSpec::new`]).
+    pub fn new(definition: &str, executor: Arc<dyn ToolExecutor>) -> Result<Tool, String> {
+        Ok(ToolSpec::new(definition)?.bind(executor))
+    }
+}
+
+impl ToolSpec {
     /// Checks a definition (`{ name, description?, input_schema }` as JSON text) and compiles its
     /// schema. The error names the field and the reason.
-    pub fn new(definition: &str, executor: Arc<dyn ToolExecutor>) -> Result<Tool, String> {
+    pub fn new(definition: &str) -> Result<ToolSpec, String> {
         let value: Value = serde_json::from_str(definition)
             .map_err(|e| format!("definition is not valid JSON: {e}"))?;
         let Value::Object(def) = &value else {
@@ -138,11 +167,10 @@ impl Tool {
             .map_err(|why| format!("definition.input_schema of {name} does not compile: {why}"))?;
         let definition: Box<RawValue> = RawValue::from_string(definition.to_owned())
             .map_err(|e| format!("definition is not valid JSON: {e}"))?;
-        Ok(Tool {
+        Ok(ToolSpec {
             name,
             definition: Arc::from(definition),
             validator: Arc::new(validator),
-            executor,
         })
     }
 }

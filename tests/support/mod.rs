@@ -26,7 +26,7 @@ pub const ORDER_TOOL: &str = r#"{"name":"get_order_status","description":"Look u
 
 /// The contract's defaults, talking to `server` with [`API_KEY`].
 pub fn config(server: &Server) -> RunConfig {
-    RunConfig::new(Some(API_KEY.to_owned()), server.base_url())
+    RunConfig::new(Some(API_KEY.into()), server.base_url())
 }
 
 /// A one-message history from a string prompt.

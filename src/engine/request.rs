@@ -1,0 +1,193 @@
+//! The body of one `POST /v1/messages`: the run's settings, the tools and the history. Every
+//! part the caller gave (the history, `system`, `toolChoice`, pass-through fields) is copied as
+//! the JSON text it came as, never re-encoded, so keys keep their order byte for byte.
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::config::RunConfig;
+use super::protocol::RawMessage;
+
+/// What changes from one request of a run to the next.
+pub struct Turn<'a> {
+    /// The `tool_choice` of this request (the option on the first, `auto` after a forcing one,
+    /// `none` for the answer at the limit).
+    pub tool_choice: Option<&'a RawValue>,
+    /// The container the last reply ran in (code execution), else the `container` option.
+    pub container: Option<&'a str>,
+    /// Ask for an SSE stream.
+    pub stream: bool,
+}
+
+/// Writes one JSON object field by field, leaving out the fields `extraBody` replaces.
+struct Object<'c> {
+    out: Vec<u8>,
+    empty: bool,
+    replaced: &'c [(String, Box<RawValue>)],
+}
+
+impl Object<'_> {
+    fn key(&mut self, key: &str) -> bool {
+        if self.replaced.iter().any(|(k, _)| k == key) {
+            return false;
+        }
+        self.out.push(if self.empty { b'{' } else { b',' });
+        self.empty = false;
+        write_json(&mut self.out, key);
+        self.out.push(b':');
+        true
+    }
+
+    fn raw(&mut self, key: &str, raw: &str) {
+        if self.key(key) {
+            self.out.extend_from_slice(raw.as_bytes());
+        }
+    }
+
+    fn value<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) {
+        if self.key(key) {
+            write_json(&mut self.out, value);
+        }
+    }
+
+    fn array<'r>(&mut self, key: &str, items: impl Iterator<Item = &'r str>) {
+        if self.key(key) {
+            self.out.push(b'[');
+            for (i, item) in items.enumerate() {
+                if i > 0 {
+                    self.out.push(b',');
+                }
+                self.out.extend_from_slice(item.as_bytes());
+            }
+            self.out.push(b']');
+        }
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        for (key, value) in self.replaced {
+            self.out.push(if self.empty { b'{' } else { b',' });
+            self.empty = false;
+            write_json(&mut self.out, key);
+            self.out.push(b':');
+            self.out.extend_from_slice(value.get().as_bytes());
+        }
+        if self.empty {
+            self.out.push(b'{');
+        }
+        self.out.push(b'}');
+        self.out
+    }
+}
+
+fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    serde_json::to_writer(out, value).expect("strings and numbers always serialise");
+}
+
+/// Serialises a request. `tools` are the client tools' definitions; the run's server tools
+/// follow them.
+pub fn body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage], turn: &Turn) -> Vec<u8> {
+    let raw_len = |r: Option<&RawValue>| r.map_or(0, |r| r.get().len());
+    // Sized up front: the history is most of the body, and growing the buffer as it is written
+    // would copy it again and again.
+    let size = 256
+        + cfg.model.len()
+        + raw_len(cfg.system.as_deref())
+        + raw_len(turn.tool_choice)
+        + tools.iter().map(|t| t.get().len() + 1).sum::<usize>()
+        + cfg
+            .server_tools
+            .iter()
+            .map(|t| t.get().len() + 1)
+            .sum::<usize>()
+        + cfg
+            .fields
+            .iter()
+            .map(|(k, v)| k.len() + v.get().len() + 4)
+            .sum::<usize>()
+        + cfg
+            .extra_body
+            .iter()
+            .map(|(k, v)| k.len() + v.get().len() + 4)
+            .sum::<usize>()
+        + messages.iter().map(|m| m.get().len() + 1).sum::<usize>();
+    let mut o = Object {
+        out: Vec::with_capacity(size),
+        empty: true,
+        replaced: &cfg.extra_body,
+    };
+    o.value("model", &cfg.model);
+    o.value("max_tokens", &cfg.max_tokens);
+    if let Some(system) = &cfg.system {
+        o.raw("system", system.get());
+    }
+    if let Some(t) = cfg.temperature {
+        o.value("temperature", &t);
+    }
+    if let Some(choice) = turn.tool_choice {
+        o.raw("tool_choice", choice.get());
+    }
+    if !tools.is_empty() || !cfg.server_tools.is_empty() {
+        let all = tools
+            .iter()
+            .map(|t| t.get())
+            .chain(cfg.server_tools.iter().map(|t| t.get()));
+        o.array("tools", all);
+    }
+    for (name, value) in &cfg.fields {
+        o.raw(name, value.get());
+    }
+    if let Some(container) = turn.container {
+        o.value("container", container);
+    }
+    if turn.stream {
+        o.value("stream", &true);
+    }
+    o.array("messages", messages.iter().map(|m| m.get()));
+    o.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn keeps_every_given_part_as_given_and_extra_body_replaces() {
+        let mut cfg = RunConfig::new(None, "http://127.0.0.1:1");
+        cfg.model = "m".into();
+        cfg.system = Some(raw(
+            r#"[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}]"#,
+        ));
+        cfg.fields.push((
+            "thinking",
+            raw(r#"{"type":"enabled","budget_tokens":2048}"#),
+        ));
+        cfg.extra_body.push(("max_tokens".into(), raw("77")));
+        cfg.extra_body
+            .push(("zeta".into(), raw(r#"{"b":1,"a":2}"#)));
+        let tool = raw(r#"{"name":"t","input_schema":{"type":"object"}}"#);
+        cfg.server_tools
+            .push(raw(r#"{"type":"web_search_20250305","name":"web_search"}"#));
+        let messages = vec![raw(
+            r#"{"role":"user","content":[{"type":"text","text":"hi","z":1,"a":2}]}"#,
+        )];
+        let choice = raw(r#"{"type":"tool","name":"t"}"#);
+        let body = body(
+            &cfg,
+            &[&tool],
+            &messages,
+            &Turn {
+                tool_choice: Some(&choice),
+                container: Some("cont_1"),
+                stream: true,
+            },
+        );
+        assert_eq!(
+            std::str::from_utf8(&body).unwrap(),
+            r#"{"model":"m","system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"tool_choice":{"type":"tool","name":"t"},"tools":[{"name":"t","input_schema":{"type":"object"}},{"type":"web_search_20250305","name":"web_search"}],"thinking":{"type":"enabled","budget_tokens":2048},"container":"cont_1","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi","z":1,"a":2}]}],"max_tokens":77,"zeta":{"b":1,"a":2}}"#
+        );
+    }
+}

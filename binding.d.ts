@@ -9,15 +9,32 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/** Lets JS abort a run it started. */
+/**
+ * One run's handle in JS: aborts it, and answers at each tool call's dispatch whether the call
+ * may start.
+ */
 export declare class RunControl {
   constructor()
   /** Ends the run with `aborted`, dropping its request and tools. */
   abort(): void
+  /**
+   * Called by the tool wrapper at dispatch: whether this call may start (not when it was
+   * cancelled, timed out, or its run ended or was aborted first).
+   */
+  begin(toolUseId: string): boolean
 }
 
 /** `"release"` or `"debug"`: benchmarks refuse to measure a debug build. */
 export declare function buildProfile(): string
+
+/** `max_tokens` of each request unless `maxTokens` says otherwise. */
+export declare const DEFAULT_MAX_TOKENS: number
+
+/** Tool rounds allowed unless `maxToolIterations` says otherwise. */
+export declare const DEFAULT_MAX_TOOL_ITERATIONS: number
+
+/** The model used when neither the `model` option nor `ANTHROPIC_MODEL` names one. */
+export declare const DEFAULT_MODEL: string
 
 /** The registered definitions, as a JSON array, in registration order. */
 export declare function listTools(): string
@@ -27,6 +44,20 @@ export declare function listTools(): string
  * throws an `InvalidArg` error whose message starts `registerTool:`.
  */
 export declare function registerTool(definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => Promise<ToolReply>): void
+
+/** How a tool call ended, as the JS wrapper reports it. */
+export declare const enum ReplyKind {
+  /** A string result (`content` is the string). */
+  Text = 'text',
+  /** Any other result, as JSON text. */
+  Json = 'json',
+  /** A `ToolError`: `content` is its message, for the model. */
+  ToolError = 'tool_error',
+  /** Anything else thrown: `content` is the developer's message. */
+  Error = 'error',
+  /** The call was cancelled, or its run ended, before it could start: it was not run. */
+  NotStarted = 'not_started',
+}
 
 /**
  * What a run resolves with, as JSON text for `JSON.parse` in JS (one crossing, no object
@@ -51,12 +82,7 @@ export declare function setCancelHook(cancel: (runId: number, toolUseId: string)
 
 /** What the JS wrapper of `execute` resolves with. */
 export interface ToolReply {
-  /**
-   * `"text"` (a string result), `"json"` (any other result, as JSON), `"tool_error"` (a
-   * `ToolError`: content is its message) or `"error"` (anything else thrown: content is the
-   * developer's message).
-   */
-  kind: string
+  kind: ReplyKind
   content: string
 }
 

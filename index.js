@@ -17,9 +17,7 @@ class ToolError extends Error {
 // A brand rather than `instanceof`, so a ToolError from another copy of this package counts too.
 Object.defineProperty(ToolError.prototype, TOOL_ERROR, { value: true })
 
-const DEFAULT_MODEL = 'claude-sonnet-5-5'
-const DEFAULT_MAX_TOKENS = 4096
-const DEFAULT_MAX_TOOL_ITERATIONS = 5
+const { DEFAULT_MODEL, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TOOL_ITERATIONS } = binding
 
 /** Runs in progress on this thread: what their tools need that cannot cross into Rust. */
 const runs = new Map()
@@ -90,44 +88,50 @@ function registerTool(tool) {
   }
 }
 
-/** The function Rust calls for each tool call; it always resolves with a ToolReply. */
+const NOT_STARTED = Object.freeze({ kind: 'not_started', content: '' })
+
+/**
+ * The function Rust calls for each tool call; it always resolves with a ToolReply. A call whose
+ * run is gone, was aborted, or gave up on it (a timeout, a failed sibling in stop mode) before
+ * this dispatch is never started: `control.begin` answers that, under the same lock the engine
+ * takes when it gives up on a call.
+ */
 function bridge(execute) {
   return async (inputJson, toolUseId, runId) => {
     const run = runs.get(runId)
-    const ctx = new CallContext(toolUseId, run ? run.context : undefined)
-    if (run) run.calls.set(toolUseId, ctx)
+    if (run === undefined || !run.control.begin(toolUseId)) return NOT_STARTED
+    const ctx = new CallContext(toolUseId, run.context)
+    run.calls.set(toolUseId, ctx)
     let output
     let pending
     try {
       pending = execute(JSON.parse(inputJson), ctx)
       // Held until it settles: a Promise nothing else references would otherwise be collected
       // while pending, and the call would fail at random instead of timing out (toolTimeoutMs).
-      if (run) run.pending.add(pending)
+      run.pending.add(pending)
       output = await pending
     } catch (thrown) {
-      if (run) run.causes.set(toolUseId, thrown)
+      run.causes.set(toolUseId, thrown)
       if (thrown !== null && typeof thrown === 'object' && thrown[TOOL_ERROR] === true) {
         return { kind: 'tool_error', content: String(thrown.message) }
       }
       return { kind: 'error', content: describeThrown(thrown) }
     } finally {
-      if (run) {
-        run.calls.delete(toolUseId)
-        run.pending.delete(pending)
-      }
+      run.calls.delete(toolUseId)
+      run.pending.delete(pending)
     }
     if (output === undefined) output = null
     if (typeof output === 'string') {
-      if (run) run.outputs.set(toolUseId, output)
+      run.outputs.set(toolUseId, output)
       return { kind: 'text', content: output }
     }
     try {
       const json = JSON.stringify(output)
       if (json === undefined) throw new TypeError(`${describe(output)} has no JSON form`)
-      if (run) run.outputs.set(toolUseId, output)
+      run.outputs.set(toolUseId, output)
       return { kind: 'json', content: json }
     } catch (e) {
-      if (run) run.causes.set(toolUseId, e)
+      run.causes.set(toolUseId, e)
       return { kind: 'error', content: `it returned a value that cannot be turned into JSON (${e.message})` }
     }
   }
@@ -210,7 +214,7 @@ async function runWithTools(prompt, options) {
     lastRunId = (lastRunId + 1) >>> 0
     const runId = lastRunId
     const control = new binding.RunControl()
-    const run = { context, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map() }
+    const run = { context, control, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map() }
     runs.set(runId, run)
     const onAbort = () => control.abort()
     if (signal) {

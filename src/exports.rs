@@ -1,26 +1,27 @@
-//! The napi exports: conversions between JS and the engine, nothing more.
+//! The napi exports: conversions between JS values and the binding, nothing more.
 //! The public API is index.js, a thin layer over these.
 
-use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use futures::FutureExt;
-use napi::bindgen_prelude::{Buffer, PromiseRaw};
+use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
-use serde::Serialize;
-use tokio_util::sync::CancellationToken;
 
-use crate::binding::options::{parse_request, RunRequest};
+use crate::binding::control::RunShared;
 use crate::binding::registry::Registry;
-use crate::binding::tool_bridge::{CancelFn, JsTool, ToolFn};
-use crate::engine::{self, ApiClient, ErrorCode, RunError, Tool};
+use crate::binding::run::{self, RunReply};
+use crate::binding::tool_bridge::{CancelFn, ToolFn};
+use crate::engine::{self, ToolSpec};
 
-/// One HTTP client, and so one keep-alive pool, per process.
-fn client() -> &'static ApiClient {
-    static CLIENT: OnceLock<ApiClient> = OnceLock::new();
-    CLIENT.get_or_init(ApiClient::new)
-}
+/// The model used when neither the `model` option nor `ANTHROPIC_MODEL` names one.
+#[napi]
+pub const DEFAULT_MODEL: &str = engine::config::DEFAULT_MODEL;
+/// `max_tokens` of each request unless `maxTokens` says otherwise.
+#[napi]
+pub const DEFAULT_MAX_TOKENS: u32 = engine::config::DEFAULT_MAX_TOKENS;
+/// Tool rounds allowed unless `maxToolIterations` says otherwise.
+#[napi]
+pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = engine::config::DEFAULT_MAX_TOOL_ITERATIONS;
 
 /// Registers (or replaces) a tool. `definition_json` is the definition as JSON text; a bad one
 /// throws an `InvalidArg` error whose message starts `registerTool:`.
@@ -29,16 +30,9 @@ fn client() -> &'static ApiClient {
     ts_args_type = "definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => Promise<ToolReply>"
 )]
 pub fn register_tool(env: Env, definition_json: String, execute: ToolFn) -> Result<()> {
-    let execute = Arc::new(execute);
-    let bridge = Arc::new(JsTool {
-        execute: execute.clone(),
-        cancel: None,
-        run_id: 0,
-        shutdown: CancellationToken::new(),
-    });
-    let tool = Tool::new(&definition_json, bridge)
+    let spec = ToolSpec::new(&definition_json)
         .map_err(|why| Error::new(Status::InvalidArg, format!("registerTool: {why}")))?;
-    Registry::of(&env)?.insert(tool, execute);
+    Registry::of(&env)?.insert(spec, Arc::new(execute));
     Ok(())
 }
 
@@ -55,7 +49,7 @@ pub fn list_tools(env: Env) -> Result<String> {
     let defs: Vec<&str> = registry
         .entries
         .iter()
-        .map(|e| e.tool.definition.get())
+        .map(|e| e.spec.definition.get())
         .collect();
     Ok(format!("[{}]", defs.join(",")))
 }
@@ -70,10 +64,11 @@ pub fn set_cancel_hook(env: Env, cancel: CancelFn) -> Result<()> {
     Ok(())
 }
 
-/// Lets JS abort a run it started.
+/// One run's handle in JS: aborts it, and answers at each tool call's dispatch whether the call
+/// may start.
 #[napi]
 pub struct RunControl {
-    token: CancellationToken,
+    shared: Arc<RunShared>,
 }
 
 #[napi]
@@ -82,26 +77,22 @@ impl RunControl {
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
         RunControl {
-            token: CancellationToken::new(),
+            shared: Arc::new(RunShared::default()),
         }
     }
 
     /// Ends the run with `aborted`, dropping its request and tools.
     #[napi]
     pub fn abort(&self) {
-        self.token.cancel();
+        self.shared.abort.cancel();
     }
-}
 
-/// What a run resolves with, as JSON text for `JSON.parse` in JS (one crossing, no object
-/// conversion). `result` is `{ data, error }` with every successful tool call's `output` left
-/// `null` (JS puts back the very value the tool returned) and `data.messages` empty: the history
-/// comes apart in `messages`, UTF-8 JSON in a Buffer that takes over this memory (no copy, no
-/// JS string of the whole history unless `data.messages` is read).
-#[napi(object)]
-pub struct RunReply {
-    pub result: String,
-    pub messages: Option<Buffer>,
+    /// Called by the tool wrapper at dispatch: whether this call may start (not when it was
+    /// cancelled, timed out, or its run ended or was aborted first).
+    #[napi]
+    pub fn begin(&self, tool_use_id: String) -> bool {
+        self.shared.begin(&tool_use_id)
+    }
 }
 
 /// Runs a conversation. `request_json` is `{ prompt, options, env }`; never rejects.
@@ -114,117 +105,12 @@ pub fn run_with_tools<'env>(
     control: &RunControl,
 ) -> Result<PromiseRaw<'env, RunReply>> {
     crate::binding::logging::init_from_env();
-    let token = control.token.clone();
-    let registry = Registry::of(env);
-    let shutdown = registry
-        .as_ref()
-        .map(|r| r.shutdown.clone())
-        .unwrap_or_default();
-    let prepared = parse_request(&request_json).and_then(|request| {
-        let tools = registry
-            .map_err(|e| RunError::new(ErrorCode::UnknownError, e.reason.clone()))?
-            .select(request.tool_names.as_deref(), run_id)?;
-        check_tool_choice(&request, &tools)?;
-        Ok((request, tools))
-    });
-    let test_panic = request_json.contains("\"__panicForTest\":true");
+    let registry = Registry::of(env)?.snapshot();
+    let shared = control.shared.clone();
     env.spawn_future(async move {
-        let outcome = AssertUnwindSafe(async move {
-            if test_panic {
-                panic!("panic requested by a test");
-            }
-            let (request, tools) = prepared?;
-            // A run whose thread is gone (a terminated worker) ends here, dropping its request
-            // and tools, rather than going on talking to the API for nobody.
-            tokio::select! {
-                biased;
-                _ = shutdown.cancelled() => Err(RunError::new(
-                    ErrorCode::Aborted,
-                    "The run was stopped: the JS thread that started it is shutting down.",
-                )),
-                result = engine::run(client(), &request.config, &tools, request.messages, &token) => result,
-            }
-        })
-        .catch_unwind()
-        .await;
-        let result = match outcome {
-            Ok(result) => result,
-            Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".to_owned());
-                let error = RunError::new(
-                    ErrorCode::UnknownError,
-                    format!("Internal error in anthropic-tool-calling (a Rust panic: {what}). Please report it."),
-                );
-                Err(error)
-            }
-        };
-        reply_of(result).map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
+        let result = run::run(request_json, registry, run_id, shared).await;
+        run::reply_of(result).map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
     })
-}
-
-fn reply_of(
-    result: std::result::Result<engine::RunOutput, RunError>,
-) -> serde_json::Result<RunReply> {
-    match result {
-        Ok(mut data) => {
-            let messages = serde_json::to_vec(&data.messages)?;
-            data.messages = Vec::new();
-            blank_outputs(&mut data.tool_calls);
-            let result = serde_json::to_string(&Envelope {
-                data: Some(&data),
-                error: None,
-            })?;
-            Ok(RunReply {
-                result,
-                messages: Some(Buffer::from(messages)),
-            })
-        }
-        Err(mut error) => {
-            blank_outputs(&mut error.tool_calls);
-            let result = serde_json::to_string(&Envelope {
-                data: None,
-                error: Some(&error),
-            })?;
-            Ok(RunReply {
-                result,
-                messages: None,
-            })
-        }
-    }
-}
-
-/// JS holds every output its tools returned; sending them back as JSON would only be parsed
-/// into copies of what it has.
-fn blank_outputs(calls: &mut [engine::ToolCall]) {
-    for call in calls.iter_mut().filter(|c| !c.is_error) {
-        call.output = engine::result::ToolOutput::None;
-    }
-}
-
-/// What `runWithTools` resolves with: `{ data, error }`, one of them `null`.
-#[derive(Serialize)]
-struct Envelope<'a> {
-    data: Option<&'a engine::RunOutput>,
-    error: Option<&'a RunError>,
-}
-
-fn check_tool_choice(request: &RunRequest, tools: &[Tool]) -> std::result::Result<(), RunError> {
-    let Some(choice) = &request.config.tool_choice else {
-        return Ok(());
-    };
-    let value: serde_json::Value = serde_json::from_str(choice.get()).unwrap_or_default();
-    if let Some(name) = value.get("name").and_then(|n| n.as_str()) {
-        if !tools.iter().any(|t| t.name == name) {
-            return Err(RunError::invalid_request(format!(
-                "Option toolChoice names the tool {name:?}, which is not offered in this run. Nothing was sent."
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// `"release"` or `"debug"`: benchmarks refuse to measure a debug build.

@@ -1,7 +1,7 @@
 //! `anthropic-tool-calling`: the tool-calling loop for Anthropic models.
 //!
 //! `engine` is the loop itself and knows nothing of Node; `binding` adapts it; the `#[napi]`
-//! exports below only convert.
+//! exports (`exports.rs`) only convert.
 
 // `RunError` carries everything known about a failure (status, request id, tool calls so far);
 // it is built once per failed run, so its size in a `Result` costs nothing worth boxing for.

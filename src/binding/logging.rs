@@ -4,7 +4,14 @@
 
 use std::sync::Once;
 
-use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// The filter that lets through this crate's events only, up to `level`.
+pub fn own_events(level: LevelFilter) -> Targets {
+    Targets::new().with_target(env!("CARGO_CRATE_NAME"), level)
+}
 
 /// The environment variable that sets the level.
 pub const LOG_ENV: &str = "ANTHROPIC_TOOL_CALLING_LOG";
@@ -28,11 +35,14 @@ pub fn init_from_env() {
         let Some(level) = std::env::var(LOG_ENV).ok().as_deref().and_then(level_of) else {
             return;
         };
-        // Fails only if the host process installed a global subscriber already: keep that one.
+        // Only this crate's events: at debug, hyper and reqwest would print their internals
+        // (connection pool keys carry the URL's authority).
         let _ = tracing_subscriber::fmt()
             .with_max_level(level)
             .with_writer(std::io::stderr)
             .with_ansi(false)
+            .finish()
+            .with(own_events(level))
             .try_init();
     });
 }
@@ -47,5 +57,16 @@ mod tests {
         assert_eq!(level_of(" INFO "), Some(LevelFilter::INFO));
         assert_eq!(level_of("off"), None);
         assert_eq!(level_of("verbose"), None);
+    }
+
+    #[test]
+    fn lets_through_this_crates_events_only() {
+        let filter = own_events(LevelFilter::TRACE);
+        assert!(filter.would_enable(
+            "anthropic_tool_calling::engine::api",
+            &tracing::Level::DEBUG
+        ));
+        assert!(!filter.would_enable("hyper_util::client::legacy::pool", &tracing::Level::DEBUG));
+        assert!(!filter.would_enable("reqwest::connect", &tracing::Level::ERROR));
     }
 }

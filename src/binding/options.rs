@@ -1,18 +1,40 @@
 //! Turns what `runWithTools(prompt, options)` was given (as JSON, with the environment the JS
 //! layer read at call time) into the engine's [`RunConfig`] and history, or an `invalid_request`
-//! error naming the option. Pure Rust, so it is tested without Node.
+//! error naming the option. Pure Rust, so it is tested without Node, and run off the JS thread.
+//!
+//! Whatever the caller gave that goes on the wire (the prompt's messages, `system`,
+//! `toolChoice`, the pass-through fields) is checked through borrowed views and kept as the JSON
+//! text it came as (`RawValue`): keys keep their order, byte for byte.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
+use reqwest::header::{HeaderName, HeaderValue};
+use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::engine::config::{DEFAULT_BASE_URL, DEFAULT_MODEL};
 use crate::engine::protocol::{self, RawMessage};
 use crate::engine::tools::kind_of;
-use crate::engine::{OnToolError, RunConfig, RunError};
+use crate::engine::{OnMaxIterations, OnToolError, RunConfig, RunError, Secret, ToolChoice};
 
-/// Every option `runWithTools` knows (besides `signal` and `context`, which stay in JS).
+/// Request fields passed through as given: (option, wire name, the JSON type it must have).
+const PASS_THROUGH: &[(&str, &str, Json)] = &[
+    ("thinking", "thinking", Json::Object),
+    ("stopSequences", "stop_sequences", Json::Strings),
+    ("topP", "top_p", Json::Number),
+    ("topK", "top_k", Json::Integer),
+    ("metadata", "metadata", Json::Object),
+    ("serviceTier", "service_tier", Json::String),
+    ("cacheControl", "cache_control", Json::Object),
+    ("outputConfig", "output_config", Json::Object),
+    ("contextManagement", "context_management", Json::Object),
+];
+
+/// Every option `runWithTools` knows besides the pass-through ones (and `signal` and
+/// `context`, which stay in JS).
 pub const KNOWN_OPTIONS: &[&str] = &[
     "model",
     "maxTokens",
@@ -21,6 +43,7 @@ pub const KNOWN_OPTIONS: &[&str] = &[
     "toolChoice",
     "tools",
     "maxToolIterations",
+    "onMaxIterations",
     "onToolError",
     "maxToolFailures",
     "toolTimeoutMs",
@@ -31,7 +54,53 @@ pub const KNOWN_OPTIONS: &[&str] = &[
     "apiVersion",
     "maxRetries",
     "timeoutMs",
+    "serverTools",
+    "betas",
+    "headers",
+    "extraBody",
+    "container",
 ];
+
+/// Headers the `headers` option may not replace.
+const OWN_HEADERS: &[&str] = &[
+    "x-api-key",
+    "authorization",
+    "anthropic-version",
+    "content-type",
+];
+/// Body fields `extraBody` may not replace: the loop owns them.
+const OWN_FIELDS: &[&str] = &["model", "messages", "tools", "stream"];
+
+/// The JSON type a pass-through option must have.
+#[derive(Clone, Copy)]
+enum Json {
+    Object,
+    String,
+    Number,
+    Integer,
+    Strings,
+}
+
+impl Json {
+    fn accepts(self, v: &Value) -> bool {
+        match self {
+            Json::Object => v.is_object(),
+            Json::String => v.is_string(),
+            Json::Number => v.is_number(),
+            Json::Integer => v.is_i64() || v.is_u64(),
+            Json::Strings => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Json::Object => "an object",
+            Json::String => "a string",
+            Json::Number => "a number",
+            Json::Integer => "an integer",
+            Json::Strings => "an array of strings",
+        }
+    }
+}
 
 /// A checked run request.
 pub struct RunRequest {
@@ -41,31 +110,47 @@ pub struct RunRequest {
     pub tool_names: Option<Vec<String>>,
 }
 
+/// What the JS layer sends: `{ prompt, options, env }`, read without re-encoding anything.
+#[derive(Deserialize)]
+struct Incoming<'a> {
+    #[serde(borrow, default)]
+    prompt: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    options: Option<&'a RawValue>,
+    #[serde(default)]
+    env: BTreeMap<String, Value>,
+}
+
+/// The options, each value as the JSON text it came as.
+type Options<'a> = BTreeMap<String, &'a RawValue>;
+
 /// Parses `{ prompt, options, env }`, the JSON the JS layer sends.
 pub fn parse_request(json: &str) -> Result<RunRequest, RunError> {
-    let root: Value = serde_json::from_str(json).map_err(|e| {
+    let incoming: Incoming = serde_json::from_str(json).map_err(|e| {
         RunError::invalid_request(format!("The run request is not valid JSON: {e}."))
     })?;
-    let empty = Value::Object(Map::new());
-    let prompt = root.get("prompt").unwrap_or(&Value::Null);
-    let options = match root.get("options") {
-        None | Some(Value::Null) => &empty,
-        Some(o @ Value::Object(_)) => o,
-        Some(other) => {
-            return Err(RunError::invalid_request(format!(
+    let options: Options = match incoming.options {
+        None => Options::new(),
+        Some(raw) if raw.get() == "null" => Options::new(),
+        Some(raw) => serde_json::from_str(raw.get()).map_err(|_| {
+            RunError::invalid_request(format!(
                 "options must be an object, got {}.",
-                kind_of(other)
-            )))
-        }
+                kind_of(&value(raw))
+            ))
+        })?,
     };
-    let env = root.get("env").unwrap_or(&empty);
-    let messages = parse_prompt(prompt)?;
-    let (config, tool_names) = parse_options(options.as_object().expect("checked above"), env)?;
+    let messages = parse_prompt(incoming.prompt)?;
+    let (config, tool_names) = parse_options(&options, &incoming.env)?;
     Ok(RunRequest {
         config,
         messages,
         tool_names,
     })
+}
+
+/// A raw option as a value, for checking (small: never the history).
+fn value(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
 }
 
 fn bad(option: &str, expected: &str, got: &Value) -> RunError {
@@ -90,44 +175,88 @@ fn show(v: &Value) -> String {
     }
 }
 
-fn parse_prompt(prompt: &Value) -> Result<Vec<RawMessage>, RunError> {
-    match prompt {
-        Value::String(s) if s.trim().is_empty() => {
-            Err(RunError::invalid_request("prompt is an empty string; pass the user's question. Nothing was sent."))
+/// A message of the prompt, seen through borrowed fields only.
+#[derive(Deserialize)]
+struct MessageView<'a> {
+    #[serde(borrow, default)]
+    role: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+}
+
+/// A content block, seen through its `type` only.
+#[derive(Deserialize)]
+struct BlockView<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+}
+
+fn parse_prompt(prompt: Option<&RawValue>) -> Result<Vec<RawMessage>, RunError> {
+    let text = prompt.map_or("null", |p| p.get());
+    match text.as_bytes().first() {
+        Some(b'"') => {
+            let s: String = serde_json::from_str(text).map_err(|e| {
+                RunError::invalid_request(format!("prompt is not a valid string: {e}. Nothing was sent."))
+            })?;
+            if s.trim().is_empty() {
+                return Err(RunError::invalid_request(
+                    "prompt is an empty string; pass the user's question. Nothing was sent.",
+                ));
+            }
+            Ok(vec![protocol::user_text(&s)])
         }
-        Value::String(s) => Ok(vec![protocol::user_text(s)]),
-        Value::Array(items) if items.is_empty() => {
-            Err(RunError::invalid_request("prompt is an empty array; pass at least one message. Nothing was sent."))
+        Some(b'[') => {
+            let items: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| {
+                RunError::invalid_request(format!("prompt is not a valid array: {e}. Nothing was sent."))
+            })?;
+            if items.is_empty() {
+                return Err(RunError::invalid_request(
+                    "prompt is an empty array; pass at least one message. Nothing was sent.",
+                ));
+            }
+            items.into_iter().enumerate().map(|(i, m)| message(i, m)).collect()
         }
-        Value::Array(items) => items.iter().enumerate().map(|(i, m)| message(i, m)).collect(),
-        other => Err(RunError::invalid_request(format!(
+        _ => Err(RunError::invalid_request(format!(
             "prompt must be a string or an array of messages ({{ role, content }}); got {}. Nothing was sent.",
-            kind_of(other)
+            kind_of(&value(prompt.unwrap_or(&*null())))
         ))),
     }
 }
 
-fn message(i: usize, m: &Value) -> Result<RawMessage, RunError> {
+fn null() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).expect("null is JSON")
+}
+
+fn message(i: usize, m: &RawValue) -> Result<RawMessage, RunError> {
     let bad_message =
         |why: &str| RunError::invalid_request(format!("prompt[{i}] {why}. Nothing was sent."));
-    let Value::Object(obj) = m else {
+    let view: MessageView = if m.get().starts_with('{') {
+        serde_json::from_str(m.get()).map_err(|e| bad_message(&e.to_string()))?
+    } else {
         return Err(bad_message(&format!(
             "must be a message {{ role, content }}, got {}",
-            kind_of(m)
+            kind_of(&value(m))
         )));
     };
-    match obj.get("role").and_then(Value::as_str) {
+    match view.role.as_deref() {
         Some("user") | Some("assistant") => {}
         _ => return Err(bad_message("needs role \"user\" or \"assistant\"")),
     }
-    match obj.get("content") {
-        Some(Value::String(_)) => {}
-        Some(Value::Array(blocks))
-            if blocks
-                .iter()
-                .all(|b| b.get("type").is_some_and(Value::is_string)) => {}
-        Some(Value::Array(_)) => {
-            return Err(bad_message("has a content block without a string type"))
+    let content = view.content.map_or("null", |c| c.get());
+    match content.as_bytes().first() {
+        Some(b'"') => {}
+        Some(b'[') => {
+            let blocks: Vec<&RawValue> =
+                serde_json::from_str(content).map_err(|e| bad_message(&e.to_string()))?;
+            for block in blocks {
+                let typed = block.get().starts_with('{')
+                    && serde_json::from_str::<BlockView>(block.get())
+                        .ok()
+                        .is_some_and(|b| b.kind.is_some());
+                if !typed {
+                    return Err(bad_message("has a content block without a string type"));
+                }
+            }
         }
         _ => {
             return Err(bad_message(
@@ -135,96 +264,123 @@ fn message(i: usize, m: &Value) -> Result<RawMessage, RunError> {
             ))
         }
     }
-    RawValue::from_string(m.to_string()).map_err(|e| bad_message(&e.to_string()))
+    Ok(m.to_owned())
 }
 
-fn string_opt<'a>(
-    options: &'a Map<String, Value>,
-    name: &str,
-) -> Result<Option<&'a str>, RunError> {
-    match options.get(name) {
-        None | Some(Value::Null) => Ok(None),
+/// One option, parsed for checking; `None` when absent or `null`.
+fn opt(options: &Options, name: &str) -> Option<Value> {
+    options
+        .get(name)
+        .map(|raw| value(raw))
+        .filter(|v| !v.is_null())
+}
+
+fn string_opt(options: &Options, name: &str) -> Result<Option<String>, RunError> {
+    match opt(options, name) {
+        None => Ok(None),
         Some(Value::String(s)) if !s.is_empty() => Ok(Some(s)),
-        Some(other) => Err(bad(name, "a non-empty string", other)),
+        Some(other) => Err(bad(name, "a non-empty string", &other)),
     }
 }
 
 /// A secret option: the message never shows its value.
-fn secret_opt(options: &Map<String, Value>, name: &str) -> Result<Option<String>, RunError> {
-    match options.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+fn secret_opt(options: &Options, name: &str) -> Result<Option<Secret>, RunError> {
+    match opt(options, name) {
+        None => Ok(None),
+        Some(Value::String(s)) if !s.is_empty() => Ok(Some(Secret::new(s))),
         Some(other) => Err(RunError::invalid_request(format!(
             "Option {name} must be a non-empty string; got {}. Nothing was sent.",
-            kind_of(other)
+            kind_of(&other)
         ))),
     }
 }
 
-fn int_opt(
-    options: &Map<String, Value>,
-    name: &str,
-    min: u64,
-    max: u64,
-) -> Result<Option<u32>, RunError> {
-    match options.get(name) {
-        None | Some(Value::Null) => Ok(None),
+fn int_opt(options: &Options, name: &str, min: u64, max: u64) -> Result<Option<u32>, RunError> {
+    match opt(options, name) {
+        None => Ok(None),
         Some(v) => match v.as_f64() {
             Some(n) if n.fract() == 0.0 && n >= min as f64 && n <= max as f64 => Ok(Some(n as u32)),
-            _ => Err(bad(name, &format!("an integer from {min} to {max}"), v)),
+            _ => Err(bad(name, &format!("an integer from {min} to {max}"), &v)),
         },
     }
 }
 
-fn millis_opt(options: &Map<String, Value>, name: &str) -> Result<Option<Duration>, RunError> {
-    match options.get(name) {
-        None | Some(Value::Null) => Ok(None),
+fn millis_opt(options: &Options, name: &str) -> Result<Option<Duration>, RunError> {
+    match opt(options, name) {
+        None => Ok(None),
         Some(v) => match v.as_f64() {
             Some(ms) if ms.is_finite() && ms > 0.0 && ms <= 2_147_483_647.0 => {
                 Ok(Some(Duration::from_secs_f64(ms / 1000.0)))
             }
-            _ => Err(bad(name, "a positive number of milliseconds", v)),
+            _ => Err(bad(name, "a positive number of milliseconds", &v)),
         },
     }
 }
 
-fn env_str<'a>(env: &'a Value, name: &str) -> Option<&'a str> {
+fn enum_opt<T: Copy>(
+    options: &Options,
+    name: &str,
+    choices: &[(&str, T)],
+) -> Result<Option<T>, RunError> {
+    let Some(v) = opt(options, name) else {
+        return Ok(None);
+    };
+    if let Some(s) = v.as_str() {
+        if let Some((_, t)) = choices.iter().find(|(c, _)| *c == s) {
+            return Ok(Some(*t));
+        }
+    }
+    let names: Vec<String> = choices.iter().map(|(c, _)| format!("{c:?}")).collect();
+    Err(bad(name, &names.join(" or "), &v))
+}
+
+fn env_str<'a>(env: &'a BTreeMap<String, Value>, name: &str) -> Option<&'a str> {
     env.get(name)
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
 }
 
 fn parse_options(
-    options: &Map<String, Value>,
-    env: &Value,
+    options: &Options,
+    env: &BTreeMap<String, Value>,
 ) -> Result<(RunConfig, Option<Vec<String>>), RunError> {
-    if let Some(unknown) = options
-        .keys()
-        .find(|k| !KNOWN_OPTIONS.contains(&k.as_str()))
-    {
+    if let Some(unknown) = options.keys().find(|k| {
+        !KNOWN_OPTIONS.contains(&k.as_str()) && !PASS_THROUGH.iter().any(|(o, _, _)| o == k)
+    }) {
+        let pass: Vec<&str> = PASS_THROUGH.iter().map(|(o, _, _)| *o).collect();
         return Err(RunError::invalid_request(format!(
-            "Unknown option {unknown:?}. Known options: {}, signal, context. Nothing was sent.",
-            KNOWN_OPTIONS.join(", ")
+            "Unknown option {unknown:?}. Known options: {}, {}, signal, context. Nothing was sent.",
+            KNOWN_OPTIONS.join(", "),
+            pass.join(", ")
         )));
     }
-    let api_key = secret_opt(options, "apiKey")?
-        .or_else(|| env_str(env, "ANTHROPIC_API_KEY").map(str::to_owned));
-    let base_url = match string_opt(options, "baseURL")? {
-        Some(url) => url.to_owned(),
-        None => env_str(env, "ANTHROPIC_BASE_URL")
-            .unwrap_or(DEFAULT_BASE_URL)
-            .to_owned(),
+    // Explicit credentials win, and then the environment's are not read at all: a caller who
+    // points baseURL at a gateway with its own token must not send ANTHROPIC_API_KEY there.
+    let api_key = secret_opt(options, "apiKey")?;
+    let auth_token = secret_opt(options, "authToken")?;
+    let (api_key, auth_token) = if api_key.is_some() || auth_token.is_some() {
+        (api_key, auth_token)
+    } else {
+        (
+            env_str(env, "ANTHROPIC_API_KEY").map(Secret::from),
+            env_str(env, "ANTHROPIC_AUTH_TOKEN").map(Secret::from),
+        )
     };
-    let base_url = check_base_url(base_url, options.contains_key("baseURL"))?;
+    let from_option = string_opt(options, "baseURL")?;
+    let base_url = check_base_url(
+        from_option
+            .clone()
+            .or_else(|| env_str(env, "ANTHROPIC_BASE_URL").map(str::to_owned))
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
+        from_option.is_some(),
+    )?;
     let mut cfg = RunConfig::new(api_key, base_url);
-    cfg.api.auth_token = secret_opt(options, "authToken")?
-        .or_else(|| env_str(env, "ANTHROPIC_AUTH_TOKEN").map(str::to_owned));
+    cfg.api.auth_token = auth_token;
     cfg.model = string_opt(options, "model")?
-        .or_else(|| env_str(env, "ANTHROPIC_MODEL"))
-        .unwrap_or(DEFAULT_MODEL)
-        .to_owned();
+        .or_else(|| env_str(env, "ANTHROPIC_MODEL").map(str::to_owned))
+        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
     if let Some(v) = string_opt(options, "apiVersion")? {
-        cfg.api.api_version = v.to_owned();
+        cfg.api.api_version = v;
     }
     if let Some(n) = int_opt(options, "maxTokens", 1, u32::MAX as u64)? {
         cfg.max_tokens = n;
@@ -242,49 +398,65 @@ fn parse_options(
         cfg.api.timeout = d;
     }
     cfg.tool_timeout = millis_opt(options, "toolTimeoutMs")?;
-    match options.get("temperature") {
-        None | Some(Value::Null) => {}
-        Some(v) => match v.as_f64() {
+    if let Some(v) = opt(options, "temperature") {
+        match v.as_f64() {
             Some(t) if (0.0..=1.0).contains(&t) => cfg.temperature = Some(t),
-            _ => return Err(bad("temperature", "a number from 0 to 1", v)),
-        },
+            _ => return Err(bad("temperature", "a number from 0 to 1", &v)),
+        }
     }
-    match options.get("onToolError") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(s)) if s == "stop" => cfg.on_tool_error = OnToolError::Stop,
-        Some(Value::String(s)) if s == "continue" => cfg.on_tool_error = OnToolError::Continue,
-        Some(v) => return Err(bad("onToolError", "\"stop\" or \"continue\"", v)),
+    let modes = [
+        ("stop", OnToolError::Stop),
+        ("continue", OnToolError::Continue),
+    ];
+    if let Some(mode) = enum_opt(options, "onToolError", &modes)? {
+        cfg.on_tool_error = mode;
     }
-    match options.get("parallelToolCalls") {
-        None | Some(Value::Null) => {}
-        Some(Value::Bool(b)) => cfg.parallel_tool_calls = *b,
-        Some(v) => return Err(bad("parallelToolCalls", "true or false", v)),
+    let limits = [
+        ("error", OnMaxIterations::Error),
+        ("answer", OnMaxIterations::Answer),
+    ];
+    if let Some(mode) = enum_opt(options, "onMaxIterations", &limits)? {
+        cfg.on_max_iterations = mode;
     }
-    cfg.system = match options.get("system") {
-        None | Some(Value::Null) => None,
-        Some(v @ Value::String(_)) => Some(raw(v)),
-        Some(v @ Value::Array(blocks))
-            if blocks.iter().all(|b| {
+    if let Some(v) = opt(options, "parallelToolCalls") {
+        match v {
+            Value::Bool(b) => cfg.parallel_tool_calls = b,
+            v => return Err(bad("parallelToolCalls", "true or false", &v)),
+        }
+    }
+    if let Some(v) = opt(options, "system") {
+        let text_blocks = v.as_array().is_some_and(|blocks| {
+            blocks.iter().all(|b| {
                 b.get("type") == Some(&Value::from("text"))
                     && b.get("text").is_some_and(Value::is_string)
-            }) =>
-        {
-            Some(raw(v))
-        }
-        Some(v) => {
+            })
+        });
+        if !v.is_string() && !text_blocks {
             return Err(bad(
                 "system",
                 "a string or an array of text blocks { type: \"text\", text }",
-                v,
-            ))
+                &v,
+            ));
         }
-    };
-    cfg.tool_choice = match options.get("toolChoice") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(raw(check_tool_choice(v)?)),
-    };
-    let tool_names = match options.get("tools") {
-        None | Some(Value::Null) => None,
+        cfg.system = Some(options["system"].to_owned());
+    }
+    if let Some(v) = opt(options, "toolChoice") {
+        cfg.tool_choice = Some(tool_choice(&v, options["toolChoice"])?);
+    }
+    for (option, wire, json) in PASS_THROUGH {
+        if let Some(v) = opt(options, option) {
+            if !json.accepts(&v) {
+                return Err(bad(option, json.name(), &v));
+            }
+            cfg.fields.push((wire, options[*option].to_owned()));
+        }
+    }
+    cfg.server_tools = server_tools(options)?;
+    cfg.container = string_opt(options, "container")?;
+    cfg.extra_body = extra_body(options)?;
+    cfg.api.headers = headers(options)?;
+    let tool_names = match opt(options, "tools") {
+        None => None,
         Some(Value::Array(names)) => Some(
             names
                 .iter()
@@ -295,33 +467,164 @@ fn parse_options(
                 })
                 .collect::<Result<Vec<_>, _>>()?,
         ),
-        Some(v) => return Err(bad("tools", "an array of registered tool names", v)),
+        Some(v) => return Err(bad("tools", "an array of registered tool names", &v)),
     };
     Ok((cfg, tool_names))
 }
 
-fn raw(v: &Value) -> Box<RawValue> {
-    RawValue::from_string(v.to_string()).expect("a serde_json value prints as JSON")
-}
-
-fn check_tool_choice(v: &Value) -> Result<&Value, RunError> {
+/// `toolChoice`, checked; kept as given, with the `auto` choice that follows a forcing one.
+fn tool_choice(v: &Value, raw: &RawValue) -> Result<ToolChoice, RunError> {
     let expected = "{ type: \"auto\" | \"any\" | \"none\" } or { type: \"tool\", name }";
     let Value::Object(obj) = v else {
         return Err(bad("toolChoice", expected, v));
     };
-    match obj.get("type").and_then(Value::as_str) {
+    let kind = obj.get("type").and_then(Value::as_str);
+    match kind {
         Some("auto") | Some("any") | Some("none") => {}
         Some("tool") if obj.get("name").is_some_and(Value::is_string) => {}
         _ => return Err(bad("toolChoice", expected, v)),
     }
     match obj.get("disable_parallel_tool_use") {
-        None | Some(Value::Bool(_)) => Ok(v),
-        Some(other) => Err(bad(
-            "toolChoice.disable_parallel_tool_use",
-            "true or false",
-            other,
-        )),
+        None => {}
+        Some(Value::Bool(_)) if kind != Some("none") => {}
+        Some(Value::Bool(_)) => {
+            return Err(RunError::invalid_request(
+                "Option toolChoice { type: \"none\" } cannot carry disable_parallel_tool_use (the API refuses it). Nothing was sent.",
+            ))
+        }
+        Some(other) => return Err(bad("toolChoice.disable_parallel_tool_use", "true or false", other)),
     }
+    Ok(ToolChoice::new(raw.to_owned()))
+}
+
+/// `serverTools`: definitions with a `type`, sent as given after the client tools.
+fn server_tools(options: &Options) -> Result<Vec<Box<RawValue>>, RunError> {
+    let expected = "an array of server tool definitions { type, name, … }";
+    let Some(v) = opt(options, "serverTools") else {
+        return Ok(Vec::new());
+    };
+    let Value::Array(items) = &v else {
+        return Err(bad("serverTools", expected, &v));
+    };
+    for (i, item) in items.iter().enumerate() {
+        let typed = item.get("type").is_some_and(Value::is_string)
+            && item.get("name").is_some_and(Value::is_string);
+        if !typed {
+            return Err(bad(
+                &format!("serverTools[{i}]"),
+                "an object with a string type and name",
+                item,
+            ));
+        }
+    }
+    let raws: Vec<&RawValue> = serde_json::from_str(options["serverTools"].get())
+        .map_err(|_| bad("serverTools", expected, &v))?;
+    Ok(raws.into_iter().map(|r| r.to_owned()).collect())
+}
+
+/// `extraBody`: merged into the body last; the loop's own fields are refused.
+fn extra_body(options: &Options) -> Result<Vec<(String, Box<RawValue>)>, RunError> {
+    let Some(raw) = options.get("extraBody").filter(|r| r.get() != "null") else {
+        return Ok(Vec::new());
+    };
+    let fields: Vec<(String, Box<RawValue>)> = serde_json::from_str::<BTreeMapInOrder>(raw.get())
+        .map_err(|_| bad("extraBody", "an object of request fields", &value(raw)))?
+        .0;
+    if let Some((key, _)) = fields
+        .iter()
+        .find(|(k, _)| OWN_FIELDS.contains(&k.as_str()))
+    {
+        return Err(RunError::invalid_request(format!(
+            "Option extraBody may not set {key:?}: the loop owns {}. Nothing was sent.",
+            OWN_FIELDS.join(", ")
+        )));
+    }
+    Ok(fields)
+}
+
+/// An object's fields in the order they came.
+struct BTreeMapInOrder(Vec<(String, Box<RawValue>)>);
+
+impl<'de> Deserialize<'de> for BTreeMapInOrder {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = BTreeMapInOrder;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
+                    out.retain(|(key, _): &(String, Box<RawValue>)| key != &k);
+                    out.push((k, v));
+                }
+                Ok(BTreeMapInOrder(out))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+/// `betas` and `headers`: extra request headers; the credential, version and content-type
+/// headers are the loop's own.
+fn headers(options: &Options) -> Result<Vec<(HeaderName, HeaderValue)>, RunError> {
+    let mut out = Vec::new();
+    if let Some(v) = opt(options, "betas") {
+        let names: Option<Vec<&str>> = v
+            .as_array()
+            .and_then(|a| a.iter().map(Value::as_str).collect());
+        match names {
+            Some(names) if !names.is_empty() => {
+                let joined = names.join(",");
+                let value = HeaderValue::from_str(&joined)
+                    .map_err(|_| bad("betas", "an array of beta names", &v))?;
+                out.push((HeaderName::from_static("anthropic-beta"), value));
+            }
+            _ => {
+                return Err(bad(
+                    "betas",
+                    "a non-empty array of beta names (strings)",
+                    &v,
+                ))
+            }
+        }
+    }
+    if let Some(v) = opt(options, "headers") {
+        let Value::Object(map) = &v else {
+            return Err(bad(
+                "headers",
+                "an object of header names and string values",
+                &v,
+            ));
+        };
+        for (name, value) in map {
+            let lower = name.to_ascii_lowercase();
+            if OWN_HEADERS.contains(&lower.as_str()) {
+                return Err(RunError::invalid_request(format!(
+                    "Option headers may not set {name:?}: credentials go in apiKey / authToken, and {} are the loop's own. Nothing was sent.",
+                    OWN_HEADERS.join(", ")
+                )));
+            }
+            let header = HeaderName::from_bytes(lower.as_bytes()).map_err(|_| {
+                bad(
+                    "headers",
+                    "valid HTTP header names",
+                    &Value::from(name.as_str()),
+                )
+            })?;
+            let Some(text) = value.as_str() else {
+                return Err(bad(&format!("headers[{name:?}]"), "a string", value));
+            };
+            let value = HeaderValue::from_str(text)
+                .map_err(|_| bad(&format!("headers[{name:?}]"), "a valid header value", value))?;
+            out.push((header, value));
+        }
+    }
+    Ok(out)
 }
 
 fn check_base_url(url: String, from_option: bool) -> Result<String, RunError> {
@@ -362,7 +665,7 @@ mod tests {
         let r = parse(r#"{"prompt":"hi","env":{"ANTHROPIC_API_KEY":"k","ANTHROPIC_MODEL":"m","ANTHROPIC_BASE_URL":"http://127.0.0.1:9/"}}"#)
             .unwrap();
         assert_eq!(r.config.model, "m");
-        assert_eq!(r.config.api.api_key.as_deref(), Some("k"));
+        assert_eq!(r.config.api.api_key.as_ref().map(Secret::expose), Some("k"));
         assert_eq!(r.config.api.base_url, "http://127.0.0.1:9");
         assert_eq!(r.config.max_tokens, 4096);
         assert_eq!(r.config.max_tool_iterations, 5);
@@ -373,7 +676,10 @@ mod tests {
         assert_eq!(r.messages[0].get(), r#"{"role":"user","content":"hi"}"#);
         let r = parse(r#"{"prompt":"hi","options":{"model":"o","apiKey":"ok"},"env":{"ANTHROPIC_API_KEY":"k","ANTHROPIC_MODEL":"m"}}"#).unwrap();
         assert_eq!(r.config.model, "o");
-        assert_eq!(r.config.api.api_key.as_deref(), Some("ok"));
+        assert_eq!(
+            r.config.api.api_key.as_ref().map(Secret::expose),
+            Some("ok")
+        );
         assert_eq!(r.config.api.base_url, "https://api.anthropic.com");
     }
 
@@ -428,5 +734,217 @@ mod tests {
             .err()
             .unwrap();
         assert!(!err.message.contains("12345"), "{}", err.message);
+    }
+
+    #[test]
+    fn explicit_credentials_win_and_then_the_environment_is_not_read() {
+        let env = r#""env":{"ANTHROPIC_API_KEY":"env-key","ANTHROPIC_AUTH_TOKEN":"env-token"}"#;
+        let r = parse(&format!(
+            r#"{{"prompt":"hi","options":{{"authToken":"gw"}},{env}}}"#
+        ))
+        .unwrap();
+        assert!(
+            r.config.api.api_key.is_none(),
+            "the env key must not go to the gateway"
+        );
+        assert_eq!(
+            r.config.api.auth_token.as_ref().map(Secret::expose),
+            Some("gw")
+        );
+        let r = parse(&format!(
+            r#"{{"prompt":"hi","options":{{"apiKey":"mine"}},{env}}}"#
+        ))
+        .unwrap();
+        assert_eq!(
+            r.config.api.api_key.as_ref().map(Secret::expose),
+            Some("mine")
+        );
+        assert!(r.config.api.auth_token.is_none());
+        let r = parse(&format!(r#"{{"prompt":"hi",{env}}}"#)).unwrap();
+        assert_eq!(
+            r.config.api.api_key.as_ref().map(Secret::expose),
+            Some("env-key")
+        );
+        assert_eq!(
+            r.config.api.auth_token.as_ref().map(Secret::expose),
+            Some("env-token")
+        );
+        // Debug of the whole config never shows a credential.
+        let printed = format!("{:?}", r.config);
+        assert!(
+            !printed.contains("env-key") && !printed.contains("env-token"),
+            "{printed}"
+        );
+    }
+
+    #[test]
+    fn prompt_system_and_tool_choice_are_kept_byte_for_byte() {
+        let json = r#"{"prompt":[{"role":"user","content":[{"type":"text","text":"a","zz":1,"aa":{"y":2,"b":3}}]},{"content":"b","role":"assistant"},{"role":"user","content":"c"}],"options":{"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"toolChoice":{"type":"any","disable_parallel_tool_use":true}}}"#;
+        let r = parse(json).unwrap();
+        assert_eq!(
+            r.messages[0].get(),
+            r#"{"role":"user","content":[{"type":"text","text":"a","zz":1,"aa":{"y":2,"b":3}}]}"#
+        );
+        assert_eq!(r.messages[1].get(), r#"{"content":"b","role":"assistant"}"#);
+        assert_eq!(
+            r.config.system.as_ref().unwrap().get(),
+            r#"[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}]"#
+        );
+        let choice = r.config.tool_choice.as_ref().unwrap();
+        assert_eq!(
+            choice.raw.get(),
+            r#"{"type":"any","disable_parallel_tool_use":true}"#
+        );
+        assert!(choice.forcing);
+        assert_eq!(
+            choice.after_first.get(),
+            r#"{"type":"auto","disable_parallel_tool_use":true}"#
+        );
+    }
+
+    #[test]
+    fn pass_through_fields_keep_their_json_and_wire_names() {
+        let r = parse(r#"{"prompt":"hi","options":{"thinking":{"type":"enabled","budget_tokens":2048},"stopSequences":["END"],"topP":0.9,"topK":5,"metadata":{"user_id":"u1"},"serviceTier":"auto","cacheControl":{"type":"ephemeral"},"outputConfig":{"effort":"low"},"contextManagement":{"edits":[]},"container":"cont_1","serverTools":[{"type":"web_search_20250305","name":"web_search","max_uses":2}],"betas":["a-1","b-2"],"headers":{"X-Trace":"t"},"extraBody":{"inference_geo":"us","z":1}}}"#).unwrap();
+        let fields: Vec<(&str, &str)> =
+            r.config.fields.iter().map(|(k, v)| (*k, v.get())).collect();
+        assert_eq!(
+            fields,
+            [
+                ("thinking", r#"{"type":"enabled","budget_tokens":2048}"#),
+                ("stop_sequences", r#"["END"]"#),
+                ("top_p", "0.9"),
+                ("top_k", "5"),
+                ("metadata", r#"{"user_id":"u1"}"#),
+                ("service_tier", r#""auto""#),
+                ("cache_control", r#"{"type":"ephemeral"}"#),
+                ("output_config", r#"{"effort":"low"}"#),
+                ("context_management", r#"{"edits":[]}"#),
+            ]
+        );
+        assert_eq!(r.config.container.as_deref(), Some("cont_1"));
+        assert_eq!(
+            r.config.server_tools[0].get(),
+            r#"{"type":"web_search_20250305","name":"web_search","max_uses":2}"#
+        );
+        let headers: Vec<(String, &str)> = r
+            .config
+            .api
+            .headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap()))
+            .collect();
+        assert_eq!(
+            headers,
+            [
+                ("anthropic-beta".to_owned(), "a-1,b-2"),
+                ("x-trace".to_owned(), "t")
+            ]
+        );
+        let extra: Vec<(&str, &str)> = r
+            .config
+            .extra_body
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.get()))
+            .collect();
+        assert_eq!(extra, [("inference_geo", r#""us""#), ("z", "1")]);
+    }
+
+    #[test]
+    fn bad_types_and_refused_keys_name_the_option() {
+        let cases = [
+            (r#"{"thinking":"on"}"#, "Option thinking must be an object"),
+            (
+                r#"{"stopSequences":"END"}"#,
+                "Option stopSequences must be an array of strings",
+            ),
+            (r#"{"topP":"0.9"}"#, "Option topP must be a number"),
+            (r#"{"topK":1.5}"#, "Option topK must be an integer"),
+            (r#"{"metadata":[]}"#, "Option metadata must be an object"),
+            (
+                r#"{"serviceTier":1}"#,
+                "Option serviceTier must be a string",
+            ),
+            (
+                r#"{"cacheControl":true}"#,
+                "Option cacheControl must be an object",
+            ),
+            (
+                r#"{"outputConfig":"low"}"#,
+                "Option outputConfig must be an object",
+            ),
+            (
+                r#"{"contextManagement":1}"#,
+                "Option contextManagement must be an object",
+            ),
+            (r#"{"betas":"x"}"#, "Option betas must be"),
+            (r#"{"betas":[1]}"#, "Option betas must be"),
+            (r#"{"headers":["x"]}"#, "Option headers must be"),
+            (
+                r#"{"headers":{"x-a":1}}"#,
+                "headers[\"x-a\"] must be a string",
+            ),
+            (
+                r#"{"headers":{"X-Api-Key":"k"}}"#,
+                "may not set \"X-Api-Key\"",
+            ),
+            (
+                r#"{"headers":{"authorization":"Bearer k"}}"#,
+                "may not set \"authorization\"",
+            ),
+            (
+                r#"{"headers":{"anthropic-version":"2"}}"#,
+                "may not set \"anthropic-version\"",
+            ),
+            (
+                r#"{"headers":{"Content-Type":"text/plain"}}"#,
+                "may not set \"Content-Type\"",
+            ),
+            (
+                r#"{"extraBody":{"model":"x"}}"#,
+                "extraBody may not set \"model\"",
+            ),
+            (
+                r#"{"extraBody":{"messages":[]}}"#,
+                "extraBody may not set \"messages\"",
+            ),
+            (
+                r#"{"extraBody":{"tools":[]}}"#,
+                "extraBody may not set \"tools\"",
+            ),
+            (
+                r#"{"extraBody":{"stream":true}}"#,
+                "extraBody may not set \"stream\"",
+            ),
+            (r#"{"extraBody":[1]}"#, "Option extraBody must be an object"),
+            (
+                r#"{"serverTools":{"type":"x"}}"#,
+                "Option serverTools must be",
+            ),
+            (
+                r#"{"serverTools":[{"name":"web_search"}]}"#,
+                "serverTools[0] must be",
+            ),
+            (r#"{"container":5}"#, "Option container must be"),
+            (
+                r#"{"onMaxIterations":"ask"}"#,
+                "Option onMaxIterations must be \"error\" or \"answer\"",
+            ),
+            (
+                r#"{"toolChoice":{"type":"none","disable_parallel_tool_use":true}}"#,
+                "cannot carry disable_parallel_tool_use",
+            ),
+        ];
+        for (options, expected) in cases {
+            let err = parse(&format!(r#"{{"prompt":"hi","options":{options}}}"#))
+                .err()
+                .expect(options);
+            assert_eq!(err.code, crate::engine::ErrorCode::InvalidRequest);
+            assert!(err.message.contains(expected), "{options}: {}", err.message);
+            assert!(
+                err.message.contains("Nothing was sent"),
+                "{options}: {}",
+                err.message
+            );
+        }
     }
 }

@@ -6,12 +6,14 @@ use std::sync::Arc;
 use napi::{Env, Error, Result, Status};
 use tokio_util::sync::CancellationToken;
 
+use super::control::RunShared;
 use super::tool_bridge::{CancelFn, JsTool, ToolFn};
-use crate::engine::{RunError, Tool};
+use crate::engine::{Tool, ToolSpec};
 
 /// A registered tool: the engine's checked definition and the JS function that runs it.
+#[derive(Clone)]
 pub struct Entry {
-    pub tool: Tool,
+    pub spec: ToolSpec,
     pub execute: Arc<ToolFn>,
 }
 
@@ -22,6 +24,14 @@ pub struct Registry {
     pub cancel: Option<Arc<CancelFn>>,
     /// Cancelled when this JS thread shuts down (a terminated worker, the process exiting):
     /// its runs then end at once instead of going on, or waiting forever, without it.
+    pub shutdown: CancellationToken,
+}
+
+/// What a run takes from the registry on the JS thread (cheap clones); the tools are bound and
+/// picked off it.
+pub struct Snapshot {
+    pub entries: Vec<Entry>,
+    pub cancel: Option<Arc<CancelFn>>,
     pub shutdown: CancellationToken,
 }
 
@@ -45,12 +55,12 @@ impl Registry {
     }
 
     /// Adds a tool, or replaces the one of the same name in place.
-    pub fn insert(&mut self, tool: Tool, execute: Arc<ToolFn>) {
-        let entry = Entry { tool, execute };
+    pub fn insert(&mut self, spec: ToolSpec, execute: Arc<ToolFn>) {
+        let entry = Entry { spec, execute };
         match self
             .entries
             .iter_mut()
-            .find(|e| e.tool.name == entry.tool.name)
+            .find(|e| e.spec.name == entry.spec.name)
         {
             Some(slot) => *slot = entry,
             None => self.entries.push(entry),
@@ -60,45 +70,34 @@ impl Registry {
     /// Removes a tool; whether there was one.
     pub fn remove(&mut self, name: &str) -> bool {
         let before = self.entries.len();
-        self.entries.retain(|e| e.tool.name != name);
+        self.entries.retain(|e| e.spec.name != name);
         before != self.entries.len()
     }
 
-    /// The tools one run offers, bound to that run: all of them, or those `names` picks.
-    pub fn select(
-        &self,
-        names: Option<&[String]>,
-        run_id: u32,
-    ) -> std::result::Result<Vec<Tool>, RunError> {
-        let bind = |e: &Entry| Tool {
-            executor: Arc::new(JsTool {
-                execute: e.execute.clone(),
-                cancel: self.cancel.clone(),
-                run_id,
-                shutdown: self.shutdown.clone(),
-            }),
-            ..e.tool.clone()
-        };
-        let Some(names) = names else {
-            return Ok(self.entries.iter().map(bind).collect());
-        };
-        let mut picked: Vec<Tool> = Vec::with_capacity(names.len());
-        for name in names {
-            if picked.iter().any(|t| &t.name == name) {
-                continue;
-            }
-            match self.entries.iter().find(|e| &e.tool.name == name) {
-                Some(e) => picked.push(bind(e)),
-                None => {
-                    let registered: Vec<&str> =
-                        self.entries.iter().map(|e| e.tool.name.as_str()).collect();
-                    return Err(RunError::invalid_request(format!(
-                        "Option tools names {name:?}, which is not registered (registered: {}). Register it with registerTool first. Nothing was sent.",
-                        if registered.is_empty() { "none".to_owned() } else { registered.join(", ") }
-                    )));
-                }
-            }
+    /// What a run needs of the registry.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            entries: self.entries.clone(),
+            cancel: self.cancel.clone(),
+            shutdown: self.shutdown.clone(),
         }
-        Ok(picked)
+    }
+}
+
+impl Snapshot {
+    /// Every registered tool, in registration order, bound to one run.
+    pub fn bind(&self, run_id: u32, run: &Arc<RunShared>) -> Vec<Tool> {
+        self.entries
+            .iter()
+            .map(|e| {
+                e.spec.bind(Arc::new(JsTool {
+                    execute: e.execute.clone(),
+                    cancel: self.cancel.clone(),
+                    run_id,
+                    run: run.clone(),
+                    shutdown: self.shutdown.clone(),
+                }))
+            })
+            .collect()
     }
 }

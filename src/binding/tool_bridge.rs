@@ -2,9 +2,12 @@
 //! `call_async_catch`, whose Promise is awaited here. The JS wrapper (index.js) settles that
 //! Promise with a [`ToolReply`] and never rejects; anything unexpected still becomes a failed
 //! call, never a crash.
+//!
+//! Cancellation is part of the protocol: each call carries its run and `tool_use` ids, the JS
+//! wrapper asks the run's [`RunShared`] at dispatch whether it may start, and a call the engine
+//! gave up on before that never starts (see `control.rs`).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use napi::bindgen_prelude::{FnArgs, Promise};
 use napi::threadsafe_function::{
@@ -14,15 +17,29 @@ use napi::Status;
 use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
 
+use super::control::{GiveUp, RunShared};
 use crate::engine::tools::{ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
+
+/// How a tool call ended, as the JS wrapper reports it.
+#[napi(string_enum = "snake_case")]
+#[derive(Debug, PartialEq, Eq)]
+pub enum ReplyKind {
+    /// A string result (`content` is the string).
+    Text,
+    /// Any other result, as JSON text.
+    Json,
+    /// A `ToolError`: `content` is its message, for the model.
+    ToolError,
+    /// Anything else thrown: `content` is the developer's message.
+    Error,
+    /// The call was cancelled, or its run ended, before it could start: it was not run.
+    NotStarted,
+}
 
 /// What the JS wrapper of `execute` resolves with.
 #[napi(object)]
 pub struct ToolReply {
-    /// `"text"` (a string result), `"json"` (any other result, as JSON), `"tool_error"` (a
-    /// `ToolError`: content is its message) or `"error"` (anything else thrown: content is the
-    /// developer's message).
-    pub kind: String,
+    pub kind: ReplyKind,
     pub content: String,
 }
 
@@ -51,6 +68,7 @@ pub struct JsTool {
     pub execute: Arc<ToolFn>,
     pub cancel: Option<Arc<CancelFn>>,
     pub run_id: u32,
+    pub run: Arc<RunShared>,
     /// The registering thread's shutdown token ([`super::registry::Registry::shutdown`]).
     pub shutdown: CancellationToken,
 }
@@ -63,20 +81,22 @@ impl ToolExecutor for JsTool {
 
     fn execute(&self, call: ToolInvocation) -> ToolFuture {
         let execute = self.execute.clone();
-        let guard = CancelOnDrop {
+        let guard = GiveUpOnDrop {
             cancel: self.cancel.clone(),
+            run: self.run.clone(),
             run_id: self.run_id,
-            tool_use_id: call.tool_use_id.clone(),
+            tool_use_id: Some(call.tool_use_id.clone()),
         };
         let args = FnArgs::from((call.input.get().to_owned(), call.tool_use_id, self.run_id));
         let shutdown = self.shutdown.clone();
+        let ping = self.cancel.clone();
         Box::pin(async move {
             let outcome = match execute.call_async_catch(args).await {
                 Ok(promise) => match promise.await {
                     Ok(reply) => outcome_of(reply),
                     Err(e) => {
-                        unless_thread_gone(&shutdown, format!("its Promise rejected: {}", e.reason))
-                            .await
+                        let why = format!("its Promise rejected: {}", e.reason);
+                        unless_thread_gone(&shutdown, ping.as_deref(), why).await
                     }
                 },
                 // Only a thread shutting down closes a tool's function while a run holds it.
@@ -85,67 +105,96 @@ impl ToolExecutor for JsTool {
                     std::future::pending().await
                 }
                 Err(e) => {
-                    unless_thread_gone(&shutdown, format!("calling it failed: {}", e.reason)).await
+                    let why = format!("calling it failed: {}", e.reason);
+                    unless_thread_gone(&shutdown, ping.as_deref(), why).await
                 }
             };
-            guard.disarm();
+            guard.settled();
             outcome
         })
     }
 }
 
-/// How long a failed call waits to learn whether its JS thread is going away.
-const THREAD_GONE_GRACE: Duration = Duration::from_millis(250);
-
-/// The JS wrapper never rejects, so a call fails here only when its Promise was dropped unsettled
-/// (garbage-collected, or its thread is being torn down) or JS could not be entered (a worker
-/// being terminated). A dying thread's cleanup hook cancels `shutdown` within moments: then the
-/// call never settles, so that the round does not go on and send the API a made-up failure, and
-/// `run_with_tools` ends the run. Otherwise it is the tool's failure.
-async fn unless_thread_gone(shutdown: &CancellationToken, why: String) -> ToolOutcome {
-    tokio::select! {
-        _ = shutdown.cancelled() => std::future::pending().await,
-        _ = tokio::time::sleep(THREAD_GONE_GRACE) => ToolOutcome::Failed(why),
+/// The JS wrapper never rejects, and index.js holds each call's Promise until it settles, so a
+/// call fails here only when its thread is being torn down (a worker terminated) or JS could not
+/// be entered. To tell which, ask the thread: a call through its cancel hook (a no-op for an
+/// unknown call) comes back only from a live thread. A dying thread's call never settles, so the
+/// round does not go on and send the API a made-up failure; the thread's cleanup hook cancels
+/// `shutdown` and `run_with_tools` ends the run. A live thread's answer makes it the tool's
+/// failure.
+async fn unless_thread_gone(
+    shutdown: &CancellationToken,
+    ping: Option<&CancelFn>,
+    why: String,
+) -> ToolOutcome {
+    if let Some(ping) = ping {
+        let alive = async {
+            ping.call_async(FnArgs::from((0, String::new())))
+                .await
+                .is_ok()
+        };
+        tokio::select! {
+            biased;
+            _ = shutdown.cancelled() => std::future::pending::<()>().await,
+            true = alive => {}
+            else => std::future::pending::<()>().await,
+        }
     }
+    if shutdown.is_cancelled() {
+        return std::future::pending().await;
+    }
+    ToolOutcome::Failed(why)
 }
 
 fn outcome_of(reply: ToolReply) -> ToolOutcome {
-    match reply.kind.as_str() {
-        "text" => ToolOutcome::Output {
+    match reply.kind {
+        ReplyKind::Text => ToolOutcome::Output {
             content: reply.content,
             json: false,
         },
-        "json" => ToolOutcome::Output {
+        ReplyKind::Json => ToolOutcome::Output {
             content: reply.content,
             json: true,
         },
-        "tool_error" => ToolOutcome::ToolError(reply.content),
-        "error" => ToolOutcome::Failed(reply.content),
-        other => ToolOutcome::Failed(format!(
-            "the tool bridge answered an unknown kind {other:?}"
-        )),
+        ReplyKind::ToolError => ToolOutcome::ToolError(reply.content),
+        ReplyKind::Error => ToolOutcome::Failed(reply.content),
+        // Only a call the engine gave up on is refused at dispatch, and then nobody awaits this.
+        ReplyKind::NotStarted => {
+            ToolOutcome::Failed("it was not started: the call was cancelled first".to_owned())
+        }
     }
 }
 
-/// Dropped before the call settled (timeout, abort, run over): tell JS to abort `ctx.signal`.
-struct CancelOnDrop {
+/// Dropped before the call settled (timeout, abort, a sibling failed, the run ended): a call not
+/// yet started never starts; a running one has its `ctx.signal` aborted.
+struct GiveUpOnDrop {
     cancel: Option<Arc<CancelFn>>,
+    run: Arc<RunShared>,
     run_id: u32,
-    tool_use_id: String,
+    tool_use_id: Option<String>,
 }
 
-impl CancelOnDrop {
+impl GiveUpOnDrop {
     /// The call settled: nothing to cancel.
-    fn disarm(mut self) {
-        self.cancel = None;
+    fn settled(mut self) {
+        if let Some(id) = self.tool_use_id.take() {
+            self.run.settled(&id);
+        }
     }
 }
 
-impl Drop for CancelOnDrop {
+impl Drop for GiveUpOnDrop {
     fn drop(&mut self) {
-        if let Some(cancel) = self.cancel.take() {
-            let args = FnArgs::from((self.run_id, std::mem::take(&mut self.tool_use_id)));
-            cancel.call(args, ThreadsafeFunctionCallMode::NonBlocking);
+        let Some(id) = self.tool_use_id.take() else {
+            return;
+        };
+        if self.run.give_up(&id) == GiveUp::AbortRunning {
+            if let Some(cancel) = &self.cancel {
+                cancel.call(
+                    FnArgs::from((self.run_id, id)),
+                    ThreadsafeFunctionCallMode::NonBlocking,
+                );
+            }
         }
     }
 }

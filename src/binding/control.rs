@@ -1,0 +1,139 @@
+//! What a run and its tool calls share with the JS thread, so that cancellation is exact: a
+//! call that was cancelled (timeout, abort, a stop-mode sibling failed) or whose run ended before
+//! JS dispatched it is never started. JS asks [`RunShared::begin`] at dispatch; the engine's
+//! side marks a call cancelled when it drops the call's future. One lock orders the two.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use tokio_util::sync::CancellationToken;
+
+/// Where one call stands, as far as starting it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CallState {
+    /// JS began `execute`.
+    Started,
+    /// The engine gave up on it before JS began it: never start it.
+    Cancelled,
+}
+
+/// The shared state of one run.
+#[derive(Default)]
+pub struct RunShared {
+    /// Cancelled by the run's AbortSignal.
+    pub abort: CancellationToken,
+    calls: Mutex<Calls>,
+}
+
+#[derive(Default)]
+struct Calls {
+    ended: bool,
+    states: HashMap<String, CallState>,
+    /// Every call JS began, for the run's report: an interrupted call that never began is left
+    /// out of it (it had no effect).
+    begun: HashSet<String>,
+}
+
+/// What the engine's side should do when it gives up on a call.
+#[derive(Debug, PartialEq, Eq)]
+pub enum GiveUp {
+    /// JS is running it: abort its `ctx.signal`.
+    AbortRunning,
+    /// JS has not started it, and now never will.
+    NeverStarts,
+}
+
+impl RunShared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Calls> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// JS, at dispatch: may this call start? No if the run was aborted or has ended, or the
+    /// engine gave up on the call already.
+    pub fn begin(&self, tool_use_id: &str) -> bool {
+        let mut calls = self.lock();
+        if calls.ended || self.abort.is_cancelled() {
+            return false;
+        }
+        match calls.states.get(tool_use_id) {
+            Some(CallState::Cancelled) => {
+                calls.states.remove(tool_use_id);
+                false
+            }
+            Some(CallState::Started) => false,
+            None => {
+                calls
+                    .states
+                    .insert(tool_use_id.to_owned(), CallState::Started);
+                calls.begun.insert(tool_use_id.to_owned());
+                true
+            }
+        }
+    }
+
+    /// The engine no longer wants this call's result.
+    pub fn give_up(&self, tool_use_id: &str) -> GiveUp {
+        let mut calls = self.lock();
+        match calls.states.remove(tool_use_id) {
+            Some(CallState::Started) => GiveUp::AbortRunning,
+            _ => {
+                if !calls.ended {
+                    calls
+                        .states
+                        .insert(tool_use_id.to_owned(), CallState::Cancelled);
+                }
+                GiveUp::NeverStarts
+            }
+        }
+    }
+
+    /// The call settled: nothing more to track.
+    pub fn settled(&self, tool_use_id: &str) {
+        self.lock().states.remove(tool_use_id);
+    }
+
+    /// Whether JS began this call.
+    pub fn began(&self, tool_use_id: &str) -> bool {
+        self.lock().begun.contains(tool_use_id)
+    }
+
+    /// The run is over: no call of it starts any more.
+    pub fn end(&self) {
+        let mut calls = self.lock();
+        calls.ended = true;
+        calls.states.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_given_up_before_dispatch_never_starts() {
+        let run = RunShared::default();
+        assert_eq!(run.give_up("a"), GiveUp::NeverStarts);
+        assert!(!run.begin("a"));
+    }
+
+    #[test]
+    fn a_started_call_given_up_is_aborted_and_not_started_twice() {
+        let run = RunShared::default();
+        assert!(run.begin("a"));
+        assert!(!run.begin("a"));
+        assert_eq!(run.give_up("a"), GiveUp::AbortRunning);
+    }
+
+    #[test]
+    fn nothing_starts_after_an_abort_or_the_end_of_the_run() {
+        let run = RunShared::default();
+        run.abort.cancel();
+        assert!(!run.begin("a"));
+        let run = RunShared::default();
+        assert!(run.begin("a"));
+        run.settled("a");
+        run.end();
+        assert!(!run.begin("b"));
+        assert!(run.began("a") && !run.began("b"));
+    }
+}

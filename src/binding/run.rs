@@ -1,0 +1,124 @@
+//! One run as the JS side starts it: on the JS thread only what needs `Env` (a snapshot of the
+//! registry); the request is parsed, the tools picked and the engine run on the runtime, guarded
+//! against panics; the reply is shaped for index.js.
+
+use std::sync::{Arc, OnceLock};
+
+use napi::bindgen_prelude::Buffer;
+use serde::Serialize;
+
+use super::control::RunShared;
+use super::guard::catch_panics;
+use super::options::parse_request;
+use super::registry::Snapshot;
+use super::select;
+use crate::engine::result::ToolOutput;
+use crate::engine::{self, ApiClient, ErrorCode, RunError, RunOutput, ToolCall};
+
+/// One HTTP client, and so one keep-alive pool, per process.
+fn client() -> &'static ApiClient {
+    static CLIENT: OnceLock<ApiClient> = OnceLock::new();
+    CLIENT.get_or_init(ApiClient::new)
+}
+
+/// Parses `request_json` (`{ prompt, options, env }`), picks the tools and runs the loop.
+pub async fn run(
+    request_json: String,
+    registry: Snapshot,
+    run_id: u32,
+    shared: Arc<RunShared>,
+) -> Result<RunOutput, RunError> {
+    let result = catch_panics(async {
+        #[cfg(feature = "test-hooks")]
+        if request_json.contains("\"__panicForTest\":true") {
+            panic!("panic requested by a test");
+        }
+        let request = parse_request(&request_json)?;
+        drop(request_json);
+        let tools = select::offered(
+            registry.bind(run_id, &shared),
+            request.tool_names.as_deref(),
+            request.config.tool_choice.as_ref(),
+        )?;
+        // A run whose thread is gone (a terminated worker) ends here, dropping its request and
+        // tools, rather than going on talking to the API for nobody.
+        tokio::select! {
+            biased;
+            _ = registry.shutdown.cancelled() => Err(RunError::new(
+                ErrorCode::Aborted,
+                "The run was stopped: the JS thread that started it is shutting down.",
+            )),
+            result = engine::run(client(), &request.config, &tools, request.messages, &shared.abort) => result,
+        }
+    })
+    .await;
+    shared.end();
+    // A call the engine gave up on before JS began it had no effect: it is not reported.
+    let began = |c: &ToolCall| !c.interrupted || shared.began(&c.tool_use_id);
+    match result {
+        Ok(mut output) => {
+            output.tool_calls.retain(began);
+            Ok(output)
+        }
+        Err(mut error) => {
+            error.tool_calls.retain(began);
+            Err(error)
+        }
+    }
+}
+
+/// What a run resolves with, as JSON text for `JSON.parse` in JS (one crossing, no object
+/// conversion). `result` is `{ data, error }` with every successful tool call's `output` left
+/// `null` (JS puts back the very value the tool returned) and `data.messages` empty: the history
+/// comes apart in `messages`, UTF-8 JSON in a Buffer that takes over this memory (no copy, no
+/// JS string of the whole history unless `data.messages` is read).
+#[napi_derive::napi(object)]
+pub struct RunReply {
+    pub result: String,
+    pub messages: Option<Buffer>,
+}
+
+/// Shapes a run's outcome for index.js.
+pub fn reply_of(result: Result<RunOutput, RunError>) -> serde_json::Result<RunReply> {
+    match result {
+        Ok(mut data) => {
+            let messages = serde_json::to_vec(&data.messages)?;
+            data.messages = Vec::new();
+            blank_outputs(&mut data.tool_calls);
+            let result = serde_json::to_string(&Envelope {
+                data: Some(&data),
+                error: None,
+            })?;
+            Ok(RunReply {
+                result,
+                messages: Some(Buffer::from(messages)),
+            })
+        }
+        Err(mut error) => {
+            blank_outputs(&mut error.tool_calls);
+            let result = serde_json::to_string(&Envelope {
+                data: None,
+                error: Some(&error),
+            })?;
+            Ok(RunReply {
+                result,
+                messages: None,
+            })
+        }
+    }
+}
+
+/// JS holds every output its tools returned; sending them back as JSON would only be parsed
+/// into copies of what it has.
+fn blank_outputs(calls: &mut [ToolCall]) {
+    for call in calls.iter_mut().filter(|c| !c.is_error) {
+        call.output = ToolOutput::None;
+    }
+}
+
+/// What `runWithTools` resolves with: `{ data, error }`, one of them `null`.
+#[derive(Serialize)]
+struct Envelope<'a> {
+    data: Option<&'a RunOutput>,
+    error: Option<&'a RunError>,
+}

@@ -561,16 +561,6 @@ test('a script that runs one conversation exits by itself when done', () => {
   assert.match(child.stdout, /answer: Order #4821 is shipped/)
 })
 
-test('a Rust panic becomes unknown_error and the process goes on', async () => {
-  const binding = require('../binding.js')
-  const out = JSON.parse((await binding.runWithTools(JSON.stringify({ prompt: "x", __panicForTest: true }), 1, new binding.RunControl())).result)
-  assert.equal(out.data, null)
-  assert.equal(out.error.code, 'unknown_error')
-  assert.match(out.error.message, /panic/)
-  const again = await runWithTools('', {})
-  assert.equal(again.error.code, 'invalid_request')
-})
-
 test('CommonJS and ESM load the same module: one registry, one ToolError', async () => {
   const cjs = require('../index.js')
   const esm = await import('../index.mjs')

@@ -364,6 +364,6 @@ test('an aborted run still reports the tool calls it made', async (t) => {
   controller.abort()
   const r = await run
   assert.equal(r.error.code, 'aborted')
-  assert.deepEqual(r.error.toolCalls.map((c) => c.toolUseId), ['toolu_q1'])
+  assert.deepEqual(r.error.toolCalls.map((c) => [c.toolUseId, c.isError]), [['toolu_q1', undefined], ['toolu_s1', true]])
   assert.equal(r.error.toolCalls[0].output, first)
 })

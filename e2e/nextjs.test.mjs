@@ -69,14 +69,29 @@ after(async () => {
   }
 })
 
-/** Opens the page, asks `question`, waits for the result; screenshots it as `name` (also on failure). */
-async function ask(name, question, { continueOnToolError = false } = {}, check) {
+/**
+ * Opens the page, asks `question`, waits for the result; screenshots it as `name` (also on failure).
+ * `failedCalls`: how many failed tool calls the server must log; none of the developer's text it
+ * logs may reach the browser (see `assertDeveloperTextStaysOnServer`).
+ */
+async function ask(name, question, { continueOnToolError = false, failedCalls = 0 } = {}, check) {
   const page = await context.newPage()
   const problems = []
+  const actionResponses = []
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`))
   page.on('console', (msg) => msg.type() === 'error' && problems.push(`console error: ${msg.text()}`))
   page.on('response', (res) => res.status() >= 400 && problems.push(`HTTP ${res.status()} for ${res.url()}`))
+  // The server action's response (everything the server sent the browser for this question), read
+  // on its way to the page: Chromium does not keep the body of a streamed fetch for later.
+  await page.route('**/*', async (route) => {
+    if (route.request().method() !== 'POST') return route.fallback()
+    const response = await route.fetch()
+    const body = await response.text()
+    actionResponses.push(body)
+    await route.fulfill({ response, body })
+  })
   const requestsBefore = api.requests.length
+  const logFrom = server.output.length
   try {
     await page.goto(base, { waitUntil: 'networkidle' })
     await page.getByLabel('Your question').fill(question)
@@ -84,6 +99,7 @@ async function ask(name, question, { continueOnToolError = false } = {}, check) 
     await page.getByRole('button', { name: 'Ask' }).click()
     await page.getByTestId('result').waitFor({ timeout: 30_000 })
     await check(page, api.requests.slice(requestsBefore))
+    await assertDeveloperTextStaysOnServer(page, actionResponses, logFrom, failedCalls)
     assert.deepEqual(problems, [])
     await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
   } catch (err) {
@@ -91,6 +107,30 @@ async function ask(name, question, { continueOnToolError = false } = {}, check) 
     throw new Error(`${err.message}\n--- next start output ---\n${server.output.slice(-4000)}`, { cause: err })
   } finally {
     await page.close()
+  }
+}
+
+/** The line a failed tool call shows in the browser (service.ts). */
+const FAILED_CALL = 'This step did not work.'
+/** Words only the engine's developer text uses ("The tool x threw a ToolError: …"). */
+const DEVELOPER_WORDING = /threw a ToolError|The tool \w+ (threw|failed)/
+
+/**
+ * What the server logged for this question with console.error (each failed call's `error`, the
+ * run's `error.message`) is the developer's text: it is in neither the page nor the server
+ * action's response.
+ */
+async function assertDeveloperTextStaysOnServer(page, actionResponses, logFrom, failedCalls) {
+  const logged = () => server.output.slice(logFrom)
+  const failedCallLines = () => [...logged().matchAll(/\[tool-calling\] \w+ \([^)]+\) failed: (.+)/g)]
+  for (let waited = 0; failedCallLines().length < failedCalls && waited < 5_000; waited += 100) await new Promise((r) => setTimeout(r, 100))
+  assert.equal(failedCallLines().length, failedCalls, `failed calls logged by the server:\n${logged()}`)
+  const developerTexts = [...logged().matchAll(/\[tool-calling\] (?:\w+ \([^)]+\) failed|\w+): (.+)/g)].map((m) => m[1].trim())
+  assert.ok(actionResponses.length > 0, 'the server action answered')
+  const bodies = [['the page', await page.content()], ...actionResponses.map((body) => ['the server action response', body])]
+  for (const [where, body] of bodies) {
+    assert.doesNotMatch(body, DEVELOPER_WORDING, `${where} holds the developer's text`)
+    for (const dev of developerTexts) assert.ok(!body.includes(dev), `${where} holds the developer's text ${JSON.stringify(dev)}`)
   }
 }
 
@@ -129,8 +169,8 @@ test('the seed question: the answer and the tool call with its input and output'
   })
 })
 
-test('a tool fails (onToolError "stop"): the page shows the error code and the message for the user', { timeout: 60_000 }, async () => {
-  await ask('2-tool-error', 'I want to return order #7777', {}, async (page, requests) => {
+test('a tool fails (onToolError "stop"): the page shows the error code and the message for the user, not the developer\'s text', { timeout: 60_000 }, async () => {
+  await ask('2-tool-error', 'I want to return order #7777', { failedCalls: 1 }, async (page, requests) => {
     assert.equal(await text(page.getByTestId('error-code')), 'tool_execution_error')
     assert.match(await text(page.getByTestId('error-message')), /^Order 7777 was delivered on \d{4}-\d\d-\d\d, 45 days ago\. Returns are accepted only within 30 days of delivery\.$/)
     assert.equal(await page.getByTestId('answer').count(), 0)
@@ -138,18 +178,18 @@ test('a tool fails (onToolError "stop"): the page shows the error code and the m
     assert.equal(calls.length, 1)
     assert.equal(calls[0].name, 'solicitar_devolucion')
     assert.deepEqual(calls[0].input, { orderId: '7777' })
-    assert.match(calls[0].error, /45 days ago/)
+    assert.equal(calls[0].error, FAILED_CALL) // the user's words are in the message above; the details are in the server log
     assert.equal(requests.length, 1, 'the run stopped at the failing tool')
     assert.equal(await status(page, '7777'), 'delivered')
   })
 })
 
 test('the model recovers (onToolError "continue"): it hears the ToolError and returns the other order', { timeout: 60_000 }, async () => {
-  await ask('3-recovery', 'Quiero devolver el pedido #9999 o #1234', { continueOnToolError: true }, async (page, requests) => {
+  await ask('3-recovery', 'Quiero devolver el pedido #9999 o #1234', { continueOnToolError: true, failedCalls: 1 }, async (page, requests) => {
     const calls = await toolCalls(page)
     assert.equal(calls.length, 2)
     assert.deepEqual(calls.map((c) => [c.name, c.input.orderId]), [['solicitar_devolucion', '9999'], ['solicitar_devolucion', '1234']])
-    assert.match(calls[0].error, /Order 9999 does not exist/)
+    assert.equal(calls[0].error, FAILED_CALL)
     assert.match(calls[1].output, /^Return RET-1234 started for order 1234 \(Rain jacket\), delivered 10 days ago\./)
     assert.match(await text(page.getByTestId('answer')), /Return RET-1234 started for order 1234/)
     assert.equal(await page.getByTestId('error').count(), 0)

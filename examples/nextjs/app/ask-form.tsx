@@ -75,7 +75,7 @@ function ToolCalls({ calls }: { calls: ToolCallView[] }) {
                   <Json value={call.input} testId="tool-input" />
                 </dd>
                 <dt>{call.isError ? 'error' : 'output'}</dt>
-                <dd>{call.isError ? <pre data-testid="tool-error">{call.error}</pre> : <Json value={call.output} testId="tool-output" />}</dd>
+                <dd>{call.isError ? <pre data-testid="tool-error">{call.failure}</pre> : <Json value={call.output} testId="tool-output" />}</dd>
               </dl>
             </li>
           ))}

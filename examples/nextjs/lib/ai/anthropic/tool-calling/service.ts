@@ -10,21 +10,32 @@ const SYSTEM =
 export async function askAssistant(question: string, { onToolError = 'stop' }: { onToolError?: OnToolError } = {}): Promise<AskResult> {
   // The key, base URL and model come from the environment (.env.local), read at every call.
   const { data, error } = await runWithTools(question, { system: SYSTEM, onToolError, maxToolIterations: 5, toolTimeoutMs: 10_000 })
+  // The developer's view (which tool, what it threw, what to fix) goes to the server log only.
+  logFailedCalls(error ? (error.toolCalls ?? []) : data.toolCalls)
   if (error) {
-    // The developer's view (which tool, what it threw, what to fix) goes to the server log only.
     console.error(`[tool-calling] ${error.code}: ${error.message}`)
     return { ok: false, error: { code: error.code, message: userMessage(error), retryAfter: error.retryAfter }, toolCalls: (error.toolCalls ?? []).map(view) }
   }
   return { ok: true, answer: data.text, toolCalls: data.toolCalls.map(view) }
 }
 
+/** What a failed call shows in the browser; the words for the user are in the answer or the error message. */
+const FAILED_CALL = 'This step did not work.'
+
+/** A tool call as the browser may see it: `call.error` is the developer's text and is left out. */
 function view(call: ToolCall): ToolCallView {
   return {
     toolName: call.toolName,
     input: call.input as JsonValue,
     output: (call.output ?? null) as JsonValue,
     isError: call.isError === true,
-    ...(call.isError ? { error: call.error } : {}),
+    ...(call.isError ? { failure: FAILED_CALL } : {}),
+  }
+}
+
+function logFailedCalls(calls: ToolCall[]) {
+  for (const call of calls) {
+    if (call.isError) console.error(`[tool-calling] ${call.toolName} (${call.toolUseId}) failed: ${call.error}`)
   }
 }
 

@@ -11,8 +11,11 @@ export interface ToolCallView {
   input: JsonValue
   output: JsonValue
   isError: boolean
-  /** For a failed call: what went wrong. */
-  error?: string
+  /**
+   * For a failed call: a line the user may read. Never the call's `error` (the developer's text:
+   * what the tool threw, perhaps internal), which stays in the server log.
+   */
+  failure?: string
 }
 
 export interface AskError {

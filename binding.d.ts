@@ -51,6 +51,8 @@ export declare const enum ReplyKind {
   Text = 'text',
   /** Any other result, as JSON text. */
   Json = 'json',
+  /** `toolResult(blocks)`: `content` is the blocks as a JSON array. */
+  Blocks = 'blocks',
   /** A `ToolError`: `content` is its message, for the model. */
   ToolError = 'tool_error',
   /** Anything else thrown: `content` is the developer's message. */

@@ -19,6 +19,24 @@ Object.defineProperty(ToolError.prototype, TOOL_ERROR, { value: true })
 
 const { DEFAULT_MODEL, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TOOL_ITERATIONS } = binding
 
+const TOOL_RESULT = Symbol.for('anthropic-tool-calling.toolResult')
+const RESULT_BLOCK_TYPES = new Set(['text', 'image', 'document', 'search_result', 'tool_reference'])
+
+/**
+ * Content blocks a tool returns as its `tool_result` content, as given: text, image, document,
+ * search_result (and tool_reference). `output` in `toolCalls` is the array.
+ */
+function toolResult(blocks) {
+  if (!Array.isArray(blocks)) throw new TypeError(`toolResult: expected an array of content blocks, got ${describe(blocks)}`)
+  blocks.forEach((block, i) => {
+    const type = block !== null && typeof block === 'object' ? block.type : undefined
+    if (!RESULT_BLOCK_TYPES.has(type)) {
+      throw new TypeError(`toolResult: blocks[${i}] must be a content block whose type is one of ${[...RESULT_BLOCK_TYPES].join(', ')}; got ${type === undefined ? describe(block) : JSON.stringify(type)}`)
+    }
+  })
+  return Object.freeze({ [TOOL_RESULT]: true, blocks })
+}
+
 /** Runs in progress on this thread: what their tools need that cannot cross into Rust. */
 const runs = new Map()
 let lastRunId = 0
@@ -121,6 +139,16 @@ function bridge(execute) {
       run.pending.delete(pending)
     }
     if (output === undefined) output = null
+    if (output !== null && typeof output === 'object' && output[TOOL_RESULT] === true) {
+      try {
+        const json = JSON.stringify(output.blocks)
+        run.outputs.set(toolUseId, output.blocks)
+        return { kind: 'blocks', content: json }
+      } catch (e) {
+        run.causes.set(toolUseId, e)
+        return { kind: 'error', content: `its toolResult blocks cannot be turned into JSON (${e.message})` }
+      }
+    }
     if (typeof output === 'string') {
       run.outputs.set(toolUseId, output)
       return { kind: 'text', content: output }
@@ -248,6 +276,7 @@ async function runWithTools(prompt, options) {
 
 module.exports = {
   registerTool,
+  toolResult,
   unregisterTool,
   listTools,
   runWithTools,

@@ -7,6 +7,7 @@ const api = require('./index.js')
 
 export const {
   registerTool,
+  toolResult,
   unregisterTool,
   listTools,
   runWithTools,

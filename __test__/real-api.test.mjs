@@ -317,3 +317,22 @@ test('no test hook ships: "__panicForTest" in a release request is an ordinary f
   const out = JSON.parse(reply.result)
   assert.equal(out.error.code, 'network_error', out.error.message)
 })
+
+// --- rich tool results (issue 10) ---------------------------------------------------------------
+
+test('toolResult(blocks): the blocks are the tool_result content as given; output in toolCalls is the array', async (t) => {
+  const { toolResult } = await import('../index.mjs')
+  const api = await startApi(t)
+  const blocks = [
+    { type: 'text', text: 'Order 4821 label:' },
+    { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+  ]
+  registerTool({ definition: { name: 'label_image', input_schema: { type: 'object' } }, execute: () => toolResult(blocks) })
+  api.script(reply([toolUse('label_image', {}, 'toolu_img')]), reply([text('Here is the label.')]))
+  const r = await runWithTools('label?', at(api, { tools: ['label_image'] }))
+  assert.equal(r.error, null, JSON.stringify(r.error))
+  assert.deepEqual(toolResults(api, 1), [{ type: 'tool_result', tool_use_id: 'toolu_img', content: blocks }])
+  assert.equal(r.data.toolCalls[0].output, blocks)
+  assert.throws(() => toolResult([{ type: 'video' }]), /toolResult: blocks\[0\] must be a content block whose type is one of text, image, document, search_result, tool_reference; got "video"/)
+  assert.throws(() => toolResult('x'), /toolResult: expected an array/)
+})

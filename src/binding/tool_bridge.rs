@@ -28,6 +28,8 @@ pub enum ReplyKind {
     Text,
     /// Any other result, as JSON text.
     Json,
+    /// `toolResult(blocks)`: `content` is the blocks as a JSON array.
+    Blocks,
     /// A `ToolError`: `content` is its message, for the model.
     ToolError,
     /// Anything else thrown: `content` is the developer's message.
@@ -156,6 +158,7 @@ fn outcome_of(reply: ToolReply) -> ToolOutcome {
             content: reply.content,
             json: true,
         },
+        ReplyKind::Blocks => ToolOutcome::Blocks(reply.content),
         ReplyKind::ToolError => ToolOutcome::ToolError(reply.content),
         ReplyKind::Error => ToolOutcome::Failed(reply.content),
         // Only a call the engine gave up on is refused at dispatch, and then nobody awaits this.

@@ -16,6 +16,7 @@ pub mod run;
 pub mod schema;
 pub mod secret;
 pub mod stop;
+pub mod stream;
 pub mod tools;
 
 pub use api::{ApiClient, ApiConfig};

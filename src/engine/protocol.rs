@@ -91,9 +91,17 @@ pub struct ToolResultBlock<'a> {
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub tool_use_id: &'a str,
-    pub content: &'a str,
+    pub content: ResultContent<'a>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+}
+
+/// The content of a `tool_result`: text, or content blocks as the tool gave them.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum ResultContent<'a> {
+    Text(&'a str),
+    Blocks(&'a RawValue),
 }
 
 /// A message whose content is serialised from `content`.

@@ -30,8 +30,9 @@ pub struct Requested {
 /// A settled call: the record for the developer and the `tool_result` for the model.
 pub struct Settled {
     pub call: ToolCall,
-    /// The `tool_result` text.
+    /// The `tool_result` text, or its content blocks as a JSON array when `blocks`.
     pub content: String,
+    pub blocks: bool,
     /// The error a stop-mode run ends with, when the call failed.
     pub failure: Option<RunError>,
     /// Why it failed, when it did.
@@ -59,7 +60,9 @@ impl Settled {
 /// The `tool_result` that answers one `tool_use`.
 pub struct Answer {
     pub tool_use_id: String,
+    /// Text, or a JSON array of content blocks when `blocks`.
     pub content: String,
+    pub blocks: bool,
     pub is_error: bool,
 }
 
@@ -180,6 +183,7 @@ fn settle(
     let answer = Answer {
         tool_use_id: settled.call.tool_use_id.clone(),
         content: settled.content,
+        blocks: settled.blocks,
         is_error: settled.call.is_error,
     };
     log.settled(index, settled.call);
@@ -341,11 +345,28 @@ async fn execute(
                 return Settled {
                     call: record(call, output, None, elapsed),
                     content,
+                    blocks: false,
                     failure: None,
                     why: None,
                 };
             }
             let dev = format!("The tool {name} returned output that is not valid JSON.");
+            (
+                Why::BadOutput,
+                Words::new(fb::internal_error_for_model(name), dev),
+            )
+        }
+        Some(ToolOutcome::Blocks(content)) => {
+            if serde_json::from_str::<Vec<&RawValue>>(&content).is_ok() {
+                return Settled {
+                    call: record(call, ToolOutput::Json(content.clone()), None, elapsed),
+                    content,
+                    blocks: true,
+                    failure: None,
+                    why: None,
+                };
+            }
+            let dev = format!("The tool {name} returned content blocks that are not a JSON array.");
             (
                 Why::BadOutput,
                 Words::new(fb::internal_error_for_model(name), dev),
@@ -404,6 +425,7 @@ fn failed(call: Call, why: Why, words: Words, elapsed: Duration) -> Settled {
     Settled {
         call: record(call, ToolOutput::None, Some(words.dev), elapsed),
         content: words.model,
+        blocks: false,
         failure: Some(failure),
         why: Some(why),
     }

@@ -9,6 +9,7 @@ use super::calls::CallLog;
 use super::config::{OnMaxIterations, RunConfig};
 use super::error::{ErrorCode, RunError};
 use super::feedback as fb;
+use super::protocol::ResultContent;
 use super::protocol::{self, Container, ContentBlock, RawMessage, ToolResultBlock};
 use super::request::{self, Turn};
 use super::result::{RunOutput, ToolCall, ToolOutput, Usage};
@@ -199,12 +200,24 @@ async fn run_loop(
             rounds += 1;
             run_round(reply.requested, tools, cfg, &mut memory, log).await?
         };
+        let raw_blocks: Vec<Option<Box<RawValue>>> = answers
+            .iter()
+            .map(|a| {
+                a.blocks
+                    .then(|| RawValue::from_string(a.content.clone()).ok())
+                    .flatten()
+            })
+            .collect();
         let blocks: Vec<ToolResultBlock> = answers
             .iter()
-            .map(|a| ToolResultBlock {
+            .zip(&raw_blocks)
+            .map(|(a, raw)| ToolResultBlock {
                 kind: "tool_result",
                 tool_use_id: &a.tool_use_id,
-                content: &a.content,
+                content: match raw {
+                    Some(raw) => ResultContent::Blocks(raw),
+                    None => ResultContent::Text(&a.content),
+                },
                 is_error: a.is_error,
             })
             .collect();
@@ -236,6 +249,7 @@ fn not_run_at_limit(requested: Vec<Requested>, rounds: u32, log: &CallLog) -> Ve
             Answer {
                 tool_use_id: req.id,
                 content: fb::limit_for_model(&req.name),
+                blocks: false,
                 is_error: true,
             }
         })

@@ -22,6 +22,9 @@ pub struct ToolInvocation {
 pub enum ToolOutcome {
     /// A result. `json`: `content` is JSON text (an object, array, number…); else a plain string.
     Output { content: String, json: bool },
+    /// Content blocks (text, image, document, search_result…) as a JSON array, sent as the
+    /// `tool_result` content as they are (`toolResult(blocks)` in JS).
+    Blocks(String),
     /// The tool's own words for the model (`throw new ToolError(msg)`), sent verbatim.
     ToolError(String),
     /// Anything else that went wrong; the message is for the developer, never the model.

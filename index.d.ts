@@ -21,7 +21,11 @@ export interface ToolDefinition {
 export interface ToolContext<C = unknown> {
   /** The id of the model's `tool_use` block. */
   toolUseId: string
-  /** Aborted when the call times out (`toolTimeoutMs`), the run is aborted, or the run ends. */
+  /**
+   * Aborted when the call times out (`toolTimeoutMs`), the run is aborted, another call of the
+   * round fails first in stop mode, or the run ends. A call cancelled before it started is never
+   * started at all.
+   */
   signal: AbortSignal
   /** The `context` option of the run, the very object passed. */
   context: C
@@ -49,6 +53,26 @@ export declare const DEFAULT_MODEL: 'claude-sonnet-5-5'
 export declare const DEFAULT_MAX_TOKENS: 4096
 export declare const DEFAULT_MAX_TOOL_ITERATIONS: 5
 
+/** A content block a tool may return through `toolResult`. */
+export type ToolResultBlockParam =
+  | TextBlockParam
+  | { type: 'image'; source: { type: 'base64'; media_type: 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp'; data: string } | { type: 'url'; url: string }; [field: string]: unknown }
+  | { type: 'document'; source: { type: 'base64'; media_type: 'application/pdf'; data: string } | { type: 'text'; media_type: 'text/plain'; data: string } | { type: 'url'; url: string } | { type: 'content'; content: string | TextBlockParam[] }; title?: string; context?: string; citations?: { enabled: boolean }; [field: string]: unknown }
+  | { type: 'search_result'; source: string; title: string; content: TextBlockParam[]; citations?: { enabled: boolean }; [field: string]: unknown }
+  | { type: 'tool_reference'; tool_name: string; [field: string]: unknown }
+
+/** What `toolResult` returns: send it from `execute`. */
+export interface ToolResultValue {
+  readonly blocks: ToolResultBlockParam[]
+}
+
+/**
+ * Return it from `execute` to send content blocks (text, image, document, search_result) as the
+ * `tool_result` content, as given. `output` in `toolCalls` is the array. Throws a `TypeError`
+ * (`toolResult: …`) for a block of another type.
+ */
+export declare function toolResult(blocks: ToolResultBlockParam[]): ToolResultValue
+
 export type TextBlockParam = { type: 'text'; text: string; [field: string]: unknown }
 export type ContentBlockParam =
   | TextBlockParam
@@ -62,9 +86,41 @@ export interface MessageParam {
   content: string | ContentBlockParam[]
 }
 
+/**
+ * As in the Messages API. A forcing choice (`any`, `tool`) applies to the first request of a run
+ * only; later requests send `{ type: "auto" }` (keeping `disable_parallel_tool_use`).
+ */
 export type ToolChoice =
-  | { type: 'auto' | 'any' | 'none'; disable_parallel_tool_use?: boolean }
+  | { type: 'auto' | 'any'; disable_parallel_tool_use?: boolean }
   | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean }
+  | { type: 'none' }
+
+/** Extended thinking. With it on, a forcing `toolChoice` is refused by the API. */
+export type ThinkingConfig =
+  | { type: 'enabled'; budget_tokens: number; display?: 'summarized' | 'omitted' }
+  | { type: 'adaptive'; display?: 'summarized' | 'omitted' }
+  | { type: 'disabled' }
+
+/** A server tool: Anthropic runs it; its definition is sent as given after the client tools. */
+export type ServerToolDefinition =
+  | { type: 'web_search_20250305' | 'web_search_20260209'; name: 'web_search'; max_uses?: number; allowed_domains?: string[]; blocked_domains?: string[]; user_location?: { type: 'approximate'; city?: string; region?: string; country?: string; timezone?: string }; cache_control?: CacheControl; [field: string]: unknown }
+  | { type: 'web_fetch_20250910' | (string & {}); name: string; [field: string]: unknown }
+
+export interface CacheControl {
+  type: 'ephemeral'
+  ttl?: '5m' | '1h'
+}
+
+/** The `stop_reason` of the final reply, or one of the run's own. */
+export type StopReason =
+  | 'end_turn'
+  | 'stop_sequence'
+  | 'max_tokens'
+  | 'model_context_window_exceeded'
+  | 'refusal'
+  | 'tool_use'
+  | 'pause_turn'
+  | (string & {})
 
 export interface RunOptions<C = unknown> {
   /** Default: `ANTHROPIC_MODEL`, else `DEFAULT_MODEL`. */
@@ -102,6 +158,40 @@ export interface RunOptions<C = unknown> {
   maxRetries?: number
   /** Per API request. Default 600000. */
   timeoutMs?: number
+  /**
+   * `"error"` (default): a tool request after `maxToolIterations` rounds is `max_iterations_exceeded`.
+   * `"answer"`: those calls are not run (each gets an `is_error` result saying the limit was
+   * reached) and one more request with `tool_choice: none` gets the answer (`data.limitReached`).
+   */
+  onMaxIterations?: 'error' | 'answer'
+  /** Sent as `thinking`. */
+  thinking?: ThinkingConfig
+  /** Sent as `stop_sequences`. */
+  stopSequences?: string[]
+  /** Sent as `top_p`. */
+  topP?: number
+  /** Sent as `top_k`. */
+  topK?: number
+  /** Sent as `metadata`. */
+  metadata?: { user_id?: string; [field: string]: unknown }
+  /** Sent as `service_tier`. */
+  serviceTier?: 'auto' | 'standard_only'
+  /** Sent as the top-level `cache_control`: automatic prompt caching of the growing history. */
+  cacheControl?: CacheControl
+  /** Sent as `output_config`, e.g. `{ effort: "low" }`. */
+  outputConfig?: { effort?: 'low' | 'medium' | 'high' | 'max'; [field: string]: unknown }
+  /** Sent as `context_management` (beta). */
+  contextManagement?: Record<string, unknown>
+  /** Server tools (web search, web fetch, code execution, tool search…), appended to `tools`. */
+  serverTools?: ServerToolDefinition[]
+  /** Sent as the `anthropic-beta` header, comma-joined. */
+  betas?: string[]
+  /** Extra request headers. `x-api-key`, `authorization`, `anthropic-version` and `content-type` are refused. */
+  headers?: Record<string, string>
+  /** Merged into the request body last. `model`, `messages`, `tools` and `stream` are refused. */
+  extraBody?: Record<string, unknown>
+  /** A code-execution container to continue in (an earlier run's `data.container.id`). */
+  container?: string
 }
 
 export interface ToolCall {
@@ -132,6 +222,7 @@ export type AIErrorCode =
   | 'tool_validation_error'
   | 'tool_execution_error'
   | 'max_iterations_exceeded'
+  | 'output_truncated'
   | 'aborted'
   | 'unknown_error'
 
@@ -152,11 +243,21 @@ export interface AIError {
 export interface RunData {
   /** The text blocks of the final reply, joined. */
   text: string
+  /** The thinking text of the run's replies, in order, joined by a blank line (`""` without thinking). */
+  reasoning: string
   toolCalls: ToolCall[]
-  stopReason: string
+  /** The final reply's `stop_reason`: `refusal` and `max_tokens` answers are answers too. */
+  stopReason: StopReason
   usage: Usage
-  /** The whole conversation, the final reply included, ready to send again. */
+  /**
+   * The whole conversation, the final reply included, ready to send again plus a new user
+   * message (an empty reply and a refused reply are left out of it).
+   */
   messages: MessageParam[]
+  /** Set when `onMaxIterations: "answer"` cut the tool rounds short. */
+  limitReached?: true
+  /** The last code-execution container a reply ran in. */
+  container?: { id: string; expiresAt: string }
 }
 
 export type RunResult = { data: RunData; error: null } | { data: null; error: AIError }

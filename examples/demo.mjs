@@ -32,7 +32,8 @@ registerTool({
 })
 
 let mock = null
-const options = {}
+// Each round re-sends the whole history: cache its prefix (see the cache figures below).
+const options = { cacheControl: { type: 'ephemeral' } }
 if (process.env.ANTHROPIC_API_KEY || process.env.ANTHROPIC_AUTH_TOKEN) {
   console.log('Using the Anthropic API (ANTHROPIC_API_KEY is set).')
 } else {
@@ -54,7 +55,9 @@ function show(title, result) {
   }
   console.log(`answer: ${result.data.text}`)
   const u = result.data.usage
-  console.log(`stop: ${result.data.stopReason}, tokens in/out: ${u.inputTokens}/${u.outputTokens}`)
+  console.log(
+    `stop: ${result.data.stopReason}, tokens in/out: ${u.inputTokens}/${u.outputTokens}, cache read/written: ${u.cacheReadInputTokens}/${u.cacheCreationInputTokens}`,
+  )
 }
 
 try {

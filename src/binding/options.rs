@@ -660,6 +660,16 @@ mod tests {
         parse_request(json)
     }
 
+    /// `options` are refused with `invalid_request` naming `expected`.
+    fn refused(options: &str, expected: &str) -> RunError {
+        let err = parse(&format!(r#"{{"prompt":"hi","options":{options}}}"#))
+            .err()
+            .expect(options);
+        assert_eq!(err.code, crate::engine::ErrorCode::InvalidRequest);
+        assert!(err.message.contains(expected), "{options}: {}", err.message);
+        err
+    }
+
     #[test]
     fn defaults_and_env() {
         let r = parse(r#"{"prompt":"hi","env":{"ANTHROPIC_API_KEY":"k","ANTHROPIC_MODEL":"m","ANTHROPIC_BASE_URL":"http://127.0.0.1:9/"}}"#)
@@ -702,11 +712,7 @@ mod tests {
             (r#"{"maxToken":5}"#, "Unknown option \"maxToken\""),
         ];
         for (options, expected) in cases {
-            let err = parse(&format!(r#"{{"prompt":"hi","options":{options}}}"#))
-                .err()
-                .expect(options);
-            assert_eq!(err.code, crate::engine::ErrorCode::InvalidRequest);
-            assert!(err.message.contains(expected), "{options}: {}", err.message);
+            refused(options, expected);
         }
     }
 
@@ -935,11 +941,7 @@ mod tests {
             ),
         ];
         for (options, expected) in cases {
-            let err = parse(&format!(r#"{{"prompt":"hi","options":{options}}}"#))
-                .err()
-                .expect(options);
-            assert_eq!(err.code, crate::engine::ErrorCode::InvalidRequest);
-            assert!(err.message.contains(expected), "{options}: {}", err.message);
+            let err = refused(options, expected);
             assert!(
                 err.message.contains("Nothing was sent"),
                 "{options}: {}",

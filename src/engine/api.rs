@@ -148,11 +148,7 @@ impl ApiClient {
             );
             error.status = Some(status.as_u16());
             error.request_id = request_id;
-            return Err(Failure {
-                error,
-                retryable: false,
-                hint: Hint::None,
-            });
+            return Err(Failure::fatal(error));
         };
         if status.is_success() {
             return parse_message(&body)
@@ -167,7 +163,7 @@ impl ApiClient {
                 );
                 error.status = Some(status.as_u16());
                 error.request_id = request_id.clone();
-                Failure { error, retryable: false, hint: Hint::None }
+                Failure::fatal(error)
             });
         }
         if status.is_redirection() {
@@ -185,11 +181,7 @@ impl ApiClient {
             );
             error.status = Some(status.as_u16());
             error.request_id = request_id;
-            return Err(Failure {
-                error,
-                retryable: false,
-                hint: Hint::None,
-            });
+            return Err(Failure::fatal(error));
         }
         let hint = retry::server_hint(&headers);
         let mut error = http_error(status, &body, hint);
@@ -210,6 +202,15 @@ struct Failure {
 }
 
 impl Failure {
+    /// An attempt whose failure no retry would change.
+    fn fatal(error: RunError) -> Self {
+        Failure {
+            error,
+            retryable: false,
+            hint: Hint::None,
+        }
+    }
+
     fn network(error: RunError) -> Self {
         Failure {
             error,

@@ -384,6 +384,8 @@ test('stop mode: anything a tool throws is tool_execution_error with the message
     assert.equal(r.error.code, 'tool_execution_error', name)
     assert.equal(r.error.toolName, name)
     assert.match(r.error.message, message, name)
+    // Attached even when what was thrown is undefined: `cause` is there, holding that value.
+    assert.ok(Object.hasOwn(r.error, 'cause'), `${name}: cause is attached`)
     if (thrown !== null) assert.equal(r.error.cause, thrown, name)
     else assert.ok(r.error.cause instanceof Error, name)
     assert.equal(r.error.toolCalls.length, 1)

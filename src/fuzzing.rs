@@ -4,7 +4,7 @@
 
 use reqwest::StatusCode;
 
-use crate::engine::{api, run, schema};
+use crate::engine::{api, run, schema, ErrorCode};
 
 /// An API answer: the body of a 200 parsed as a Messages API response and its content read;
 /// the same bytes as an error body of a few statuses.
@@ -12,10 +12,19 @@ pub fn api_response(body: &[u8]) {
     if let Ok(message) = api::parse_message(body) {
         let _ = run::read_content(&message.content);
     }
-    for status in [400u16, 429, 529] {
-        let status = StatusCode::from_u16(status).expect("a valid status");
-        let error = api::http_error(status, body, crate::engine::retry::Hint::None);
-        assert!(!error.message.is_empty());
+    for (status, code) in [
+        (400u16, ErrorCode::InvalidRequest),
+        (429, ErrorCode::RateLimited),
+        (529, ErrorCode::Overloaded),
+    ] {
+        let http = StatusCode::from_u16(status).expect("a valid status");
+        let error = api::http_error(http, body, crate::engine::retry::Hint::None);
+        // Whatever the body says, the status decides the code, and the message names it.
+        assert_eq!(error.code, code);
+        assert_eq!(error.status, Some(status));
+        assert!(error
+            .message
+            .starts_with(&format!("The Anthropic API answered HTTP {status}")));
     }
 }
 

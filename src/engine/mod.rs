@@ -17,6 +17,7 @@ pub mod schema;
 pub mod secret;
 pub mod stop;
 pub mod stream;
+pub mod stream;
 pub mod tools;
 
 pub use api::{ApiClient, ApiConfig};

@@ -17,7 +17,6 @@ pub mod schema;
 pub mod secret;
 pub mod stop;
 pub mod stream;
-pub mod stream;
 pub mod tools;
 
 pub use api::{ApiClient, ApiConfig};

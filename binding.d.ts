@@ -75,9 +75,10 @@ export interface RunReply {
 
 /**
  * Runs a conversation. `request_json` is `{ prompt, options, env }`; never rejects.
- * `run_id` is handed back to tool calls.
+ * `run_id` is handed back to tool calls. With `on_parts` the replies are streamed and the
+ * run's `StreamPart`s come in batches (`last` once, after the final one).
  */
-export declare function runWithTools(requestJson: string, runId: number, control: RunControl): Promise<RunReply>
+export declare function runWithTools(requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void): Promise<RunReply>
 
 /** Sets the function that aborts a running tool's `ctx.signal`: `(runId, toolUseId) => void`. */
 export declare function setCancelHook(cancel: (runId: number, toolUseId: string) => void): void

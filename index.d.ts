@@ -264,3 +264,33 @@ export type RunResult = { data: RunData; error: null } | { data: null; error: AI
 
 /** Runs a conversation with the registered tools. Never rejects, never throws. */
 export declare function runWithTools<C = unknown>(prompt: string | MessageParam[], options?: RunOptions<C>): Promise<RunResult>
+
+/**
+ * Runs a conversation as `runWithTools` does, with every reply streamed (SSE). Returns at once and
+ * never throws: a single-consumer async iterable of `StreamPart`s (the last one is always
+ * `{ type: "finish", result }`), with `result` and the `toUIMessageStreamResponse()` (for the AI
+ * SDK's `useChat`) and `toTextStreamResponse()` Response makers. The run goes on whether or not
+ * the parts are read.
+ */
+export declare function streamWithTools<C = unknown>(prompt: string | MessageParam[], options?: RunOptions<C>): ToolStream
+
+export type {
+  StreamPart,
+  ToolStream,
+  UIMessageStreamResponseInit,
+  UIMessage,
+  UIMessagePart,
+  TextUIPart,
+  ReasoningUIPart,
+  StepStartUIPart,
+  FileUIPart,
+  ToolUIPart,
+  DynamicToolUIPart,
+  UIToolInvocation,
+  ToolApproval,
+  PendingApproval,
+  ApprovalDecision,
+} from './stream'
+export { fromUIMessages } from './stream'
+import type { ToolStream } from './stream'
+

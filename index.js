@@ -4,6 +4,7 @@
 // client, validation, retries and every error code live in Rust (src/engine).
 
 const binding = require('./binding.js')
+const { ToolStream, fromUIMessages } = require('./stream.js')
 
 const TOOL_ERROR = Symbol.for('anthropic-tool-calling.ToolError')
 
@@ -218,7 +219,62 @@ function lazyJson(target, key, json) {
 }
 
 /** Runs a conversation with the registered tools. Never rejects, never throws. */
-async function runWithTools(prompt, options) {
+function runWithTools(prompt, options) {
+  return execute(prompt, options, null)
+}
+
+/**
+ * Runs a conversation as `runWithTools` does, with each reply streamed: returns at once a
+ * single-consumer async iterable of StreamParts with `result` and the two Response makers.
+ * Never throws.
+ */
+function streamWithTools(prompt, options) {
+  const streaming = { onParts: null, control: null, started: false }
+  let push
+  let end
+  const stream = new ToolStream(
+    (p, e) => {
+      push = p
+      end = e
+    },
+    // A Response body cancelled (the browser went away) aborts the run.
+    { onCancel: () => streaming.control && streaming.control.abort() },
+  )
+  let result = null
+  let lastBatch = false
+  const finish = () => {
+    if (result !== null && lastBatch) end(result)
+  }
+  streaming.onParts = (json, last, run) => {
+    if (json.length > 2) {
+      const parts = JSON.parse(json)
+      for (const part of parts) fillOutputs(part, run)
+      push(parts)
+    }
+    if (last) {
+      lastBatch = true
+      finish()
+    }
+  }
+  execute(prompt, options, streaming).then((r) => {
+    result = r
+    // Refused before it reached the engine: no batch will come.
+    if (!streaming.started) lastBatch = true
+    finish()
+  })
+  return stream
+}
+
+/** Successful outputs cross as null: put back the very values the tools returned. */
+function fillOutputs(part, run) {
+  if (part.type === 'tool-result') {
+    if (!part.isError) part.output = run.outputs.has(part.toolUseId) ? run.outputs.get(part.toolUseId) : null
+  } else if (part.type === 'finish-step') {
+    for (const call of part.toolCalls) if (!call.isError && run.outputs.has(call.toolUseId)) call.output = run.outputs.get(call.toolUseId)
+  }
+}
+
+async function execute(prompt, options, streaming) {
   try {
     if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
       return failure('invalid_request', `options must be an object, got ${describe(options)}. Nothing was sent.`)
@@ -250,7 +306,15 @@ async function runWithTools(prompt, options) {
       if (signal.aborted) control.abort()
     }
     try {
-      const reply = await binding.runWithTools(request, runId, control)
+      let pending
+      if (streaming === null) {
+        pending = binding.runWithTools(request, runId, control)
+      } else {
+        streaming.control = control
+        pending = binding.runWithTools(request, runId, control, (json, last) => streaming.onParts(json, last, run))
+        streaming.started = true
+      }
+      const reply = await pending
       const result = JSON.parse(reply.result)
       // Successful calls come back with output null: put back the very value each tool returned.
       const calls = result.data ? result.data.toolCalls : result.error.toolCalls
@@ -280,6 +344,8 @@ module.exports = {
   unregisterTool,
   listTools,
   runWithTools,
+  streamWithTools,
+  fromUIMessages,
   ToolError,
   DEFAULT_MODEL,
   DEFAULT_MAX_TOKENS,

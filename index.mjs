@@ -11,6 +11,8 @@ export const {
   unregisterTool,
   listTools,
   runWithTools,
+  streamWithTools,
+  fromUIMessages,
   ToolError,
   DEFAULT_MODEL,
   DEFAULT_MAX_TOKENS,

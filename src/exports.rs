@@ -9,7 +9,7 @@ use napi_derive::napi;
 
 use crate::binding::control::RunShared;
 use crate::binding::registry::Registry;
-use crate::binding::run::{self, RunReply};
+use crate::binding::run::{self, PartsFn, RunReply};
 use crate::binding::tool_bridge::{CancelFn, ToolFn};
 use crate::engine::{self, ToolSpec};
 
@@ -96,19 +96,24 @@ impl RunControl {
 }
 
 /// Runs a conversation. `request_json` is `{ prompt, options, env }`; never rejects.
-/// `run_id` is handed back to tool calls.
-#[napi(catch_unwind)]
+/// `run_id` is handed back to tool calls. With `on_parts` the replies are streamed and the
+/// run's `StreamPart`s come in batches (`last` once, after the final one).
+#[napi(
+    catch_unwind,
+    ts_args_type = "requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void"
+)]
 pub fn run_with_tools<'env>(
     env: &'env Env,
     request_json: String,
     run_id: u32,
     control: &RunControl,
+    on_parts: Option<PartsFn>,
 ) -> Result<PromiseRaw<'env, RunReply>> {
     crate::binding::logging::init_from_env();
     let registry = Registry::of(env)?.snapshot();
     let shared = control.shared.clone();
     env.spawn_future(async move {
-        let result = run::run(request_json, registry, run_id, shared).await;
+        let result = run::run(request_json, registry, run_id, shared, on_parts).await;
         run::reply_of(result).map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
     })
 }

@@ -5,6 +5,7 @@ pub mod control;
 pub mod guard;
 pub mod logging;
 pub mod options;
+pub mod parts;
 #[cfg(feature = "node")]
 pub mod registry;
 #[cfg(feature = "node")]

@@ -4,16 +4,22 @@
 
 use std::sync::{Arc, OnceLock};
 
-use napi::bindgen_prelude::Buffer;
+use napi::bindgen_prelude::{Buffer, FnArgs};
+use napi::threadsafe_function::{
+    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
+};
+use napi::Status;
 use serde::Serialize;
+use tokio::sync::mpsc;
 
 use super::control::RunShared;
 use super::guard::catch_panics;
 use super::options::parse_request;
+use super::parts::{forward, ChannelSink};
 use super::registry::Snapshot;
 use super::select;
 use crate::engine::result::ToolOutput;
-use crate::engine::{self, ApiClient, ErrorCode, RunError, RunOutput, ToolCall};
+use crate::engine::{ApiClient, ErrorCode, EventSink, RunError, RunOutput, ToolCall};
 
 /// One HTTP client, and so one keep-alive pool, per process.
 fn client() -> &'static ApiClient {
@@ -21,20 +27,67 @@ fn client() -> &'static ApiClient {
     CLIENT.get_or_init(ApiClient::new)
 }
 
-/// Parses `request_json` (`{ prompt, options, env }`), picks the tools and runs the loop.
+/// `(partsJson, last) => void`: a batch of `StreamPart`s; `last` once, after the final batch.
+pub type PartsFn = ThreadsafeFunction<
+    FnArgs<(String, bool)>,
+    UnknownReturnValue,
+    FnArgs<(String, bool)>,
+    Status,
+    false,
+    true,
+>;
+
+/// Parses `request_json` (`{ prompt, options, env }`), picks the tools and runs the loop. With
+/// `parts` the replies are streamed and the run's parts go to JS in batches; every batch is
+/// handed to JS before this returns.
 pub async fn run(
     request_json: String,
     registry: Snapshot,
     run_id: u32,
     shared: Arc<RunShared>,
+    parts: Option<PartsFn>,
+) -> Result<RunOutput, RunError> {
+    let Some(parts) = parts else {
+        return run_parsed(request_json, registry, run_id, shared, None).await;
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    let forwarder = tokio::spawn(async move {
+        forward(rx, |json, last| {
+            parts.call(
+                FnArgs::from((json, last)),
+                ThreadsafeFunctionCallMode::NonBlocking,
+            );
+        })
+        .await
+    });
+    let result = run_parsed(
+        request_json,
+        registry,
+        run_id,
+        shared,
+        Some(ChannelSink(tx)),
+    )
+    .await;
+    // The sink is gone with the run: the forwarder sends what is left, then `last`.
+    let _ = forwarder.await;
+    result
+}
+
+async fn run_parsed(
+    request_json: String,
+    registry: Snapshot,
+    run_id: u32,
+    shared: Arc<RunShared>,
+    sink: Option<ChannelSink>,
 ) -> Result<RunOutput, RunError> {
     let result = catch_panics(async {
         #[cfg(feature = "test-hooks")]
         if request_json.contains("\"__panicForTest\":true") {
             panic!("panic requested by a test");
         }
-        let request = parse_request(&request_json)?;
+        let mut request = parse_request(&request_json)?;
         drop(request_json);
+        request.config.stream = sink.is_some();
         let tools = select::offered(
             registry.bind(run_id, &shared),
             request.tool_names.as_deref(),
@@ -48,7 +101,14 @@ pub async fn run(
                 ErrorCode::Aborted,
                 "The run was stopped: the JS thread that started it is shutting down.",
             )),
-            result = engine::run(client(), &request.config, &tools, request.messages, &shared.abort) => result,
+            result = crate::engine::run::run_observed(
+                client(),
+                &request.config,
+                &tools,
+                request.messages,
+                &shared.abort,
+                sink.as_ref().map(|s| s as &dyn EventSink),
+            ) => result,
         }
     })
     .await;

@@ -10,6 +10,7 @@ use super::error::{ErrorCode, RunError};
 use super::protocol::{ErrorBody, MessageResponse};
 use super::retry::{self, Hint};
 use super::secret::Secret;
+use super::stream::{self, StreamEvent};
 
 /// The largest response body we read; a larger one is refused rather than buffered.
 pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
@@ -66,6 +67,28 @@ impl ApiClient {
         cfg: &ApiConfig,
         body: Vec<u8>,
     ) -> Result<MessageResponse, RunError> {
+        self.send(cfg, body, None).await
+    }
+
+    /// Sends one `POST /v1/messages` whose body asks for `"stream": true`, hands `events` what
+    /// arrives while the reply is written, and assembles the reply (the same JSON as without
+    /// streaming). A failed attempt is retried like its HTTP twin only if none of its events
+    /// were handed on yet (else they would repeat).
+    pub async fn create_message_streamed(
+        &self,
+        cfg: &ApiConfig,
+        body: Vec<u8>,
+        events: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<MessageResponse, RunError> {
+        self.send(cfg, body, Some(events)).await
+    }
+
+    async fn send(
+        &self,
+        cfg: &ApiConfig,
+        body: Vec<u8>,
+        mut events: Option<&mut (dyn FnMut(StreamEvent) + Send)>,
+    ) -> Result<MessageResponse, RunError> {
         let url = format!("{}/v1/messages", cfg.base_url.trim_end_matches('/'));
         let headers = auth_headers(cfg)?;
         let body = bytes::Bytes::from(body);
@@ -73,7 +96,14 @@ impl ApiClient {
         loop {
             let started = Instant::now();
             let attempt = self
-                .attempt(&url, cfg, &headers, body.clone(), retries_done)
+                .attempt(
+                    &url,
+                    cfg,
+                    &headers,
+                    body.clone(),
+                    retries_done,
+                    events.as_deref_mut(),
+                )
                 .await;
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             let failure = match attempt {
@@ -121,6 +151,7 @@ impl ApiClient {
         headers: &HeaderMap,
         body: bytes::Bytes,
         retries_done: u32,
+        events: Option<&mut (dyn FnMut(StreamEvent) + Send + '_)>,
     ) -> Result<MessageResponse, Failure> {
         let sent = self
             .http
@@ -138,6 +169,13 @@ impl ApiClient {
             .get("request-id")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
+        let event_stream = headers
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with("text/event-stream"));
+        if let (true, true, Some(events)) = (status.is_success(), event_stream, events) {
+            return read_streamed(response, status, events).await;
+        }
         let body = read_body(response)
             .await
             .map_err(|e| Failure::network(network_error(&e, url, cfg)))?;
@@ -191,6 +229,34 @@ impl ApiClient {
             retryable: retry::should_retry(status, &headers),
             hint,
         })
+    }
+}
+
+/// Reads a streamed 2xx reply; an error in it may be retried only if no event was handed on.
+async fn read_streamed(
+    response: reqwest::Response,
+    status: StatusCode,
+    events: &mut (dyn FnMut(StreamEvent) + Send + '_),
+) -> Result<MessageResponse, Failure> {
+    let mut shown = false;
+    let mut forward = |event: StreamEvent| {
+        shown = true;
+        events(event)
+    };
+    match stream::read_reply(response, &mut forward).await {
+        Ok(message) => Ok(message),
+        Err(e) => {
+            let mut error = e.run_error();
+            error.request_id = error.request_id.or(e.request_id.clone());
+            if error.status.is_none() && !matches!(e.failure, stream::Failure::Api { .. }) {
+                error.status = Some(status.as_u16());
+            }
+            Err(Failure {
+                error,
+                retryable: e.retryable() && !shown,
+                hint: Hint::None,
+            })
+        }
     }
 }
 

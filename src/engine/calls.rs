@@ -18,6 +18,8 @@ pub struct CallLog {
 #[derive(Default)]
 struct Inner {
     done: Vec<ToolCall>,
+    /// Where the last ended round's calls start in `done`.
+    last_round: usize,
     round: Vec<Slot>,
 }
 
@@ -97,11 +99,18 @@ impl CallLog {
     pub fn end_round(&self) {
         let mut inner = self.lock();
         let round = std::mem::take(&mut inner.round);
+        inner.last_round = inner.done.len();
         for slot in round {
             if let Slot::Settled(call) = slot {
                 inner.done.push(call);
             }
         }
+    }
+
+    /// The calls of the last round that ended (copies, for observers).
+    pub fn last_round(&self) -> Vec<ToolCall> {
+        let inner = self.lock();
+        inner.done[inner.last_round.min(inner.done.len())..].to_vec()
     }
 
     /// Every call of the run so far; the ones still running are reported failed with `why`.

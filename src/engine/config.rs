@@ -106,6 +106,8 @@ pub struct RunConfig {
     /// A code-execution container to continue in.
     pub container: Option<String>,
     pub on_max_iterations: OnMaxIterations,
+    /// Request each reply as a stream (`streamWithTools`), so its deltas can be shown as they come.
+    pub stream: bool,
     pub max_tool_iterations: u32,
     pub on_tool_error: OnToolError,
     pub max_tool_failures: u32,
@@ -128,6 +130,7 @@ impl RunConfig {
             extra_body: Vec::new(),
             container: None,
             on_max_iterations: OnMaxIterations::Error,
+            stream: false,
             max_tool_iterations: DEFAULT_MAX_TOOL_ITERATIONS,
             on_tool_error: OnToolError::Stop,
             max_tool_failures: DEFAULT_MAX_TOOL_FAILURES,

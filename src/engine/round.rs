@@ -15,6 +15,7 @@ use super::calls::CallLog;
 use super::canonical::canonical_json;
 use super::config::{OnToolError, RunConfig};
 use super::error::{ErrorCode, RunError};
+use super::events::{EventSink, RunEvent};
 use super::feedback as fb;
 use super::result::{ToolCall, ToolOutput};
 use super::schema;
@@ -98,10 +99,20 @@ pub async fn run_round(
     cfg: &RunConfig,
     memory: &mut FailureMemory,
     log: &CallLog,
+    events: Option<&dyn EventSink>,
 ) -> Result<Vec<Answer>, RunError> {
     let stop = cfg.on_tool_error == OnToolError::Stop;
     let offered: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     log.begin_round(requested.len());
+    if let Some(sink) = events {
+        for req in &requested {
+            sink.emit(RunEvent::ToolCall {
+                id: req.id.clone(),
+                name: req.name.clone(),
+                input: Arc::from(req.input.clone()),
+            });
+        }
+    }
     let mut slots: Vec<Option<Answer>> = Vec::with_capacity(requested.len());
     // The failure memory only matters when failures go back to the model: a stop-mode run ends
     // at its first failure, so it needs no key per call.
@@ -126,9 +137,9 @@ pub async fn run_round(
             }
             Err(settled) => {
                 if stop {
-                    return Err(stop_here(index, settled, log));
+                    return Err(stop_here(index, settled, log, events));
                 }
-                slots.push(Some(settle(index, settled, &mut keys, memory, log)));
+                slots.push(Some(settle(index, settled, &mut keys, memory, log, events)));
             }
         }
     }
@@ -144,21 +155,21 @@ pub async fn run_round(
                 // Calls that finished by now keep their results; dropping the others cancels
                 // them (their executors abort `ctx.signal`).
                 while let Some(Some((j, done))) = running.next().now_or_never() {
-                    settle(j, done, &mut keys, memory, log);
+                    settle(j, done, &mut keys, memory, log, events);
                 }
                 drop(running);
                 log.interrupt(&fb::interrupted_by(&settled.call.tool_name));
-                return Err(stop_here(i, settled, log));
+                return Err(stop_here(i, settled, log, events));
             }
-            slots[i] = Some(settle(i, settled, &mut keys, memory, log));
+            slots[i] = Some(settle(i, settled, &mut keys, memory, log, events));
         }
     } else {
         for (i, r) in ready {
             let settled = execute(r, timeout, log, i).await;
             if stop && settled.failure.is_some() {
-                return Err(stop_here(i, settled, log));
+                return Err(stop_here(i, settled, log, events));
             }
-            slots[i] = Some(settle(i, settled, &mut keys, memory, log));
+            slots[i] = Some(settle(i, settled, &mut keys, memory, log, events));
         }
     }
     log.end_round();
@@ -173,8 +184,10 @@ fn settle(
     keys: &mut [Option<(String, String)>],
     memory: &mut FailureMemory,
     log: &CallLog,
+    events: Option<&dyn EventSink>,
 ) -> Answer {
     settled.log();
+    observe(&settled, events);
     if settled.counts_as_failure() {
         if let Some(key) = keys[index].take() {
             memory.record(key);
@@ -190,9 +203,25 @@ fn settle(
     answer
 }
 
+/// Tells an observer a call settled.
+fn observe(settled: &Settled, events: Option<&dyn EventSink>) {
+    if let Some(sink) = events {
+        sink.emit(RunEvent::ToolResult {
+            call: settled.call.clone(),
+            model_text: settled.call.is_error.then(|| settled.content.clone()),
+        });
+    }
+}
+
 /// A stop-mode run ends with this call's failure; its record joins the log.
-fn stop_here(index: usize, settled: Settled, log: &CallLog) -> RunError {
+fn stop_here(
+    index: usize,
+    settled: Settled,
+    log: &CallLog,
+    events: Option<&dyn EventSink>,
+) -> RunError {
     settled.log();
+    observe(&settled, events);
     let failure = settled
         .failure
         .expect("only failures end a stop-mode round");

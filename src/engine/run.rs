@@ -8,6 +8,7 @@ use super::api::ApiClient;
 use super::calls::CallLog;
 use super::config::{OnMaxIterations, RunConfig};
 use super::error::{ErrorCode, RunError};
+use super::events::{EventSink, RunEvent};
 use super::feedback as fb;
 use super::protocol::ResultContent;
 use super::protocol::{self, Container, ContentBlock, RawMessage, ToolResultBlock};
@@ -15,6 +16,7 @@ use super::request::{self, Turn};
 use super::result::{RunOutput, ToolCall, ToolOutput, Usage};
 use super::round::{run_round, Answer, FailureMemory, Requested};
 use super::stop::StopReason;
+use super::stream::StreamEvent;
 use super::tools::Tool;
 
 /// Runs a conversation to its answer. `messages` is the history so far (the last one from the
@@ -27,13 +29,26 @@ pub async fn run(
     messages: Vec<RawMessage>,
     cancel: &CancellationToken,
 ) -> Result<RunOutput, RunError> {
+    run_observed(client, cfg, tools, messages, cancel, None).await
+}
+
+/// [`run`], telling `events` what happens as it happens (steps, the reply's deltas when
+/// `cfg.stream`, tool calls and results).
+pub async fn run_observed(
+    client: &ApiClient,
+    cfg: &RunConfig,
+    tools: &[Tool],
+    messages: Vec<RawMessage>,
+    cancel: &CancellationToken,
+    events: Option<&dyn EventSink>,
+) -> Result<RunOutput, RunError> {
     if cancel.is_cancelled() {
         return Err(aborted());
     }
     // The calls live out here, so that a run ended by its signal still reports them.
     let log = CallLog::default();
     let finished = {
-        let work = run_loop(client, cfg, tools, messages, &log);
+        let work = run_loop(client, cfg, tools, messages, &log, events);
         tokio::pin!(work);
         tokio::select! {
             biased;
@@ -78,6 +93,7 @@ async fn run_loop(
     tools: &[Tool],
     mut messages: Vec<RawMessage>,
     log: &CallLog,
+    events: Option<&dyn EventSink>,
 ) -> Result<RunOutput, RunError> {
     let definitions: Vec<&RawValue> = tools.iter().map(|t| &*t.definition).collect();
     let none_choice =
@@ -92,6 +108,7 @@ async fn run_loop(
     let mut paused: Option<Box<RawValue>> = None;
     // Set once the tool-round limit was answered (`onMaxIterations: "answer"`).
     let mut limit_reached = false;
+    let mut step = 0u32;
     loop {
         let tool_choice = if limit_reached {
             Some(&*none_choice)
@@ -110,12 +127,38 @@ async fn run_loop(
                 .as_ref()
                 .map(|c| c.id.as_str())
                 .or(cfg.container.as_deref()),
-            stream: false,
+            stream: cfg.stream,
         };
         let body = request::body(cfg, &definitions, &messages, &turn);
         first = false;
-        let response = client.create_message(&cfg.api, body).await?;
+        if let Some(sink) = events {
+            sink.emit(RunEvent::StepStart { step });
+        }
+        let response = match events {
+            Some(sink) if cfg.stream => {
+                let mut forward = Deltas::new(sink);
+                client
+                    .create_message_streamed(&cfg.api, body, &mut |e| forward.on(e))
+                    .await?
+            }
+            _ => client.create_message(&cfg.api, body).await?,
+        };
         usage.add(&response.usage);
+        let step_usage = {
+            let mut u = Usage::default();
+            u.add(&response.usage);
+            u
+        };
+        let finish_step = |tool_calls: Vec<ToolCall>| {
+            if let Some(sink) = events {
+                sink.emit(RunEvent::StepFinish {
+                    step,
+                    stop_reason: response.stop_reason.clone().unwrap_or_default(),
+                    usage: step_usage,
+                    tool_calls,
+                });
+            }
+        };
         if response.container.is_some() {
             container = response.container.clone();
         }
@@ -153,11 +196,16 @@ async fn run_loop(
                     ));
                 }
                 rounds += 1;
+                finish_step(Vec::new());
+                step += 1;
                 messages.push(protocol::assistant_message(&content));
                 paused = Some(content);
                 continue;
             }
-            StopReason::Refusal => return Ok(answer(messages, reasoning)),
+            StopReason::Refusal => {
+                finish_step(Vec::new());
+                return Ok(answer(messages, reasoning));
+            }
             StopReason::Truncated if !reply.requested.is_empty() => {
                 let names: Vec<&str> = reply.requested.iter().map(|r| r.name.as_str()).collect();
                 return Err(RunError::new(
@@ -177,6 +225,7 @@ async fn run_loop(
                 if !protocol::is_empty_content(&content) {
                     messages.push(protocol::assistant_message(&content));
                 }
+                finish_step(Vec::new());
                 return Ok(answer(messages, reasoning));
             }
         }
@@ -195,11 +244,15 @@ async fn run_loop(
                 ));
             }
             limit_reached = true;
-            not_run_at_limit(reply.requested, rounds, log)
+            not_run_at_limit(reply.requested, rounds, log, events)
         } else {
             rounds += 1;
-            run_round(reply.requested, tools, cfg, &mut memory, log).await?
+            run_round(reply.requested, tools, cfg, &mut memory, log, events).await?
         };
+        if events.is_some() {
+            finish_step(log.last_round());
+        }
+        step += 1;
         let raw_blocks: Vec<Option<Box<RawValue>>> = answers
             .iter()
             .map(|a| {
@@ -227,28 +280,38 @@ async fn run_loop(
 
 /// `onMaxIterations: "answer"`: the calls past the limit are not run; each is answered with an
 /// `is_error` result saying so, and recorded as failed.
-fn not_run_at_limit(requested: Vec<Requested>, rounds: u32, log: &CallLog) -> Vec<Answer> {
+fn not_run_at_limit(
+    requested: Vec<Requested>,
+    rounds: u32,
+    log: &CallLog,
+    events: Option<&dyn EventSink>,
+) -> Vec<Answer> {
     log.begin_round(requested.len());
     let answers = requested
         .into_iter()
         .enumerate()
         .map(|(i, req)| {
-            log.settled(
-                i,
-                ToolCall {
-                    tool_name: req.name.clone(),
-                    input: req.input,
-                    output: ToolOutput::None,
-                    is_error: true,
-                    error: Some(fb::limit_for_developer(&req.name, rounds)),
-                    duration_ms: 0.0,
-                    tool_use_id: req.id.clone(),
-                    interrupted: false,
-                },
-            );
+            let call = ToolCall {
+                tool_name: req.name.clone(),
+                input: req.input,
+                output: ToolOutput::None,
+                is_error: true,
+                error: Some(fb::limit_for_developer(&req.name, rounds)),
+                duration_ms: 0.0,
+                tool_use_id: req.id.clone(),
+                interrupted: false,
+            };
+            let content = fb::limit_for_model(&req.name);
+            if let Some(sink) = events {
+                sink.emit(RunEvent::ToolResult {
+                    call: call.clone(),
+                    model_text: Some(content.clone()),
+                });
+            }
+            log.settled(i, call);
             Answer {
                 tool_use_id: req.id,
-                content: fb::limit_for_model(&req.name),
+                content,
                 blocks: false,
                 is_error: true,
             }
@@ -256,6 +319,49 @@ fn not_run_at_limit(requested: Vec<Requested>, rounds: u32, log: &CallLog) -> Ve
         .collect();
     log.end_round();
     answers
+}
+
+/// Hands a streamed reply's deltas on as run events: text, thinking, and client tool calls'
+/// inputs (a server tool's input is Anthropic's business).
+struct Deltas<'s> {
+    sink: &'s dyn EventSink,
+    server_ids: Vec<String>,
+}
+
+impl<'s> Deltas<'s> {
+    fn new(sink: &'s dyn EventSink) -> Self {
+        Deltas {
+            sink,
+            server_ids: Vec::new(),
+        }
+    }
+
+    fn on(&mut self, event: StreamEvent) {
+        let run_event = match event {
+            StreamEvent::TextDelta { text, .. } => RunEvent::TextDelta(text),
+            StreamEvent::ReasoningDelta { text, .. } => RunEvent::ReasoningDelta(text),
+            StreamEvent::ToolInputStart {
+                id, server: true, ..
+            } => {
+                self.server_ids.push(id);
+                return;
+            }
+            StreamEvent::ToolInputStart { id, name, .. } => RunEvent::ToolInputStart { id, name },
+            StreamEvent::ToolInputDelta {
+                id, partial_json, ..
+            } => {
+                if partial_json.is_empty() || self.server_ids.contains(&id) {
+                    return;
+                }
+                RunEvent::ToolInputDelta {
+                    id,
+                    delta: partial_json,
+                }
+            }
+            StreamEvent::BlockStop { .. } => return,
+        };
+        self.sink.emit(run_event);
+    }
 }
 
 fn read_reply(content: &RawValue) -> Result<Reply, RunError> {

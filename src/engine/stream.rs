@@ -71,7 +71,7 @@ pub enum Failure {
 /// `events` as deltas arrive. `ping` and unknown event names are ignored.
 pub async fn read_reply(
     response: reqwest::Response,
-    events: &mut dyn FnMut(StreamEvent),
+    events: &mut (dyn FnMut(StreamEvent) + Send),
 ) -> Result<MessageResponse, StreamError> {
     let request_id = response
         .headers()

@@ -1,0 +1,284 @@
+//! The parts of a streamed run, on their way to JS: the engine's [`RunEvent`]s as the JSON of
+//! `StreamPart`s, sent in batches — one `ThreadsafeFunction` call per few milliseconds or per
+//! [`MAX_BATCH`] parts, whichever comes first, never one per token. Adjacent deltas of the same
+//! kind are joined, so a batch of text costs JS one part.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::engine::result::{ToolCall, ToolOutput, Usage};
+use crate::engine::{EventSink, RunEvent};
+
+/// How long parts may wait to share a call into JS.
+pub const BATCH_WINDOW: Duration = Duration::from_millis(8);
+/// At most this many parts in one call.
+pub const MAX_BATCH: usize = 256;
+
+/// The engine's side: events go into a channel, never blocking the run.
+pub struct ChannelSink(pub mpsc::UnboundedSender<RunEvent>);
+
+impl EventSink for ChannelSink {
+    fn emit(&self, event: RunEvent) {
+        // The forwarder is gone only when the run is over: nothing left to tell.
+        let _ = self.0.send(event);
+    }
+}
+
+/// Forwards the events of `rx` in batches (`send(partsJson, false)`) until the run drops its
+/// sender, then calls `send("[]", true)`. The first part after a quiet moment goes at once (no
+/// added latency to the first text); parts that follow within [`BATCH_WINDOW`] share a call.
+pub async fn forward(mut rx: mpsc::UnboundedReceiver<RunEvent>, send: impl Fn(String, bool)) {
+    let mut last_flush: Option<Instant> = None;
+    let mut batch: Vec<RunEvent> = Vec::new();
+    let mut open = true;
+    while open {
+        match rx.recv().await {
+            Some(event) => batch.push(event),
+            None => break,
+        }
+        if let Some(at) = last_flush {
+            let until = at + BATCH_WINDOW;
+            while batch.len() < MAX_BATCH {
+                match tokio::time::timeout_at(until, rx.recv()).await {
+                    Ok(Some(event)) => batch.push(event),
+                    Ok(None) => {
+                        open = false;
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(event) => batch.push(event),
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => {
+                    open = false;
+                    break;
+                }
+            }
+        }
+        send(batch_json(std::mem::take(&mut batch)), false);
+        last_flush = Some(Instant::now());
+    }
+    send(String::from("[]"), true);
+}
+
+/// One `StreamPart` as JSON. Successful tool outputs are `null`: JS puts back the very values
+/// its tools returned.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+enum Part<'a> {
+    StartStep {
+        step: u32,
+    },
+    TextDelta {
+        text: String,
+    },
+    ReasoningDelta {
+        text: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolInputStart {
+        tool_use_id: String,
+        tool_name: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolInputDelta {
+        tool_use_id: String,
+        delta: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        tool_use_id: String,
+        tool_name: String,
+        input: &'a RawValue,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolResult {
+        tool_use_id: &'a str,
+        tool_name: &'a str,
+        output: Option<&'a str>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a str>,
+        duration_ms: f64,
+    },
+    #[serde(rename_all = "camelCase")]
+    FinishStep {
+        step: u32,
+        stop_reason: &'a str,
+        usage: Usage,
+        tool_calls: &'a [ToolCall],
+    },
+}
+
+/// The batch as a JSON array of parts, adjacent deltas joined.
+pub fn batch_json(events: Vec<RunEvent>) -> String {
+    let mut merged: Vec<RunEvent> = Vec::with_capacity(events.len());
+    for event in events {
+        match (merged.last_mut(), event) {
+            (Some(RunEvent::TextDelta(a)), RunEvent::TextDelta(b)) => a.push_str(&b),
+            (Some(RunEvent::ReasoningDelta(a)), RunEvent::ReasoningDelta(b)) => a.push_str(&b),
+            (
+                Some(RunEvent::ToolInputDelta { id: a_id, delta: a }),
+                RunEvent::ToolInputDelta { id: b_id, delta: b },
+            ) if *a_id == b_id => a.push_str(&b),
+            (_, event) => merged.push(event),
+        }
+    }
+    let mut out = Vec::with_capacity(64 * merged.len());
+    out.push(b'[');
+    for (i, event) in merged.iter_mut().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // JS holds the successful outputs; sending them back would only be parsed into copies.
+        if let RunEvent::StepFinish { tool_calls, .. } = event {
+            for call in tool_calls.iter_mut().filter(|c| !c.is_error) {
+                call.output = ToolOutput::None;
+            }
+        }
+        let part = part_of(event);
+        serde_json::to_writer(&mut out, &part).expect("parts are strings, numbers and JSON");
+    }
+    out.push(b']');
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+fn part_of(event: &RunEvent) -> Part<'_> {
+    match event {
+        RunEvent::StepStart { step } => Part::StartStep { step: *step },
+        RunEvent::TextDelta(text) => Part::TextDelta { text: text.clone() },
+        RunEvent::ReasoningDelta(text) => Part::ReasoningDelta { text: text.clone() },
+        RunEvent::ToolInputStart { id, name } => Part::ToolInputStart {
+            tool_use_id: id.clone(),
+            tool_name: name.clone(),
+        },
+        RunEvent::ToolInputDelta { id, delta } => Part::ToolInputDelta {
+            tool_use_id: id.clone(),
+            delta: delta.clone(),
+        },
+        RunEvent::ToolCall { id, name, input } => Part::ToolCall {
+            tool_use_id: id.clone(),
+            tool_name: name.clone(),
+            input,
+        },
+        RunEvent::ToolResult { call, model_text } => Part::ToolResult {
+            tool_use_id: &call.tool_use_id,
+            tool_name: &call.tool_name,
+            output: model_text.as_deref(),
+            is_error: call.is_error,
+            error: call.error.as_deref(),
+            duration_ms: call.duration_ms,
+        },
+        RunEvent::StepFinish {
+            step,
+            stop_reason,
+            usage,
+            tool_calls,
+        } => Part::FinishStep {
+            step: *step,
+            stop_reason,
+            usage: *usage,
+            tool_calls,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    #[test]
+    fn joins_adjacent_deltas_and_blanks_successful_outputs() {
+        let call = |ok: bool| ToolCall {
+            tool_name: "t".into(),
+            input: RawValue::from_string(r#"{"b":1,"a":2}"#.into()).unwrap(),
+            output: if ok {
+                ToolOutput::Text("big".into())
+            } else {
+                ToolOutput::None
+            },
+            is_error: !ok,
+            error: (!ok).then(|| "dev words".to_owned()),
+            duration_ms: 1.5,
+            tool_use_id: "toolu_1".into(),
+            interrupted: false,
+        };
+        let json = batch_json(vec![
+            RunEvent::StepStart { step: 0 },
+            RunEvent::TextDelta("Hel".into()),
+            RunEvent::TextDelta("lo".into()),
+            RunEvent::ToolInputStart {
+                id: "toolu_1".into(),
+                name: "t".into(),
+            },
+            RunEvent::ToolInputDelta {
+                id: "toolu_1".into(),
+                delta: "{\"b\":".into(),
+            },
+            RunEvent::ToolInputDelta {
+                id: "toolu_1".into(),
+                delta: "1}".into(),
+            },
+            RunEvent::ToolResult {
+                call: call(false),
+                model_text: Some("for the model".into()),
+            },
+            RunEvent::StepFinish {
+                step: 0,
+                stop_reason: "tool_use".into(),
+                usage: Usage::default(),
+                tool_calls: vec![call(true)],
+            },
+        ]);
+        assert_eq!(
+            json,
+            concat!(
+                r#"[{"type":"start-step","step":0},{"type":"text-delta","text":"Hello"},"#,
+                r#"{"type":"tool-input-start","toolUseId":"toolu_1","toolName":"t"},"#,
+                r#"{"type":"tool-input-delta","toolUseId":"toolu_1","delta":"{\"b\":1}"},"#,
+                r#"{"type":"tool-result","toolUseId":"toolu_1","toolName":"t","output":"for the model","isError":true,"error":"dev words","durationMs":1.5},"#,
+                r#"{"type":"finish-step","step":0,"stopReason":"tool_use","usage":{"inputTokens":0,"outputTokens":0,"cacheReadInputTokens":0,"cacheCreationInputTokens":0},"toolCalls":[{"toolName":"t","input":{"b":1,"a":2},"output":null,"durationMs":1.5,"toolUseId":"toolu_1"}]}]"#
+            )
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn batches_what_comes_within_the_window_and_says_last() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let calls: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
+        let seen = calls.clone();
+        let forwarder = tokio::spawn(forward(rx, move |json, last| {
+            seen.lock().unwrap().push((json, last))
+        }));
+        tx.send(RunEvent::TextDelta("a".into())).unwrap();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        for t in ["b", "c", "d"] {
+            tx.send(RunEvent::TextDelta(t.into())).unwrap();
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        tokio::time::sleep(BATCH_WINDOW * 2).await;
+        drop(tx);
+        forwarder.await.unwrap();
+        let calls = calls.lock().unwrap().clone();
+        assert_eq!(
+            calls,
+            [
+                (r#"[{"type":"text-delta","text":"a"}]"#.to_owned(), false),
+                (r#"[{"type":"text-delta","text":"bcd"}]"#.to_owned(), false),
+                ("[]".to_owned(), true),
+            ],
+            "the first part goes at once; the next three share one call"
+        );
+    }
+}

@@ -1,5 +1,6 @@
 // A server component: it reads the orders straight from the database at request time and renders
 // the form (a client component) that posts to the server action.
+import Link from 'next/link'
 import { connection } from 'next/server'
 import { listOrders, type Order } from '@/lib/orders'
 import { AskForm } from './ask-form'
@@ -18,6 +19,9 @@ export default async function Page() {
   return (
     <main>
       <header>
+        <nav className="nav">
+          <strong>Ask (server action)</strong> · <Link href="/chat">Chat (streaming)</Link>
+        </nav>
         <h1>Order assistant</h1>
         <p className="lead">
           Ask about an order. A server action runs <code>runWithTools</code>: the model calls{' '}
@@ -45,7 +49,11 @@ export default async function Page() {
             <tbody>
               {orders.map((o) => (
                 <tr key={o.id} data-order={o.id}>
-                  <td>#{o.id}</td>
+                  <td>
+                    <Link className="order-link" href={`/orders/${o.id}`} title="The order's page, with a summary written by the model">
+                      #{o.id}
+                    </Link>
+                  </td>
                   <td>{o.customer}</td>
                   <td>{o.item}</td>
                   <td>

@@ -1,9 +1,9 @@
 // Runs one question through the tool-calling loop and turns the outcome into what the page shows.
-import { runWithTools, ToolError, type AIError, type ToolCall } from 'anthropic-tool-calling'
+import { runWithTools, ToolError, type AIError, type RunResult, type ToolCall } from 'anthropic-tool-calling'
 import './tools' // registers the tools (again, on a dev reload: a name registered again is replaced)
 import type { AskResult, JsonValue, OnToolError, ToolCallView } from './types'
 
-const SYSTEM =
+export const SYSTEM =
   'You are the customer support assistant of an online shop. Use the tools to look up orders and to ' +
   'start returns; never guess an order status. Answer in the language of the customer, briefly.'
 
@@ -33,14 +33,38 @@ function view(call: ToolCall): ToolCallView {
   }
 }
 
+/** The developer's view of a finished run (failed calls, the run's error), for the server log only. */
+export function logRun({ data, error }: RunResult, where = 'run') {
+  logFailedCalls(error ? (error.toolCalls ?? []) : data.toolCalls)
+  if (error) console.error(`[tool-calling] ${error.code}: ${error.message} (${where})`)
+}
+
 function logFailedCalls(calls: ToolCall[]) {
   for (const call of calls) {
     if (call.isError) console.error(`[tool-calling] ${call.toolName} (${call.toolUseId}) failed: ${call.error}`)
   }
 }
 
+/**
+ * The summary of one order for its page (app/orders/[id]/page.tsx, a server component): the model
+ * looks the order up with get_order_status and writes a few lines for the customer.
+ */
+export async function summariseOrder(id: string): Promise<{ ok: true; summary: string } | { ok: false; code: AIError['code']; message: string }> {
+  const result = await runWithTools(`Summarise order #${id} for the customer`, {
+    system: SYSTEM,
+    maxToolIterations: 3,
+    toolTimeoutMs: 10_000,
+    // A server component has no request signal: give the run a deadline of its own.
+    signal: AbortSignal.timeout(60_000),
+  })
+  logRun(result, `summary of order ${id}`)
+  const { data, error } = result
+  if (error) return { ok: false, code: error.code, message: userMessage(error) }
+  return { ok: true, summary: data.text }
+}
+
 /** What the user of the app should read for each error code. */
-function userMessage(error: AIError): string {
+export function userMessage(error: AIError): string {
   switch (error.code) {
     case 'tool_execution_error':
       // A ToolError's message is written for people; anything else a tool throws is internal.

@@ -202,3 +202,235 @@ test('the model recovers (onToolError "continue"): it hears the ToolError and re
     assert.equal(await status(page, '1234'), 'return requested')
   })
 })
+
+// --- /chat: useChat over the route handler (streamWithTools → toUIMessageStreamResponse) ---------
+
+/** demoModel with its replies streamed slowly: `ms` between SSE events (about 4 characters of text each). */
+const slowly = (ms) => (body) => ({ ...demoModel(body), streamDelayMs: ms })
+
+/** A new page that collects page errors, console errors and HTTP errors into `problems`. */
+async function openPage() {
+  const page = await context.newPage()
+  const problems = []
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`))
+  page.on('console', (msg) => msg.type() === 'error' && problems.push(`console error: ${msg.text()}`))
+  page.on('response', (res) => res.status() >= 400 && problems.push(`HTTP ${res.status()} for ${res.url()}`))
+  return { page, problems }
+}
+
+/**
+ * Records, in the page, every state the last assistant message goes through: its text and the
+ * states of its tool calls, at each DOM change (a MutationObserver sees every render, however fast).
+ */
+async function watchAssistant(page) {
+  await page.evaluate(() => {
+    const seen = (window.__assistant = [])
+    const snapshot = () => {
+      const messages = document.querySelectorAll('[data-testid="message-assistant"]')
+      const last = messages[messages.length - 1]
+      if (!last) return
+      const text = [...last.querySelectorAll('[data-testid="text"]')].map((p) => p.textContent).join('')
+      const tools = [...last.querySelectorAll('[data-testid="tool-call"]')].map((el) => el.dataset.state).join(',')
+      const prev = seen[seen.length - 1]
+      if (!prev || prev.message !== messages.length || prev.text !== text || prev.tools !== tools) seen.push({ message: messages.length, text, tools })
+    }
+    new MutationObserver(snapshot).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true })
+  })
+}
+
+/** Types `message`, sends it, and waits until the `nth` assistant message (0-based) is complete. */
+async function chat(page, message, nth) {
+  await page.getByLabel('Message').fill(message)
+  await page.getByRole('button', { name: 'Send' }).click()
+  const reply = page.getByTestId('message-assistant').nth(nth)
+  await reply.locator('[data-testid="text"][data-state="done"]').waitFor({ timeout: 30_000 })
+  await page.locator('[data-testid="chat"][data-status="ready"]').waitFor({ timeout: 10_000 })
+  return reply
+}
+
+async function chatToolCalls(scope) {
+  const calls = []
+  for (const el of await scope.getByTestId('tool-call').all()) {
+    calls.push({
+      name: await text(el.getByTestId('tool-name')),
+      state: await el.getAttribute('data-state'),
+      input: await json(el.getByTestId('tool-input')),
+      output: await json(el.getByTestId('tool-output')),
+    })
+  }
+  return calls
+}
+
+const textOf = (content) => (typeof content === 'string' ? content : content.filter((b) => b.type === 'text').map((b) => b.text).join(''))
+
+/** Runs `body(page, problems)` on a fresh page; screenshots it as `name` (on failure too) and closes it. */
+async function onPage(name, body, { close = true } = {}) {
+  const { page, problems } = await openPage()
+  try {
+    await body(page, problems)
+    if (!page.isClosed()) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
+    return page
+  } catch (err) {
+    if (!page.isClosed()) await page.screenshot({ path: join(SHOTS, `${name}-FAILED.png`), fullPage: true }).catch(() => {})
+    throw new Error(`${err.message}\n--- next start output ---\n${server.output.slice(-4000)}`, { cause: err })
+  } finally {
+    if (close && !page.isClosed()) await page.close()
+  }
+}
+
+let chatPage = null // the conversation of the first /chat test, continued by the second
+let firstTurn = null // { requests, answer } of that first turn
+
+test('/chat: the answer streams in (partial text on screen before it is complete), after the tool call with its input and output', { timeout: 90_000 }, async (t) => {
+  api.handler = slowly(40)
+  const from = api.requests.length
+  try {
+    chatPage = await onPage('4-chat-stream', async (page, problems) => {
+      const chatResponses = []
+      page.on('response', (res) => res.url().endsWith('/api/chat') && chatResponses.push(res))
+      await page.goto(`${base}/chat`, { waitUntil: 'networkidle' })
+      await watchAssistant(page)
+      const reply = await chat(page, "What's the status of order #4821?", 0)
+
+      const answer = await text(reply.getByTestId('text'))
+      assert.match(answer, /^Order #4821 is shipped\. Expected delivery: \d{4}-\d\d-\d\d\. Carrier: UPS\.$/)
+      const calls = await chatToolCalls(reply)
+      assert.equal(calls.length, 1)
+      assert.deepEqual({ ...calls[0], output: undefined }, { name: 'get_order_status', state: 'output-available', input: { orderId: '4821' }, output: undefined })
+      assert.equal(calls[0].output.status, 'shipped')
+      assert.equal(calls[0].output.carrier, 'UPS')
+
+      // What the page showed on the way: the text grew (a non-empty prefix shorter than the answer
+      // was on screen), and only after the tool call had its output.
+      const seen = await page.evaluate(() => window.__assistant)
+      const texts = seen.map((s) => s.text)
+      for (const t of texts) assert.ok(answer.startsWith(t), `${JSON.stringify(t)} on screen is not a prefix of the answer`)
+      const partial = texts.filter((t) => t.length > 0 && t.length < answer.length)
+      assert.ok(partial.length > 0, `no partial answer was on screen; seen: ${JSON.stringify(seen)}`)
+      const firstText = seen.findIndex((s) => s.text.length > 0)
+      assert.equal(seen[firstText].tools, 'output-available', `the tool's output came before the text: ${JSON.stringify(seen)}`)
+
+      assert.equal(chatResponses.length, 1)
+      assert.equal(chatResponses[0].headers()['x-vercel-ai-ui-message-stream'], 'v1')
+      assert.deepEqual(problems, [])
+
+      // The stand-in: two streamed requests, the second with the tool's result.
+      const requests = api.requests.slice(from)
+      assert.equal(requests.length, 2)
+      for (const r of requests) assert.equal(r.body.stream, true)
+      assert.equal(requests[0].headers['x-api-key'], KEY)
+      const result = requests[1].body.messages.at(-1).content[0]
+      assert.equal(result.type, 'tool_result')
+      firstTurn = { requests, answer, partial: partial.length }
+    }, { close: false })
+    t.diagnostic(`${firstTurn.partial} partial answers were on screen before the complete one`)
+  } finally {
+    api.handler = demoModel
+  }
+})
+
+test('/chat: a second message continues the same chat (the stand-in gets the earlier tool_use, tool_result and answer)', { timeout: 90_000 }, async (t) => {
+  if (!chatPage) return t.skip('the first /chat test did not leave a conversation')
+  api.handler = slowly(10)
+  const from = api.requests.length
+  const page = chatPage
+  try {
+    const reply = await chat(page, 'And order #5555?', 1)
+    assert.match(await text(reply.getByTestId('text')), /^Order #5555 is processing\./)
+    const calls = await chatToolCalls(reply)
+    assert.deepEqual(calls.map((c) => [c.name, c.input]), [['get_order_status', { orderId: '5555' }]])
+    assert.equal(await page.getByTestId('message-user').count(), 2)
+    assert.equal(await page.getByTestId('tool-call').count(), 2)
+
+    const requests = api.requests.slice(from)
+    assert.equal(requests.length, 2)
+    // The history the browser posted, as the model sees it: the first turn in full, then the new question.
+    const history = requests[0].body.messages
+    assert.deepEqual(history.map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user'])
+    assert.equal(textOf(history[0].content), "What's the status of order #4821?")
+    const firstCall = firstTurn.requests[1].body.messages[1].content.find((b) => b.type === 'tool_use')
+    const toolUse = history[1].content.find((b) => b.type === 'tool_use')
+    assert.deepEqual({ id: toolUse.id, name: toolUse.name, input: toolUse.input }, { id: firstCall.id, name: 'get_order_status', input: { orderId: '4821' } })
+    const toolResult = history[2].content.find((b) => b.type === 'tool_result')
+    assert.equal(toolResult.tool_use_id, firstCall.id)
+    assert.match(JSON.stringify(toolResult.content), /shipped/)
+    assert.equal(textOf(history[3].content), firstTurn.answer)
+    assert.equal(textOf(history[4].content), 'And order #5555?')
+    await page.screenshot({ path: join(SHOTS, '5-chat-continued.png'), fullPage: true })
+  } catch (err) {
+    await page.screenshot({ path: join(SHOTS, '5-chat-continued-FAILED.png'), fullPage: true }).catch(() => {})
+    throw new Error(`${err.message}\n--- next start output ---\n${server.output.slice(-4000)}`, { cause: err })
+  } finally {
+    api.handler = demoModel
+    await page.close()
+    chatPage = null
+  }
+})
+
+test('/chat: closing the page mid-answer aborts the run (the stand-in sees the connection closed, no further request)', { timeout: 60_000 }, async () => {
+  api.handler = slowly(250) // the tool_use reply takes about 2.5 s
+  const from = api.requests.length
+  const logFrom = server.output.length
+  try {
+    await onPage('6-chat-closed', async (page) => {
+      await page.goto(`${base}/chat`, { waitUntil: 'networkidle' })
+      await page.getByLabel('Message').fill("What's the status of order #1234?")
+      await page.getByRole('button', { name: 'Send' }).click()
+      // The model is still writing the tool call's input when the page goes away.
+      await page.locator('[data-testid="tool-call"][data-tool="get_order_status"]').waitFor({ timeout: 15_000 })
+      await page.screenshot({ path: join(SHOTS, '6-chat-closed.png'), fullPage: true })
+      assert.equal(api.requests.length - from, 1)
+      assert.ok(!api.requests[from].sseEvents.includes('message_stop'), 'the reply was still streaming')
+      await page.close()
+    })
+    await api.waitFor(() => api.requests[from].clientClosed === true, 10_000)
+    // Left running, the loop would run get_order_status and ask the model again: it does not.
+    await new Promise((r) => setTimeout(r, 3_000))
+    assert.equal(api.requests.length - from, 1, 'no request after the page was closed')
+    assert.ok(!api.requests[from].sseEvents.includes('message_stop'))
+    assert.match(server.output.slice(logFrom), /\[tool-calling\] aborted: .*\(chat\)/)
+  } finally {
+    api.handler = demoModel
+  }
+})
+
+// --- /orders/[id]: a server component, the summary inside <Suspense> ----------------------------
+
+test('/orders/[id]: the order shows at once, the summary written by the model arrives later', { timeout: 60_000 }, async () => {
+  const HOLD_MS = 3_000
+  // The stand-in holds back the model's last answer (the one after the tool result).
+  api.handler = (body) => {
+    const last = body.messages.at(-1)
+    const answering = Array.isArray(last.content) && last.content.some((b) => b.type === 'tool_result')
+    return answering ? { fault: 'delay', ms: HOLD_MS, then: demoModel(body) } : demoModel(body)
+  }
+  const from = api.requests.length
+  try {
+    await onPage('7-order-summary', async (page, problems) => {
+      const started = Date.now()
+      await page.goto(`${base}/orders/4821`, { waitUntil: 'commit' })
+      await page.getByTestId('order').waitFor({ timeout: 10_000 })
+      const tableAt = Date.now()
+      assert.ok(tableAt - started < HOLD_MS, `the order took ${tableAt - started} ms to show`)
+      assert.match(await text(page.getByTestId('order')), /Trail running shoes[\s\S]*shipped[\s\S]*UPS/)
+      assert.equal(await page.getByTestId('summary-pending').isVisible(), true)
+      assert.equal(await page.getByTestId('summary').count(), 0)
+      await page.screenshot({ path: join(SHOTS, '7-order-summary-pending.png'), fullPage: true })
+
+      await page.getByTestId('summary').waitFor({ timeout: 30_000 })
+      const summaryAt = Date.now()
+      assert.ok(summaryAt - tableAt >= HOLD_MS - 1_000, `the summary came ${summaryAt - tableAt} ms after the order`)
+      assert.match(await text(page.getByTestId('summary')), /^Order #4821 is shipped\. Expected delivery: \d{4}-\d\d-\d\d\. Carrier: UPS\.$/)
+      assert.equal(await page.getByTestId('summary-pending').count(), 0)
+      assert.equal(await page.getByTestId('summary-error').count(), 0)
+      assert.deepEqual(problems, [])
+
+      const requests = api.requests.slice(from)
+      assert.equal(requests.length, 2)
+      assert.equal(textOf(requests[0].body.messages[0].content), 'Summarise order #4821 for the customer')
+      assert.equal(requests[0].body.stream, undefined, 'runWithTools does not stream')
+    })
+  } finally {
+    api.handler = demoModel
+  }
+})

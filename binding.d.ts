@@ -41,9 +41,10 @@ export declare function listTools(): string
 
 /**
  * Registers (or replaces) a tool. `definition_json` is the definition as JSON text; a bad one
- * throws an `InvalidArg` error whose message starts `registerTool:`.
+ * throws an `InvalidArg` error whose message starts `registerTool:`. `always_approve`: every
+ * call needs a person's yes first; `needs_approval`: ask this function per call.
  */
-export declare function registerTool(definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => Promise<ToolReply>): void
+export declare function registerTool(definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => Promise<ToolReply>, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number) => Promise<boolean>): void
 
 /** How a tool call ended, as the JS wrapper reports it. */
 export declare const enum ReplyKind {
@@ -75,10 +76,11 @@ export interface RunReply {
 
 /**
  * Runs a conversation. `request_json` is `{ prompt, options, env }`; never rejects.
- * `run_id` is handed back to tool calls. With `on_parts` the replies are streamed and the
- * run's `StreamPart`s come in batches (`last` once, after the final one).
+ * `run_id` is handed back to tool calls. With `on_parts` the run's `StreamPart`s come in
+ * batches (`last` once, after the final one), and the replies are streamed unless `stream` is
+ * `false` (the lifecycle hooks of `runWithTools` need the parts, not the deltas).
  */
-export declare function runWithTools(requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void): Promise<RunReply>
+export declare function runWithTools(requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean): Promise<RunReply>
 
 /** Sets the function that aborts a running tool's `ctx.signal`: `(runId, toolUseId) => void`. */
 export declare function setCancelHook(cancel: (runId: number, toolUseId: string) => void): void

@@ -86,7 +86,7 @@ function registerTool(tool) {
   if (tool === null || typeof tool !== 'object') {
     throw new TypeError(`registerTool: expected { definition, execute }, got ${describe(tool)}`)
   }
-  const { definition, execute } = tool
+  const { definition, execute, needsApproval } = tool
   if (definition === null || typeof definition !== 'object' || Array.isArray(definition)) {
     throw new TypeError(`registerTool: definition must be an object { name, description, input_schema }, got ${describe(definition)}`)
   }
@@ -100,8 +100,11 @@ function registerTool(tool) {
   } catch (e) {
     throw new TypeError(`registerTool: definition of ${name} cannot be turned into JSON: ${e.message}`)
   }
+  if (needsApproval !== undefined && needsApproval !== null && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function') {
+    throw new TypeError(`registerTool: needsApproval of ${name} must be true, false or a function (input, ctx) => boolean, got ${describe(needsApproval)}`)
+  }
   try {
-    binding.registerTool(json, bridge(execute))
+    binding.registerTool(json, bridge(name, execute), needsApproval === true, typeof needsApproval === 'function' ? asker(needsApproval) : undefined)
   } catch (e) {
     throw new TypeError(e.message)
   }
@@ -110,21 +113,44 @@ function registerTool(tool) {
 const NOT_STARTED = Object.freeze({ kind: 'not_started', content: '' })
 
 /**
+ * A tool's `needsApproval(input, ctx)` as the engine asks it. Anything but a clear `false`
+ * (a throw, a rejection) means the call waits for a person: a failed check never lets a risky
+ * call through.
+ */
+function asker(needsApproval) {
+  return async (inputJson, toolUseId, runId) => {
+    const run = runs.get(runId)
+    try {
+      return (await needsApproval(JSON.parse(inputJson), { toolUseId, context: run ? run.context : undefined })) !== false
+    } catch (e) {
+      console.error('[anthropic-tool-calling] needsApproval threw; the call waits for approval:', e)
+      return true
+    }
+  }
+}
+
+/**
  * The function Rust calls for each tool call; it always resolves with a ToolReply. A call whose
  * run is gone, was aborted, or gave up on it (a timeout, a failed sibling in stop mode) before
  * this dispatch is never started: `control.begin` answers that, under the same lock the engine
  * takes when it gives up on a call.
  */
-function bridge(execute) {
+function bridge(name, execute) {
   return async (inputJson, toolUseId, runId) => {
     const run = runs.get(runId)
     if (run === undefined || !run.control.begin(toolUseId)) return NOT_STARTED
     const ctx = new CallContext(toolUseId, run.context)
     run.calls.set(toolUseId, ctx)
+    const input = JSON.parse(inputJson)
+    // onToolCall comes before execute, whichever way the engine's parts and this call raced.
+    if (run.hooks !== null && !run.called.has(toolUseId)) {
+      run.called.add(toolUseId)
+      callHook(run.hooks, 'onToolCall', { toolName: name, input, toolUseId })
+    }
     let output
     let pending
     try {
-      pending = execute(JSON.parse(inputJson), ctx)
+      pending = execute(input, ctx)
       // Held until it settles: a Promise nothing else references would otherwise be collected
       // while pending, and the call would fail at random instead of timing out (toolTimeoutMs).
       run.pending.add(pending)
@@ -229,49 +255,60 @@ function runWithTools(prompt, options) {
  * Never throws.
  */
 function streamWithTools(prompt, options) {
-  const streaming = { onParts: null, control: null, started: false }
-  let push
+  const streaming = { push: null, control: null }
   let end
   const stream = new ToolStream(
-    (p, e) => {
-      push = p
+    (push, e) => {
+      streaming.push = push
       end = e
     },
     // A Response body cancelled (the browser went away) aborts the run.
     { onCancel: () => streaming.control && streaming.control.abort() },
   )
-  let result = null
-  let lastBatch = false
-  const finish = () => {
-    if (result !== null && lastBatch) end(result)
-  }
-  streaming.onParts = (json, last, run) => {
-    if (json.length > 2) {
-      const parts = JSON.parse(json)
-      for (const part of parts) fillOutputs(part, run)
-      push(parts)
-    }
-    if (last) {
-      lastBatch = true
-      finish()
-    }
-  }
-  execute(prompt, options, streaming).then((r) => {
-    result = r
-    // Refused before it reached the engine: no batch will come.
-    if (!streaming.started) lastBatch = true
-    finish()
-  })
+  execute(prompt, options, streaming).then((result) => end(result))
   return stream
 }
 
-/** Successful outputs cross as null: put back the very values the tools returned. */
-function fillOutputs(part, run) {
-  if (part.type === 'tool-result') {
-    if (!part.isError) part.output = run.outputs.has(part.toolUseId) ? run.outputs.get(part.toolUseId) : null
-  } else if (part.type === 'finish-step') {
-    for (const call of part.toolCalls) if (!call.isError && run.outputs.has(call.toolUseId)) call.output = run.outputs.get(call.toolUseId)
+const HOOKS = ['onToolCall', 'onToolResult', 'onStepFinish']
+
+/** Calls an observer hook; a throw (or a rejection) is logged and never ends the run. */
+function callHook(hooks, name, arg) {
+  const hook = hooks[name]
+  if (typeof hook !== 'function') return
+  const report = (e) => console.error(`[anthropic-tool-calling] ${name} threw; the run goes on:`, e)
+  try {
+    const out = hook(arg)
+    if (out !== null && typeof out === 'object' && typeof out.then === 'function') out.then(undefined, report)
+  } catch (e) {
+    report(e)
   }
+}
+
+/**
+ * A batch of parts from the engine: successful outputs are put back (they cross as null), the
+ * hooks are told, and a stream gets them.
+ */
+function onParts(parts, run, streaming) {
+  for (const part of parts) {
+    if (part.type === 'tool-call') {
+      run.inputs.set(part.toolUseId, part.input)
+      if (run.hooks !== null && !run.called.has(part.toolUseId)) {
+        run.called.add(part.toolUseId)
+        callHook(run.hooks, 'onToolCall', { toolName: part.toolName, input: part.input, toolUseId: part.toolUseId })
+      }
+    } else if (part.type === 'tool-result') {
+      if (!part.isError) part.output = run.outputs.has(part.toolUseId) ? run.outputs.get(part.toolUseId) : null
+      if (run.hooks !== null) {
+        const call = { toolName: part.toolName, input: run.inputs.get(part.toolUseId), output: part.isError ? null : part.output, durationMs: part.durationMs, toolUseId: part.toolUseId }
+        if (part.isError) Object.assign(call, { isError: true, error: part.error })
+        callHook(run.hooks, 'onToolResult', call)
+      }
+    } else if (part.type === 'finish-step') {
+      for (const call of part.toolCalls) if (!call.isError && run.outputs.has(call.toolUseId)) call.output = run.outputs.get(call.toolUseId)
+      if (run.hooks !== null) callHook(run.hooks, 'onStepFinish', { step: part.step, stopReason: part.stopReason, usage: part.usage, toolCalls: part.toolCalls })
+    }
+  }
+  if (streaming !== null) streaming.push(parts)
 }
 
 async function execute(prompt, options, streaming) {
@@ -279,15 +316,23 @@ async function execute(prompt, options, streaming) {
     if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
       return failure('invalid_request', `options must be an object, got ${describe(options)}. Nothing was sent.`)
     }
-    const { signal, context, ...rest } = options || {}
+    const { signal, context, onToolCall, onToolResult, onStepFinish, ...rest } = options || {}
     if (signal !== undefined && signal !== null && !isAbortSignal(signal)) {
       return failure('invalid_request', `Option signal must be an AbortSignal, got ${describe(signal)}. Nothing was sent.`)
     }
+    const given = { onToolCall, onToolResult, onStepFinish }
+    for (const name of HOOKS) {
+      if (given[name] !== undefined && given[name] !== null && typeof given[name] !== 'function') {
+        return failure('invalid_request', `Option ${name} must be a function, got ${describe(given[name])}. Nothing was sent.`)
+      }
+    }
+    const hooks = HOOKS.some((name) => typeof given[name] === 'function') ? given : null
     const env = {
       ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY,
       ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN,
       ANTHROPIC_BASE_URL: process.env.ANTHROPIC_BASE_URL,
       ANTHROPIC_MODEL: process.env.ANTHROPIC_MODEL,
+      ANTHROPIC_TOOL_CALLING_SECRET: process.env.ANTHROPIC_TOOL_CALLING_SECRET,
     }
     let request
     try {
@@ -298,7 +343,7 @@ async function execute(prompt, options, streaming) {
     lastRunId = (lastRunId + 1) >>> 0
     const runId = lastRunId
     const control = new binding.RunControl()
-    const run = { context, control, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map() }
+    const run = { context, control, hooks, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map(), inputs: new Map(), called: new Set() }
     runs.set(runId, run)
     const onAbort = () => control.abort()
     if (signal) {
@@ -307,14 +352,26 @@ async function execute(prompt, options, streaming) {
     }
     try {
       let pending
-      if (streaming === null) {
+      let lastBatch = null
+      if (streaming === null && hooks === null) {
         pending = binding.runWithTools(request, runId, control)
       } else {
-        streaming.control = control
-        pending = binding.runWithTools(request, runId, control, (json, last) => streaming.onParts(json, last, run))
-        streaming.started = true
+        if (streaming !== null) streaming.control = control
+        // The run's promise and its last batch of parts come by different ways: the result is
+        // handed on only once both are in, so no part ever follows the end.
+        let sawLast
+        lastBatch = new Promise((resolve) => (sawLast = resolve))
+        const batch = (json, last) => {
+          try {
+            if (json.length > 2) onParts(JSON.parse(json), run, streaming)
+          } finally {
+            if (last) sawLast()
+          }
+        }
+        pending = binding.runWithTools(request, runId, control, batch, streaming !== null)
       }
       const reply = await pending
+      if (lastBatch !== null) await lastBatch
       const result = JSON.parse(reply.result)
       // Successful calls come back with output null: put back the very value each tool returned.
       const calls = result.data ? result.data.toolCalls : result.error.toolCalls

@@ -148,15 +148,15 @@ test('reasoning deltas joined are data.reasoning; the signed thinking block goes
   assert.deepEqual(assistant.content[0], first)
   assert.deepEqual(Object.keys(assistant.content[0]), ['type', 'thinking', 'signature'])
   assert.equal(result.data.reasoning, `${first.thinking}\n\n${second.thinking}`)
-  // Parts carry the thinking text only (no signature); each step's reasoning deltas joined is that
-  // reply's thinking, and the steps' joined by a blank line are data.reasoning.
+  // Parts carry the thinking text only (no signature). All reasoning deltas joined are
+  // data.reasoning: a later reply's thinking starts with the blank line that joins it to the earlier.
   const perStep = []
   for (const part of parts) {
     if (part.type === 'start-step') perStep.push('')
     if (part.type === 'reasoning-delta') perStep[perStep.length - 1] += part.text
   }
-  assert.deepEqual(perStep, [first.thinking, second.thinking])
-  assert.equal(perStep.join('\n\n'), result.data.reasoning)
+  assert.deepEqual(perStep, [first.thinking, `\n\n${second.thinking}`])
+  assert.equal(perStep.join(''), result.data.reasoning)
   assert.ok(parts.filter((p) => p.type === 'reasoning-delta').length >= 2, 'thinking is streamed in deltas')
   assert.ok(!JSON.stringify(parts.filter((p) => p.type !== 'finish')).includes(first.signature), 'the signature is not a part')
   assert.equal(result.data.text, 'It has shipped.')

@@ -8,9 +8,9 @@ use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 
 use crate::binding::control::RunShared;
-use crate::binding::registry::Registry;
+use crate::binding::registry::{Approval, Registry};
 use crate::binding::run::{self, PartsFn, RunReply};
-use crate::binding::tool_bridge::{CancelFn, ToolFn};
+use crate::binding::tool_bridge::{ApprovalFn, CancelFn, ToolFn};
 use crate::engine::{self, ToolSpec};
 
 /// The model used when neither the `model` option nor `ANTHROPIC_MODEL` names one.
@@ -24,15 +24,27 @@ pub const DEFAULT_MAX_TOKENS: u32 = engine::config::DEFAULT_MAX_TOKENS;
 pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = engine::config::DEFAULT_MAX_TOOL_ITERATIONS;
 
 /// Registers (or replaces) a tool. `definition_json` is the definition as JSON text; a bad one
-/// throws an `InvalidArg` error whose message starts `registerTool:`.
+/// throws an `InvalidArg` error whose message starts `registerTool:`. `always_approve`: every
+/// call needs a person's yes first; `needs_approval`: ask this function per call.
 #[napi(
     catch_unwind,
-    ts_args_type = "definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => Promise<ToolReply>"
+    ts_args_type = "definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => Promise<ToolReply>, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number) => Promise<boolean>"
 )]
-pub fn register_tool(env: Env, definition_json: String, execute: ToolFn) -> Result<()> {
+pub fn register_tool(
+    env: Env,
+    definition_json: String,
+    execute: ToolFn,
+    always_approve: Option<bool>,
+    needs_approval: Option<ApprovalFn>,
+) -> Result<()> {
     let spec = ToolSpec::new(&definition_json)
         .map_err(|why| Error::new(Status::InvalidArg, format!("registerTool: {why}")))?;
-    Registry::of(&env)?.insert(spec, Arc::new(execute));
+    let approval = match (always_approve, needs_approval) {
+        (_, Some(ask)) => Approval::Ask(Arc::new(ask)),
+        (Some(true), None) => Approval::Always,
+        _ => Approval::Never,
+    };
+    Registry::of(&env)?.insert(spec, Arc::new(execute), approval);
     Ok(())
 }
 
@@ -96,11 +108,12 @@ impl RunControl {
 }
 
 /// Runs a conversation. `request_json` is `{ prompt, options, env }`; never rejects.
-/// `run_id` is handed back to tool calls. With `on_parts` the replies are streamed and the
-/// run's `StreamPart`s come in batches (`last` once, after the final one).
+/// `run_id` is handed back to tool calls. With `on_parts` the run's `StreamPart`s come in
+/// batches (`last` once, after the final one), and the replies are streamed unless `stream` is
+/// `false` (the lifecycle hooks of `runWithTools` need the parts, not the deltas).
 #[napi(
     catch_unwind,
-    ts_args_type = "requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void"
+    ts_args_type = "requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean"
 )]
 pub fn run_with_tools<'env>(
     env: &'env Env,
@@ -108,12 +121,14 @@ pub fn run_with_tools<'env>(
     run_id: u32,
     control: &RunControl,
     on_parts: Option<PartsFn>,
+    stream: Option<bool>,
 ) -> Result<PromiseRaw<'env, RunReply>> {
     crate::binding::logging::init_from_env();
     let registry = Registry::of(env)?.snapshot();
     let shared = control.shared.clone();
     env.spawn_future(async move {
-        let result = run::run(request_json, registry, run_id, shared, on_parts).await;
+        let parts = on_parts.map(|f| (f, stream.unwrap_or(true)));
+        let result = run::run(request_json, registry, run_id, shared, parts).await;
         run::reply_of(result).map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
     })
 }

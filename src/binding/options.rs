@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::engine::approval::{Decision, Signer, DEFAULT_APPROVAL_TTL};
 use crate::engine::config::{DEFAULT_BASE_URL, DEFAULT_MODEL};
 use crate::engine::protocol::{self, RawMessage};
 use crate::engine::tools::kind_of;
@@ -59,6 +60,9 @@ pub const KNOWN_OPTIONS: &[&str] = &[
     "headers",
     "extraBody",
     "container",
+    "approvals",
+    "approvalSecret",
+    "approvalTtlMs",
 ];
 
 /// Headers the `headers` option may not replace.
@@ -455,6 +459,11 @@ fn parse_options(
     cfg.container = string_opt(options, "container")?;
     cfg.extra_body = extra_body(options)?;
     cfg.api.headers = headers(options)?;
+    let secret = secret_opt(options, "approvalSecret")?
+        .or_else(|| env_str(env, "ANTHROPIC_TOOL_CALLING_SECRET").map(Secret::from));
+    let ttl = millis_opt(options, "approvalTtlMs")?.unwrap_or(DEFAULT_APPROVAL_TTL);
+    cfg.signer = secret.map(|secret| Signer { secret, ttl });
+    cfg.approvals = approvals(options)?;
     let tool_names = match opt(options, "tools") {
         None => None,
         Some(Value::Array(names)) => Some(
@@ -495,6 +504,42 @@ fn tool_choice(v: &Value, raw: &RawValue) -> Result<ToolChoice, RunError> {
         Some(other) => return Err(bad("toolChoice.disable_parallel_tool_use", "true or false", other)),
     }
     Ok(ToolChoice::new(raw.to_owned()))
+}
+
+/// `approvals`: `[{ approvalId, approved, reason? }]`, the person's answers.
+fn approvals(options: &Options) -> Result<Vec<Decision>, RunError> {
+    let expected = "an array of { approvalId: string, approved: boolean, reason?: string }";
+    let Some(v) = opt(options, "approvals") else {
+        return Ok(Vec::new());
+    };
+    let Value::Array(items) = &v else {
+        return Err(bad("approvals", expected, &v));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let id = item.get("approvalId").and_then(Value::as_str);
+            let approved = item.get("approved").and_then(Value::as_bool);
+            let reason = match item.get("reason") {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(r)) => Ok(Some(r.clone())),
+                Some(_) => Err(()),
+            };
+            match (id, approved, reason) {
+                (Some(id), Some(approved), Ok(reason)) => Ok(Decision {
+                    approval_id: id.to_owned(),
+                    approved,
+                    reason,
+                }),
+                _ => Err(bad(
+                    &format!("approvals[{i}]"),
+                    "{ approvalId: string, approved: boolean, reason?: string }",
+                    item,
+                )),
+            }
+        })
+        .collect()
 }
 
 /// `serverTools`: definitions with a `type`, sent as given after the client tools.

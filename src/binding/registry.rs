@@ -7,14 +7,25 @@ use napi::{Env, Error, Result, Status};
 use tokio_util::sync::CancellationToken;
 
 use super::control::RunShared;
-use super::tool_bridge::{CancelFn, JsTool, ToolFn};
+use super::tool_bridge::{ApprovalFn, CancelFn, JsApproval, JsTool, ToolFn};
+use crate::engine::approval;
 use crate::engine::{Tool, ToolSpec};
+
+/// Whether a registered tool's calls need a person's yes first (`needsApproval`).
+#[derive(Clone)]
+pub enum Approval {
+    Never,
+    Always,
+    /// Ask the tool's `needsApproval` function.
+    Ask(Arc<ApprovalFn>),
+}
 
 /// A registered tool: the engine's checked definition and the JS function that runs it.
 #[derive(Clone)]
 pub struct Entry {
     pub spec: ToolSpec,
     pub execute: Arc<ToolFn>,
+    pub approval: Approval,
 }
 
 /// The registry of one JS thread.
@@ -55,8 +66,12 @@ impl Registry {
     }
 
     /// Adds a tool, or replaces the one of the same name in place.
-    pub fn insert(&mut self, spec: ToolSpec, execute: Arc<ToolFn>) {
-        let entry = Entry { spec, execute };
+    pub fn insert(&mut self, spec: ToolSpec, execute: Arc<ToolFn>, approval: Approval) {
+        let entry = Entry {
+            spec,
+            execute,
+            approval,
+        };
         match self
             .entries
             .iter_mut()
@@ -90,13 +105,21 @@ impl Snapshot {
         self.entries
             .iter()
             .map(|e| {
-                e.spec.bind(Arc::new(JsTool {
+                let tool = e.spec.bind(Arc::new(JsTool {
                     execute: e.execute.clone(),
                     cancel: self.cancel.clone(),
                     run_id,
                     run: run.clone(),
                     shutdown: self.shutdown.clone(),
-                }))
+                }));
+                match &e.approval {
+                    Approval::Never => tool,
+                    Approval::Always => tool.with_approval(Arc::new(approval::Always)),
+                    Approval::Ask(ask) => tool.with_approval(Arc::new(JsApproval {
+                        ask: ask.clone(),
+                        run_id,
+                    })),
+                }
             })
             .collect()
     }

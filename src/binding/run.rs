@@ -38,17 +38,17 @@ pub type PartsFn = ThreadsafeFunction<
 >;
 
 /// Parses `request_json` (`{ prompt, options, env }`), picks the tools and runs the loop. With
-/// `parts` the replies are streamed and the run's parts go to JS in batches; every batch is
-/// handed to JS before this returns.
+/// `parts` the run's parts go to JS in batches (every batch is handed to JS before this
+/// returns), and with its flag set the replies are streamed.
 pub async fn run(
     request_json: String,
     registry: Snapshot,
     run_id: u32,
     shared: Arc<RunShared>,
-    parts: Option<PartsFn>,
+    parts: Option<(PartsFn, bool)>,
 ) -> Result<RunOutput, RunError> {
-    let Some(parts) = parts else {
-        return run_parsed(request_json, registry, run_id, shared, None).await;
+    let Some((parts, stream)) = parts else {
+        return run_parsed(request_json, registry, run_id, shared, None, false).await;
     };
     let (tx, rx) = mpsc::unbounded_channel();
     let forwarder = tokio::spawn(async move {
@@ -66,6 +66,7 @@ pub async fn run(
         run_id,
         shared,
         Some(ChannelSink(tx)),
+        stream,
     )
     .await;
     // The sink is gone with the run: the forwarder sends what is left, then `last`.
@@ -79,6 +80,7 @@ async fn run_parsed(
     run_id: u32,
     shared: Arc<RunShared>,
     sink: Option<ChannelSink>,
+    stream: bool,
 ) -> Result<RunOutput, RunError> {
     let result = catch_panics(async {
         #[cfg(feature = "test-hooks")]
@@ -87,7 +89,7 @@ async fn run_parsed(
         }
         let mut request = parse_request(&request_json)?;
         drop(request_json);
-        request.config.stream = sink.is_some();
+        request.config.stream = stream;
         let tools = select::offered(
             registry.bind(run_id, &shared),
             request.tool_names.as_deref(),

@@ -18,6 +18,10 @@ use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
 
 use super::control::{GiveUp, RunShared};
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::engine::approval::ApprovalPolicy;
 use crate::engine::tools::{ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
 
 /// How a tool call ended, as the JS wrapper reports it.
@@ -64,6 +68,36 @@ pub type CancelFn = ThreadsafeFunction<
     false,
     true,
 >;
+
+/// `(inputJson, toolUseId, runId) => Promise<boolean>`: the tool's `needsApproval` function.
+pub type ApprovalFn = ThreadsafeFunction<
+    FnArgs<(String, String, u32)>,
+    Promise<bool>,
+    FnArgs<(String, String, u32)>,
+    Status,
+    false,
+    true,
+>;
+
+/// A JS `needsApproval` function bound to one run. Anything that goes wrong asking it counts
+/// as "needs approval": a risky call never slips through because a check failed.
+pub struct JsApproval {
+    pub ask: Arc<ApprovalFn>,
+    pub run_id: u32,
+}
+
+impl ApprovalPolicy for JsApproval {
+    fn needs_approval(&self, call: ToolInvocation) -> Pin<Box<dyn Future<Output = bool> + Send>> {
+        let ask = self.ask.clone();
+        let args = FnArgs::from((call.input.get().to_owned(), call.tool_use_id, self.run_id));
+        Box::pin(async move {
+            match ask.call_async_catch(args).await {
+                Ok(promise) => promise.await.unwrap_or(true),
+                Err(_) => true,
+            }
+        })
+    }
+}
 
 /// A registered JS tool bound to one run.
 pub struct JsTool {

@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 
 use super::api::ApiConfig;
+use super::approval::{Decision, Signer};
 use super::secret::Secret;
 
 /// The default model when neither the option nor `ANTHROPIC_MODEL` names one.
@@ -108,6 +109,10 @@ pub struct RunConfig {
     pub on_max_iterations: OnMaxIterations,
     /// Request each reply as a stream (`streamWithTools`), so its deltas can be shown as they come.
     pub stream: bool,
+    /// Signs and checks approval ids; set when a secret is known.
+    pub signer: Option<Signer>,
+    /// The person's answers to the calls a paused run waits for.
+    pub approvals: Vec<Decision>,
     pub max_tool_iterations: u32,
     pub on_tool_error: OnToolError,
     pub max_tool_failures: u32,
@@ -131,6 +136,8 @@ impl RunConfig {
             container: None,
             on_max_iterations: OnMaxIterations::Error,
             stream: false,
+            signer: None,
+            approvals: Vec::new(),
             max_tool_iterations: DEFAULT_MAX_TOOL_ITERATIONS,
             on_tool_error: OnToolError::Stop,
             max_tool_failures: DEFAULT_MAX_TOOL_FAILURES,

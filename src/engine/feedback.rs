@@ -89,6 +89,32 @@ pub fn interrupted_by(failed: &str) -> String {
 pub const ABORTED_CALL: &str =
     "Aborted: the run's signal fired while this call was running; its ctx.signal was aborted and its result discarded.";
 
+/// A tool needs approval but there is no secret to sign approval ids with.
+pub fn no_approval_secret() -> crate::engine::RunError {
+    crate::engine::RunError::invalid_request(
+        "A tool offered in this run needs approval (needsApproval), which needs a secret to sign approval ids: \
+         set ANTHROPIC_TOOL_CALLING_SECRET in the environment or pass the approvalSecret option (the same on every server). Nothing was sent.",
+    )
+}
+
+/// An approval decision that matches no waiting call.
+pub fn bad_decision(
+    index: usize,
+    approval_id: &str,
+    why: crate::engine::approval::Refused,
+) -> crate::engine::RunError {
+    use crate::engine::approval::Refused;
+    let shown: String = approval_id.chars().take(40).collect();
+    let what = match why {
+        Refused::Malformed => "is not an approval id this package issued",
+        Refused::Forged => "does not match any call waiting for approval: the call's name, id or input was changed, the id was made up, or it was signed with another secret",
+        Refused::Expired => "has expired (approvalTtlMs); ask the model again",
+    };
+    crate::engine::RunError::invalid_request(format!(
+        "approvals[{index}] (approvalId {shown:?}) {what}. Nothing was sent and nothing ran."
+    ))
+}
+
 /// Developer, stop mode: how to go on from a failed tool.
 pub const STOP_ADVICE: &str =
     "The run stopped (onToolError: \"stop\"); fix the tool, or pass onToolError: \"continue\" to let the model handle tool failures.";

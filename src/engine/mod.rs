@@ -2,6 +2,7 @@
 //! It knows nothing of Node; the binding (`crate::binding`) adapts it.
 
 pub mod api;
+pub mod approval;
 pub mod calls;
 pub mod canonical;
 pub mod config;
@@ -11,6 +12,7 @@ pub mod feedback;
 pub mod protocol;
 pub mod request;
 pub mod result;
+pub mod resume;
 pub mod retry;
 pub mod round;
 pub mod run;

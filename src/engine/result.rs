@@ -3,6 +3,7 @@
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
+use super::approval::PendingApproval;
 use super::protocol::{ApiUsage, Container, RawMessage};
 
 /// One tool call the model asked for, as the developer sees it.
@@ -103,4 +104,7 @@ pub struct RunOutput {
     /// The last code-execution container a reply ran in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub container: Option<Container>,
+    /// With `stopReason: "approval_required"`: the calls waiting for a person.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending_approvals: Vec<PendingApproval>,
 }

@@ -11,17 +11,20 @@ use serde_json::Value;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 
+use super::approval::{self, Decision, PendingApproval};
 use super::calls::CallLog;
 use super::canonical::canonical_json;
 use super::config::{OnToolError, RunConfig};
 use super::error::{ErrorCode, RunError};
 use super::events::{EventSink, RunEvent};
 use super::feedback as fb;
+use super::protocol::{ResultContent, ToolResultBlock};
 use super::result::{ToolCall, ToolOutput};
 use super::schema;
 use super::tools::{Tool, ToolInvocation, ToolOutcome};
 
 /// A `tool_use` block of the model's reply.
+#[derive(Clone)]
 pub struct Requested {
     pub id: String,
     pub name: String,
@@ -67,6 +70,40 @@ pub struct Answer {
     pub is_error: bool,
 }
 
+/// How a round ended: every call answered, or some waiting for a person's yes.
+pub enum RoundOutcome {
+    Done(Vec<Answer>),
+    /// The calls that ran have their answers; `pending` wait for approval. With
+    /// `parallelToolCalls: false` the calls after the first pending one wait too (not run, not
+    /// answered).
+    Paused {
+        answers: Vec<Answer>,
+        pending: Vec<PendingApproval>,
+    },
+}
+
+impl Answer {
+    /// The `tool_result` block, serialised once.
+    pub fn block(&self) -> Box<RawValue> {
+        let blocks = if self.blocks {
+            RawValue::from_string(self.content.clone()).ok()
+        } else {
+            None
+        };
+        let block = ToolResultBlock {
+            kind: "tool_result",
+            tool_use_id: &self.tool_use_id,
+            content: match &blocks {
+                Some(raw) => ResultContent::Blocks(raw),
+                None => ResultContent::Text(&self.content),
+            },
+            is_error: self.is_error,
+        };
+        serde_json::value::to_raw_value(&block)
+            .expect("a tool_result of strings and JSON serialises")
+    }
+}
+
 /// How often each exact call (tool name + canonical input) has failed in this run.
 #[derive(Default)]
 pub struct FailureMemory {
@@ -100,7 +137,8 @@ pub async fn run_round(
     memory: &mut FailureMemory,
     log: &CallLog,
     events: Option<&dyn EventSink>,
-) -> Result<Vec<Answer>, RunError> {
+    decisions: &HashMap<String, Decision>,
+) -> Result<RoundOutcome, RunError> {
     let stop = cfg.on_tool_error == OnToolError::Stop;
     let offered: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     log.begin_round(requested.len());
@@ -144,6 +182,53 @@ pub async fn run_round(
         }
     }
 
+    // Approval: a decided call runs (yes) or is answered with the denial (no); an undecided one
+    // whose tool asks for approval waits.
+    let mut pending: Vec<PendingApproval> = Vec::new();
+    let mut first_pending = usize::MAX;
+    let mut allowed: Vec<(usize, Ready)> = Vec::with_capacity(ready.len());
+    for (i, r) in ready {
+        if let Some(decision) = decisions.get(&r.id) {
+            if decision.approved {
+                allowed.push((i, r));
+            } else {
+                let declined = declined(r, decision.reason.as_deref());
+                slots[i] = Some(settle(i, declined, &mut keys, memory, log, events));
+            }
+            continue;
+        }
+        if let Some(policy) = &r.tool.approval {
+            let asked = ToolInvocation {
+                tool_use_id: r.id.clone(),
+                input: r.input.clone(),
+            };
+            if policy.needs_approval(asked).await {
+                let Some(signer) = cfg.signer.as_ref() else {
+                    return Err(fb::no_approval_secret());
+                };
+                first_pending = first_pending.min(i);
+                pending.push(PendingApproval {
+                    approval_id: signer.issue(&r.tool.name, &r.id, &r.input),
+                    tool_use_id: r.id.clone(),
+                    tool_name: r.tool.name.clone(),
+                    input: RawValue::from_string(r.input.get().to_owned())
+                        .expect("a checked input is JSON"),
+                });
+                continue;
+            }
+        }
+        allowed.push((i, r));
+    }
+    let ready: Vec<(usize, Ready)> = if cfg.parallel_tool_calls {
+        allowed
+    } else {
+        // In order: the calls after the first one waiting for approval wait too.
+        allowed
+            .into_iter()
+            .filter(|(i, _)| *i < first_pending)
+            .collect()
+    };
+
     let timeout = cfg.tool_timeout;
     if cfg.parallel_tool_calls {
         let mut running: FuturesUnordered<_> = ready
@@ -173,7 +258,33 @@ pub async fn run_round(
         }
     }
     log.end_round();
-    Ok(slots.into_iter().flatten().collect())
+    let answers = slots.into_iter().flatten().collect();
+    if pending.is_empty() {
+        Ok(RoundOutcome::Done(answers))
+    } else {
+        Ok(RoundOutcome::Paused { answers, pending })
+    }
+}
+
+/// A call the person declined: answered with the denial, which is an answer, not a failure.
+fn declined(ready: Ready, reason: Option<&str>) -> Settled {
+    let call = Call {
+        id: ready.id,
+        name: ready.tool.name.clone(),
+        input: RawValue::from_string(ready.input.get().to_owned())
+            .expect("a checked input is JSON"),
+    };
+    let dev = match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(reason) => format!("Declined by the user: {reason}"),
+        None => "Declined by the user.".to_owned(),
+    };
+    Settled {
+        call: record(call, ToolOutput::None, Some(dev), Duration::ZERO),
+        content: approval::declined_for_model(reason),
+        blocks: false,
+        failure: None,
+        why: None,
+    }
 }
 
 /// A call settled: its record joins the log at once (so an abort now still reports it), its

@@ -1,6 +1,8 @@
 //! The loop: request → tool calls → results → request … until an answer or a limit. What each
 //! `stop_reason` does is the `match` in [`run_loop`] (the rules are in `stop.rs`).
 
+use std::collections::HashMap;
+
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
@@ -10,11 +12,11 @@ use super::config::{OnMaxIterations, RunConfig};
 use super::error::{ErrorCode, RunError};
 use super::events::{EventSink, RunEvent};
 use super::feedback as fb;
-use super::protocol::ResultContent;
-use super::protocol::{self, Container, ContentBlock, RawMessage, ToolResultBlock};
+use super::protocol::{self, Container, ContentBlock, RawMessage};
 use super::request::{self, Turn};
 use super::result::{RunOutput, ToolCall, ToolOutput, Usage};
-use super::round::{run_round, Answer, FailureMemory, Requested};
+use super::resume;
+use super::round::{run_round, Answer, FailureMemory, Requested, RoundOutcome};
 use super::stop::StopReason;
 use super::stream::StreamEvent;
 use super::tools::Tool;
@@ -109,6 +111,46 @@ async fn run_loop(
     // Set once the tool-round limit was answered (`onMaxIterations: "answer"`).
     let mut limit_reached = false;
     let mut step = 0u32;
+    let mut thought_before = false;
+    if cfg.signer.is_none() && tools.iter().any(|t| t.approval.is_some()) {
+        return Err(fb::no_approval_secret());
+    }
+    let no_decisions = HashMap::new();
+    // A run paused for approval resumes here: its waiting calls run (or are declined) and their
+    // results join the history before the first request.
+    match resume::waiting(&messages) {
+        Some(waiting) => {
+            let decided =
+                resume::decisions(&waiting, &cfg.approvals, cfg.signer.as_ref(), tools).await?;
+            rounds += 1;
+            let requested = waiting.calls.clone();
+            match run_round(requested, tools, cfg, &mut memory, log, events, &decided).await? {
+                RoundOutcome::Done(answers) => waiting.answer(&mut messages, &answers),
+                // A needsApproval function that now says yes where it said no before: that call
+                // waits, and the run pauses again.
+                RoundOutcome::Paused { answers, pending } => {
+                    waiting.answer(&mut messages, &answers);
+                    return Ok(RunOutput {
+                        text: String::new(),
+                        reasoning: String::new(),
+                        tool_calls: Vec::new(),
+                        stop_reason: "approval_required".to_owned(),
+                        usage: Usage::default(),
+                        messages,
+                        limit_reached: false,
+                        container: None,
+                        pending_approvals: pending,
+                    });
+                }
+            }
+        }
+        None if !cfg.approvals.is_empty() => {
+            return Err(RunError::invalid_request(
+                "Option approvals was given, but the prompt's history has no tool call waiting for approval: resume with data.messages of the run that stopped with approval_required. Nothing was sent.",
+            ))
+        }
+        None => {}
+    }
     loop {
         let tool_choice = if limit_reached {
             Some(&*none_choice)
@@ -136,7 +178,7 @@ async fn run_loop(
         }
         let response = match events {
             Some(sink) if cfg.stream => {
-                let mut forward = Deltas::new(sink);
+                let mut forward = Deltas::new(sink, &mut thought_before);
                 client
                     .create_message_streamed(&cfg.api, body, &mut |e| forward.on(e))
                     .await?
@@ -183,6 +225,7 @@ async fn run_loop(
             messages,
             limit_reached,
             container: container.clone(),
+            pending_approvals: Vec::new(),
         };
         match StopReason::of(response.stop_reason.as_deref()) {
             StopReason::PauseTurn => {
@@ -247,33 +290,41 @@ async fn run_loop(
             not_run_at_limit(reply.requested, rounds, log, events)
         } else {
             rounds += 1;
-            run_round(reply.requested, tools, cfg, &mut memory, log, events).await?
+            match run_round(
+                reply.requested,
+                tools,
+                cfg,
+                &mut memory,
+                log,
+                events,
+                &no_decisions,
+            )
+            .await?
+            {
+                RoundOutcome::Done(answers) => answers,
+                RoundOutcome::Paused { answers, pending } => {
+                    // Nothing goes to the model until the person decides: the history ends with
+                    // the tool_use turn and the results of the calls that did run.
+                    if !answers.is_empty() {
+                        let blocks: Vec<Box<RawValue>> =
+                            answers.iter().map(Answer::block).collect();
+                        messages.push(protocol::raw_message("user", &blocks));
+                    }
+                    if events.is_some() {
+                        finish_step(log.last_round());
+                    }
+                    let mut output = answer(messages, reasoning);
+                    output.stop_reason = "approval_required".to_owned();
+                    output.pending_approvals = pending;
+                    return Ok(output);
+                }
+            }
         };
         if events.is_some() {
             finish_step(log.last_round());
         }
         step += 1;
-        let raw_blocks: Vec<Option<Box<RawValue>>> = answers
-            .iter()
-            .map(|a| {
-                a.blocks
-                    .then(|| RawValue::from_string(a.content.clone()).ok())
-                    .flatten()
-            })
-            .collect();
-        let blocks: Vec<ToolResultBlock> = answers
-            .iter()
-            .zip(&raw_blocks)
-            .map(|(a, raw)| ToolResultBlock {
-                kind: "tool_result",
-                tool_use_id: &a.tool_use_id,
-                content: match raw {
-                    Some(raw) => ResultContent::Blocks(raw),
-                    None => ResultContent::Text(&a.content),
-                },
-                is_error: a.is_error,
-            })
-            .collect();
+        let blocks: Vec<Box<RawValue>> = answers.iter().map(Answer::block).collect();
         messages.push(protocol::raw_message("user", &blocks));
     }
 }
@@ -322,24 +373,43 @@ fn not_run_at_limit(
 }
 
 /// Hands a streamed reply's deltas on as run events: text, thinking, and client tool calls'
-/// inputs (a server tool's input is Anthropic's business).
+/// inputs (a server tool's input is Anthropic's business). Thinking blocks are joined by a
+/// blank line, as `data.reasoning` joins them, so the deltas add up to it.
 struct Deltas<'s> {
     sink: &'s dyn EventSink,
     server_ids: Vec<String>,
+    /// Some thinking was shown earlier in the run.
+    thought_before: &'s mut bool,
+    /// The thinking block being shown.
+    thinking_block: Option<usize>,
 }
 
 impl<'s> Deltas<'s> {
-    fn new(sink: &'s dyn EventSink) -> Self {
+    fn new(sink: &'s dyn EventSink, thought_before: &'s mut bool) -> Self {
         Deltas {
             sink,
             server_ids: Vec::new(),
+            thought_before,
+            thinking_block: None,
         }
     }
 
     fn on(&mut self, event: StreamEvent) {
         let run_event = match event {
             StreamEvent::TextDelta { text, .. } => RunEvent::TextDelta(text),
-            StreamEvent::ReasoningDelta { text, .. } => RunEvent::ReasoningDelta(text),
+            StreamEvent::ReasoningDelta { index, text } => {
+                if text.is_empty() {
+                    return;
+                }
+                if self.thinking_block != Some(index) {
+                    if *self.thought_before {
+                        self.sink.emit(RunEvent::ReasoningDelta("\n\n".to_owned()));
+                    }
+                    self.thinking_block = Some(index);
+                    *self.thought_before = true;
+                }
+                RunEvent::ReasoningDelta(text)
+            }
             StreamEvent::ToolInputStart {
                 id, server: true, ..
             } => {

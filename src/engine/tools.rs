@@ -8,6 +8,7 @@ use jsonschema::Validator;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::approval::ApprovalPolicy;
 use super::schema;
 
 /// One call of a tool, as handed to its executor.
@@ -75,6 +76,8 @@ pub struct Tool {
     pub definition: Arc<RawValue>,
     pub validator: Arc<Validator>,
     pub executor: Arc<dyn ToolExecutor>,
+    /// Set when calls may need a person's yes first (`needsApproval`).
+    pub approval: Option<Arc<dyn ApprovalPolicy>>,
 }
 
 impl ToolSpec {
@@ -85,7 +88,16 @@ impl ToolSpec {
             definition: self.definition.clone(),
             validator: self.validator.clone(),
             executor,
+            approval: None,
         }
+    }
+}
+
+impl Tool {
+    /// This tool, its calls asking `policy` whether they need a person's yes first.
+    pub fn with_approval(mut self, policy: Arc<dyn ApprovalPolicy>) -> Tool {
+        self.approval = Some(policy);
+        self
     }
 }
 

@@ -1,0 +1,257 @@
+//! Approval of risky tools (`needsApproval`): which calls wait for a person, the signed ids that
+//! carry them through the browser and back, and the decisions that resume a paused run.
+//!
+//! An approval id is `apr_<issued-at ms>_<HMAC-SHA256 hex>` over the tool's name, the `tool_use`
+//! id, the canonical input and the issue time, keyed by the run's secret: a page can show it and
+//! post it back, but cannot change the call it approves, make one up, or keep it past its TTL.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use hmac::{Hmac, Mac};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use sha2::Sha256;
+
+use super::canonical::canonical_json;
+use super::secret::Secret;
+use super::tools::ToolInvocation;
+
+/// How long an approval id is valid unless `approvalTtlMs` says otherwise.
+pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Whether a call must wait for a person. `needsApproval: true` is [`Always`]; a JS function is
+/// asked through the binding.
+pub trait ApprovalPolicy: Send + Sync {
+    fn needs_approval(&self, call: ToolInvocation) -> Pin<Box<dyn Future<Output = bool> + Send>>;
+}
+
+/// Every call needs approval.
+pub struct Always;
+
+impl ApprovalPolicy for Always {
+    fn needs_approval(&self, _call: ToolInvocation) -> Pin<Box<dyn Future<Output = bool> + Send>> {
+        Box::pin(std::future::ready(true))
+    }
+}
+
+/// A call waiting for a person, as the run hands it back.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingApproval {
+    pub approval_id: String,
+    pub tool_use_id: String,
+    pub tool_name: String,
+    pub input: Box<RawValue>,
+}
+
+/// A person's answer to one pending call (the `approvals` option).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub approval_id: String,
+    pub approved: bool,
+    pub reason: Option<String>,
+}
+
+/// Issues and checks approval ids with the run's secret.
+#[derive(Debug, Clone)]
+pub struct Signer {
+    pub secret: Secret,
+    pub ttl: Duration,
+}
+
+/// Why an approval id was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Not an id this package issues.
+    Malformed,
+    /// Its signature does not match the call in the history (changed input, another secret).
+    Forged,
+    /// Older than the TTL (or issued in the future).
+    Expired,
+}
+
+type HmacSha256 = Hmac<Sha256>;
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Signer {
+    fn mac(&self, name: &str, tool_use_id: &str, input: &RawValue, issued_at: u64) -> HmacSha256 {
+        let mut mac = HmacSha256::new_from_slice(self.secret.expose().as_bytes())
+            .expect("HMAC takes a key of any length");
+        let canonical = serde_json::from_str::<serde_json::Value>(input.get())
+            .map(|v| canonical_json(&v))
+            .unwrap_or_else(|_| input.get().to_owned());
+        // Length-prefixed, so no two different calls write the same bytes.
+        for part in [name, tool_use_id, canonical.as_str()] {
+            mac.update(&(part.len() as u64).to_be_bytes());
+            mac.update(part.as_bytes());
+        }
+        mac.update(&issued_at.to_be_bytes());
+        mac
+    }
+
+    /// A new approval id for this call.
+    pub fn issue(&self, name: &str, tool_use_id: &str, input: &RawValue) -> String {
+        let issued_at = now_ms();
+        let tag = self
+            .mac(name, tool_use_id, input, issued_at)
+            .finalize()
+            .into_bytes();
+        let hex: String = tag.iter().map(|b| format!("{b:02x}")).collect();
+        format!("apr_{issued_at}_{hex}")
+    }
+
+    /// Checks that `approval_id` was issued for exactly this call, with this secret, within the TTL.
+    pub fn verify(
+        &self,
+        approval_id: &str,
+        name: &str,
+        tool_use_id: &str,
+        input: &RawValue,
+    ) -> Result<(), Refused> {
+        let (issued_at, tag) = parse_id(approval_id).ok_or(Refused::Malformed)?;
+        self.mac(name, tool_use_id, input, issued_at)
+            .verify_slice(&tag)
+            .map_err(|_| Refused::Forged)?;
+        let now = now_ms();
+        let age = now.checked_sub(issued_at).ok_or(Refused::Expired)?;
+        if age > self.ttl.as_millis() as u64 {
+            return Err(Refused::Expired);
+        }
+        Ok(())
+    }
+}
+
+fn parse_id(id: &str) -> Option<(u64, Vec<u8>)> {
+    let rest = id.strip_prefix("apr_")?;
+    let (at, hex) = rest.split_once('_')?;
+    let issued_at = at.parse::<u64>().ok()?;
+    if hex.len() != 64 {
+        return None;
+    }
+    let tag = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect::<Option<Vec<u8>>>()?;
+    Some((issued_at, tag))
+}
+
+/// What the model is told about a call the user declined.
+pub fn declined_for_model(reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(reason) => format!(
+            "The user declined this call: {}. Do not retry it.",
+            reason.trim_end_matches('.')
+        ),
+        None => "The user declined this call. Do not retry it.".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signer(secret: &str) -> Signer {
+        Signer {
+            secret: Secret::new(secret),
+            ttl: Duration::from_secs(60),
+        }
+    }
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn an_id_approves_exactly_its_call() {
+        let s = signer("k1");
+        let input = raw(r#"{"orderId":"1","amount":5}"#);
+        let id = s.issue("refund", "toolu_1", &input);
+        assert!(id.starts_with("apr_"));
+        assert_eq!(s.verify(&id, "refund", "toolu_1", &input), Ok(()));
+        // key order does not matter; anything else does
+        assert_eq!(
+            s.verify(
+                &id,
+                "refund",
+                "toolu_1",
+                &raw(r#"{"amount":5,"orderId":"1"}"#)
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            s.verify(
+                &id,
+                "refund",
+                "toolu_1",
+                &raw(r#"{"orderId":"1","amount":500}"#)
+            ),
+            Err(Refused::Forged)
+        );
+        assert_eq!(
+            s.verify(&id, "refund", "toolu_2", &input),
+            Err(Refused::Forged)
+        );
+        assert_eq!(
+            s.verify(&id, "delete", "toolu_1", &input),
+            Err(Refused::Forged)
+        );
+        assert_eq!(
+            signer("k2").verify(&id, "refund", "toolu_1", &input),
+            Err(Refused::Forged)
+        );
+        assert_eq!(
+            s.verify("apr_1_zz", "refund", "toolu_1", &input),
+            Err(Refused::Malformed)
+        );
+        assert_eq!(
+            s.verify("made-up", "refund", "toolu_1", &input),
+            Err(Refused::Malformed)
+        );
+    }
+
+    #[test]
+    fn an_old_id_is_expired() {
+        let s = signer("k");
+        let input = raw("{}");
+        // An id issued an hour ago, signed correctly.
+        let issued_at = now_ms() - 3_600_000;
+        let tag = s
+            .mac("t", "toolu_1", &input, issued_at)
+            .finalize()
+            .into_bytes();
+        let hex: String = tag.iter().map(|b| format!("{b:02x}")).collect();
+        let old = format!("apr_{issued_at}_{hex}");
+        let day = Signer {
+            secret: Secret::new("k"),
+            ttl: DEFAULT_APPROVAL_TTL,
+        };
+        assert_eq!(day.verify(&old, "t", "toolu_1", &input), Ok(()));
+        let minute = Signer {
+            secret: Secret::new("k"),
+            ttl: Duration::from_secs(60),
+        };
+        assert_eq!(
+            minute.verify(&old, "t", "toolu_1", &input),
+            Err(Refused::Expired)
+        );
+    }
+
+    #[test]
+    fn the_denial_text_carries_the_reason() {
+        assert_eq!(
+            declined_for_model(Some("too expensive.")),
+            "The user declined this call: too expensive. Do not retry it."
+        );
+        assert_eq!(
+            declined_for_model(None),
+            "The user declined this call. Do not retry it."
+        );
+    }
+}

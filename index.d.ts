@@ -35,6 +35,13 @@ export interface Tool<I = any, O = unknown, C = any> {
   definition: ToolDefinition
   /** Sync or async. A string result is sent as it is, anything else as its JSON (`undefined` → `null`). */
   execute: (input: I, ctx: ToolContext<C>) => O | Promise<O>
+  /**
+   * The call waits for a person's yes before it runs: `true`, or a function per call (anything but
+   * `false`, or a throw, means it waits). The run then stops with `stopReason: "approval_required"`
+   * and `data.pendingApprovals`; resume with `runWithTools(data.messages, { approvals })`.
+   * Needs `approvalSecret` or `ANTHROPIC_TOOL_CALLING_SECRET`.
+   */
+  needsApproval?: boolean | ((input: I, ctx: { toolUseId: string; context: C }) => boolean | Promise<boolean>)
 }
 
 /** Throw it from `execute` to send `message` verbatim to the model (`is_error: true`). */
@@ -120,6 +127,7 @@ export type StopReason =
   | 'refusal'
   | 'tool_use'
   | 'pause_turn'
+  | 'approval_required'
   | (string & {})
 
 export interface RunOptions<C = unknown> {
@@ -192,6 +200,18 @@ export interface RunOptions<C = unknown> {
   extraBody?: Record<string, unknown>
   /** A code-execution container to continue in (an earlier run's `data.container.id`). */
   container?: string
+  /** The person's answers to `data.pendingApprovals`, to resume a run that stopped with `approval_required`. */
+  approvals?: ApprovalDecision[]
+  /** Signs approval ids (HMAC-SHA256). Default: `ANTHROPIC_TOOL_CALLING_SECRET`. The same on every server. */
+  approvalSecret?: string
+  /** How long an approval id stays valid. Default 24 h. */
+  approvalTtlMs?: number
+  /** Before each `execute` (an observer: a throw is logged and ignored). */
+  onToolCall?: (call: { toolName: string; input: unknown; toolUseId: string }) => void | Promise<void>
+  /** After each call settles. */
+  onToolResult?: (call: ToolCall) => void | Promise<void>
+  /** After each step: a reply and the tool calls it asked for. */
+  onStepFinish?: (step: { step: number; stopReason: string; usage: Usage; toolCalls: ToolCall[] }) => void | Promise<void>
 }
 
 export interface ToolCall {
@@ -258,6 +278,8 @@ export interface RunData {
   limitReached?: true
   /** The last code-execution container a reply ran in. */
   container?: { id: string; expiresAt: string }
+  /** With `stopReason: "approval_required"`: the calls waiting for a person's decision. */
+  pendingApprovals?: PendingApproval[]
 }
 
 export type RunResult = { data: RunData; error: null } | { data: null; error: AIError }
@@ -292,5 +314,5 @@ export type {
   ApprovalDecision,
 } from './stream'
 export { fromUIMessages } from './stream'
-import type { ToolStream } from './stream'
+import type { ToolStream, ApprovalDecision, PendingApproval } from './stream'
 

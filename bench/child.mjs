@@ -15,13 +15,17 @@
 //   ELD p99    monitorEventLoopDelay at 1 ms resolution; it records whole intervals, so the 1 ms is
 //              taken off: what is reported is the delay beyond the timer's own interval
 //   peak RSS   process.resourceUsage().maxRSS over the life of the process
+//   TTFP       (streaming workload) time to first text part: from the call to the first text delta
+//              the consumer's loop sees, p50 / p99 of the runs that completed in the window
 // Every run is checked (final text, tool call count; the stand-in checks every tool result), and
-// every tool must have run exactly once per call; a failure anywhere is counted.
+// every tool must have run exactly once per call; a failure anywhere is counted. A streaming
+// workload uses the contender's streaming form (bench/contenders/<name>-stream.mjs), and its runs are
+// also checked on the text deltas: all of them joined must be every text of the conversation.
 
 import { performance, monitorEventLoopDelay } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { readFileSync } from 'node:fs'
-import { API_KEY, WORKLOADS, toolStats } from './workloads.mjs'
+import { API_KEY, WORKLOADS, toolStats, streamedText } from './workloads.mjs'
 
 const CONTENDERS = ['ours', 'sdk', 'ai', 'floor']
 
@@ -49,6 +53,7 @@ const name = values.contender
 const workload = WORKLOADS[values.workload]
 if (!CONTENDERS.includes(name)) fatal(`--contender must be one of ${CONTENDERS.join(', ')}`)
 if (!workload) fatal(`--workload must be one of ${Object.keys(WORKLOADS).join(', ')}`)
+if (workload?.stream && name === 'floor') fatal('the floor has no streaming form: the stream workload is measured with ours, sdk and ai')
 if (!values.url) fatal('--url of the stand-in API is required')
 const concurrency = Number(values.concurrency)
 const seconds = Number(values.seconds)
@@ -68,7 +73,8 @@ const watchdog = setTimeout(
 watchdog.unref()
 
 const expectedCalls = workload.rounds * workload.callsPerRound
-const contender = await (await import(`./contenders/${name}.mjs`)).setup({ url: values.url, apiKey: API_KEY, workload })
+const expectedStreamed = workload.stream ? streamedText(workload) : null
+const contender = await (await import(`./contenders/${name}${workload.stream ? '-stream' : ''}.mjs`)).setup({ url: values.url, apiKey: API_KEY, workload })
 
 let completed = 0
 let failures = 0
@@ -110,6 +116,7 @@ function percentile(sorted, p) {
 let phase = 'warmup'
 let warmupCompleted = 0
 const latencies = []
+const ttfps = []
 let window0 = null
 let window1 = null
 let eld = null
@@ -138,13 +145,14 @@ function closeWindow() {
   eld?.disable()
 }
 
-function afterRun(latency) {
+function afterRun(latency, ttfp) {
   completed++
   if (phase === 'warmup') {
     warmupCompleted++
     if (warmupCompleted >= warmupRuns) openWindow()
   } else if (phase === 'measure') {
     latencies.push(latency)
+    if (ttfp !== null) ttfps.push(ttfp)
     if (latencies.length >= maxRuns) closeWindow()
   }
 }
@@ -152,14 +160,18 @@ function afterRun(latency) {
 async function worker() {
   while (phase !== 'drain') {
     const t0 = performance.now()
+    let ttfp = null
     try {
-      const { text, calls } = await contender.run()
+      const { text, calls, streamed, firstTextAt } = await contender.run()
       if (text !== workload.finalText) fail(`final text ${JSON.stringify(text).slice(0, 300)}`)
       else if (calls !== undefined && calls !== expectedCalls) fail(`${calls} tool calls, expected ${expectedCalls}`)
+      else if (expectedStreamed !== null && streamed !== expectedStreamed) fail(`text deltas joined: ${JSON.stringify(streamed).slice(0, 300)}`)
+      else if (expectedStreamed !== null && typeof firstTextAt !== 'number') fail('no text delta reached the consumer')
+      if (typeof firstTextAt === 'number') ttfp = firstTextAt - t0
     } catch (err) {
       fail(err?.stack ?? err)
     }
-    afterRun(performance.now() - t0)
+    afterRun(performance.now() - t0, ttfp)
   }
 }
 
@@ -175,6 +187,7 @@ if (toolStats.executions !== completed * expectedCalls) {
   fail(`tools ran ${toolStats.executions} times in ${completed} runs, expected ${completed * expectedCalls}`)
 }
 latencies.sort((a, b) => a - b)
+ttfps.sort((a, b) => a - b)
 const elapsedMs = window1.t - window0.t
 const { cpu, elu } = window1
 const per = (x) => (runs > 0 ? x / runs : null)
@@ -198,6 +211,8 @@ const result = {
   mainCpuUsPerRun: window1.main === null ? null : per(window1.main),
   p50Ms: percentile(latencies, 50),
   p99Ms: percentile(latencies, 99),
+  ttfpP50Ms: workload.stream ? percentile(ttfps, 50) : null,
+  ttfpP99Ms: workload.stream ? percentile(ttfps, 99) : null,
   eldP99Ms: eld ? Math.max(0, eld.percentile(99) / 1e6 - Math.max(1, eldResolution)) : null,
   eldMaxMs: eld ? Math.max(0, eld.max / 1e6 - Math.max(1, eldResolution)) : null,
   peakRssMb: process.resourceUsage().maxRSS / 1024,

@@ -4,14 +4,17 @@
 // measurement in a fresh child process (bench/child.mjs), the contenders taking turns, round after
 // round; the tables show the median of the rounds. See bench/RESULTS.md for what each figure means.
 //
-//   npm run bench                          full run (3 rounds × 2 workloads × 2 concurrencies × 4 contenders), writes bench/RESULTS.md
+//   npm run bench                          full run (3 rounds × 2 workloads × 2 concurrencies × 4 contenders, and the
+//                                          streaming cell: 3 rounds × 2 concurrencies × 3 contenders), writes bench/RESULTS.md
+//   npm run bench -- --workloads stream    the streaming cell only (writes its section of bench/RESULTS.md)
 //   npm run bench -- --quick               a smoke run (1 round, a few hundred runs; also BENCH_QUICK=1); writes nothing
 //   npm run bench -- --contenders ours --workloads heavy --concurrency 64 --rounds 5
 //                                          one contender / workload / concurrency (writes nothing)
 //
 // Options: --rounds N (3), --seconds S measured per measurement (5), --warmup S (1.5), --max-runs N,
-// --contenders ours,sdk,ai,floor, --workloads order,heavy, --concurrency 1,64, --json FILE (raw figures),
-// --write / --no-write (bench/RESULTS.md), --addon FILE (the build to measure, default the root's
+// --contenders ours,sdk,ai,floor, --workloads order,heavy,stream, --concurrency 1,64, --json FILE (raw figures),
+// --write / --no-write (bench/RESULTS.md: by default each section whose cells were all measured, by
+// every contender, is rewritten: order + heavy, and the streaming cell), --addon FILE (the build to measure, default the root's
 // .node; it is copied first, so a rebuild during the run changes nothing), --allow-debug (measure a
 // debug addon anyway; never written),
 // --no-eld (no event-loop delay monitor: its 1 ms timer costs a little CPU in every contender),
@@ -25,19 +28,29 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { WORKLOADS } from './workloads.mjs'
+import { STREAM_DELAY_MS, WORKLOADS } from './workloads.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.join(here, '..')
 
 const ALL_CONTENDERS = ['ours', 'sdk', 'ai', 'floor']
 const PEERS = ['sdk', 'ai']
+/** The streaming workload has no floor: ours, the SDK's messages.stream loop and the AI SDK's streamText. */
+const STREAM_CONTENDERS = ['ours', 'sdk', 'ai']
 const LABEL = {
   ours: 'anthropic-tool-calling',
   sdk: '@anthropic-ai/sdk toolRunner',
   ai: 'ai generateText',
   floor: 'floor: bare node:http',
 }
+const STREAM_LABEL = {
+  ours: 'anthropic-tool-calling streamWithTools',
+  sdk: '@anthropic-ai/sdk messages.stream loop',
+  ai: 'ai streamText',
+}
+const label = (contender, workload) => (WORKLOADS[workload]?.stream ? STREAM_LABEL : LABEL)[contender]
+/** The contenders of a cell: the streaming workload has no floor. */
+const cellContenders = (workload) => (WORKLOADS[workload]?.stream ? contenders.filter((c) => STREAM_CONTENDERS.includes(c)) : contenders)
 const PEER_PACKAGES = ['@anthropic-ai/sdk', 'ai', '@ai-sdk/anthropic', 'zod']
 
 let parsed
@@ -123,12 +136,20 @@ if (priority !== null && !(Number.isInteger(priority) && priority >= -20 && prio
 const niceArgs = priority === null ? [] : ['-n', String(priority), process.execPath]
 const launcher = priority === null ? process.execPath : 'nice'
 
-const everything = contenders.length === ALL_CONTENDERS.length && workloads.length === 2 && concurrencies.length === 2
-const write = opts['no-write'] ? false : (opts.write ?? (!saved && !quick && everything))
+// RESULTS.md has two generated sections: order + heavy (every contender, both concurrencies), and
+// the streaming cell (ours, sdk, ai, both concurrencies). A run rewrites each one it measured whole.
+const bothConcurrencies = concurrencies.length === 2
+const mainComplete = contenders.length === ALL_CONTENDERS.length && workloads.includes('order') && workloads.includes('heavy') && bothConcurrencies
+const streamComplete = STREAM_CONTENDERS.every((c) => contenders.includes(c)) && workloads.includes('stream') && bothConcurrencies
+const write = opts['no-write'] ? false : (opts.write ?? (!saved && !quick && (mainComplete || streamComplete)))
 if (write && quick) die('--write and --quick: a quick run is not a measurement; run without --quick to write RESULTS.md')
 
-/** Per measurement: how many runs warm up and how many are measured (quick: counted, not timed). */
-function limits(concurrency) {
+/**
+ * Per measurement: how many runs warm up and how many are measured (quick: counted, not timed; a
+ * streamed run lasts ~150 ms of paced events, so the streaming cell counts fewer at concurrency 1).
+ */
+function limits(concurrency, workload) {
+  if (quick && WORKLOADS[workload]?.stream) return { warmupRuns: 2, maxRuns: maxRunsOption ?? Math.max(8, concurrency) }
   if (quick) return { warmupRuns: 4, maxRuns: maxRunsOption ?? Math.max(16, concurrency) }
   return { warmupRuns: 1_000_000, maxRuns: maxRunsOption ?? 1_000_000 }
 }
@@ -162,7 +183,7 @@ if (!saved && contenders.includes('ours')) {
   if (probe.status !== 0) die(`cannot load the addon ${addonSource}: ${probe.stderr.trim().split('\n').slice(-3).join(' ')}`)
   const st = statSync(addonSource)
   addon = {
-    source: path.relative(root, addonSource) || addonSource,
+    source: path.relative(root, addonSource).startsWith('..') ? addonSource : path.relative(root, addonSource) || addonSource,
     profile: probe.stdout.trim(),
     mtimeMs: st.mtimeMs,
     size: st.size,
@@ -222,7 +243,7 @@ function startServer() {
 // ---------------------------------------------------------------------------------------------
 
 function measure(url, contender, workload, concurrency) {
-  const { warmupRuns, maxRuns } = limits(concurrency)
+  const { warmupRuns, maxRuns } = limits(concurrency, workload)
   const args = [
     path.join(here, 'child.mjs'),
     '--contender', contender,
@@ -234,7 +255,9 @@ function measure(url, contender, workload, concurrency) {
     '--warmup-runs', String(warmupRuns),
     '--max-runs', String(maxRuns),
   ]
-  if (noEld) args.push('--no-eld')
+  // The streaming cell has no event-loop delay monitor: a streamed run lasts ~150 ms, and the
+  // monitor's 1 ms timer would add ~3 ms of main-thread CPU to each run at concurrency 1.
+  if (noEld || WORKLOADS[workload]?.stream) args.push('--no-eld')
   return new Promise((resolve) => {
     const child = spawn(launcher, [...niceArgs, ...args], { cwd: here, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
@@ -275,6 +298,15 @@ const FIGURES = [
   { key: 'peakRssMb', head: 'peak RSS MB', better: 'min', fmt: (v) => fix(v, 1) },
 ]
 
+/** The streaming cell's figures: time to first text part first, then the others (no ELD: the cell runs without the monitor). */
+const STREAM_FIGURES = [
+  FIGURES[0],
+  { key: 'ttfpP50Ms', head: 'first text p50 ms', better: 'min', fmt: (v) => fix(v, v >= 100 ? 0 : 2) },
+  { key: 'ttfpP99Ms', head: 'first text p99 ms', better: 'min', fmt: (v) => fix(v, v >= 100 ? 0 : 2) },
+  ...FIGURES.slice(1).filter((f) => f.key !== 'eldP99Ms'),
+]
+const figuresOf = (workload) => (WORKLOADS[workload]?.stream ? STREAM_FIGURES : FIGURES)
+
 function fix(v, digits) {
   return v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(digits)
 }
@@ -294,7 +326,7 @@ function summarise(measurements) {
     row.firstFailure ??= m.firstFailure ?? null
     row.runs += m.runs ?? 0
   }
-  for (const f of FIGURES) row[f.key] = median(ok.map((m) => m[f.key]))
+  for (const f of [...FIGURES, ...STREAM_FIGURES]) row[f.key] ??= median(ok.map((m) => m[f.key]))
   row.apiUsPerRun = median(ok.map((m) => m.apiUsPerRun))
   row.spread = { runsPerSec: spread(ok.map((m) => m.runsPerSec)), cpuUsPerRun: spread(ok.map((m) => m.cpuUsPerRun)) }
   return row
@@ -318,7 +350,8 @@ function bestPeer(rows, figure) {
   return figure.better === 'max' ? Math.max(...values) : Math.min(...values)
 }
 
-function cellTable(rows) {
+function cellTable(rows, workload) {
+  const FIGURES = figuresOf(workload)
   const present = ALL_CONTENDERS.filter((c) => rows[c])
   const head = ['contender', ...FIGURES.map((f) => f.head), 'stand-in µs/run', 'spread runs/s, CPU', 'runs', 'failures']
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`]
@@ -326,7 +359,7 @@ function cellTable(rows) {
     const r = rows[c]
     const flag = r.failures > 0 ? ` ⚠ FAILED` : ''
     const spreads = r.spread.runsPerSec === null ? '–' : `${fmtRatio(r.spread.runsPerSec)}, ${fmtRatio(r.spread.cpuUsPerRun)}`
-    lines.push(`| ${LABEL[c]}${flag} | ${FIGURES.map((f) => f.fmt(r[f.key])).join(' | ')} | ${fix(r.apiUsPerRun, 0)} | ${spreads} | ${r.runs} | ${r.failures} |`)
+    lines.push(`| ${label(c, workload)}${flag} | ${FIGURES.map((f) => f.fmt(r[f.key])).join(' | ')} | ${fix(r.apiUsPerRun, 0)} | ${spreads} | ${r.runs} | ${r.failures} |`)
   }
   if (rows.ours) {
     const peers = PEERS.filter((p) => rows[p])
@@ -348,7 +381,7 @@ function fmtRatio(r) {
 
 /** The issue's targets, at concurrency 64, for each workload. */
 function targetsTable(summary) {
-  const keys = workloads.map((w) => `${w}@64`).filter((k) => summary[k]?.ours)
+  const keys = workloads.filter((w) => !WORKLOADS[w].stream).map((w) => `${w}@64`).filter((k) => summary[k]?.ours)
   if (keys.length === 0) return null
   const fig = Object.fromEntries(FIGURES.map((f) => [f.key, f]))
   const targets = [
@@ -365,6 +398,33 @@ function targetsTable(summary) {
     const vals = keys.map((k) => {
       const v = t.value(summary[k])
       return v === null || v === undefined ? '–' : `${t.fmt(v)} ${t.ok(v) ? '✓' : '✗'}`
+    })
+    lines.push(`| ${t.name} | ${vals.join(' | ')} |`)
+  }
+  return lines.join('\n')
+}
+
+/** The streaming cell against the best peer, at each concurrency (issue 11: main thread ≤ 0.2×). */
+function streamTargetsTable(summary) {
+  const keys = workloads.filter((w) => WORKLOADS[w].stream).flatMap((w) => concurrencies.map((c) => `${w}@${c}`)).filter((k) => summary[k]?.ours)
+  if (keys.length === 0 || !keys.some((k) => PEERS.some((p) => summary[k][p]))) return null
+  const fig = Object.fromEntries(STREAM_FIGURES.map((f) => [f.key, f]))
+  const vs = (key) => (rows) => ratio(rows.ours?.[key] ?? null, bestPeer(rows, fig[key]))
+  const rowsOf = [
+    { name: 'time to first text part, p50', value: vs('ttfpP50Ms') },
+    { name: 'time to first text part, p99', value: vs('ttfpP99Ms') },
+    { name: 'main-thread CPU per run ≤ 0.2× best peer', value: vs('mainCpuUsPerRun'), ok: (v) => v <= 0.2 },
+    { name: 'main-thread busy per run', value: vs('mainUsPerRun') },
+    { name: 'CPU per run (all threads)', value: vs('cpuUsPerRun') },
+    { name: 'runs/s', value: vs('runsPerSec') },
+  ]
+  const head = ['ours ÷ best peer', ...keys.map((k) => `concurrency ${k.split('@')[1]}`)]
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => ' --- ').join('|')}|`]
+  for (const t of rowsOf) {
+    const vals = keys.map((k) => {
+      const v = t.value(summary[k])
+      if (v === null || v === undefined) return '–'
+      return t.ok ? `${fmtRatio(v)} ${t.ok(v) ? '✓' : '✗'}` : fmtRatio(v)
     })
     lines.push(`| ${t.name} | ${vals.join(' | ')} |`)
   }
@@ -424,7 +484,8 @@ if (saved) console.log(`bench: the report of ${opts['from-json']} (measured ${st
 else await measureAll()
 
 async function measureAll() {
-  console.log(`bench: ${quick ? 'QUICK (smoke run, figures are not measurements)' : 'full run'}: ${rounds} round(s) × ${cells.length} cell(s) × ${contenders.length} contender(s), ${quick ? 'counted runs' : `${warmup} s warm-up + ${seconds} s measured each`}`)
+  const measurements = cells.reduce((n, cell) => n + cellContenders(cell.workload).length, 0)
+  console.log(`bench: ${quick ? 'QUICK (smoke run, figures are not measurements)' : 'full run'}: ${rounds} round(s) × ${cells.length} cell(s), ${measurements} measurement(s) a round, ${quick ? 'counted runs' : `${warmup} s warm-up + ${seconds} s measured each`}`)
   console.log(`machine: ${m.nproc} × ${m.cpu}, ${m.memGiB} GiB, Node ${m.node}; load average ${load0.map((x) => x.toFixed(2)).join(' ')}`)
   if (addon) console.log(`addon: ${addon.source}: ${addon.profile} build, ${(addon.size / 2 ** 20).toFixed(1)} MiB, built ${new Date(addon.mtimeMs).toISOString()}, sha256 ${addon.sha256}… (measured from a copy)`)
   if (!quick && load0[0] > 0.5 * m.nproc) {
@@ -444,8 +505,10 @@ async function measureAll() {
     for (let round = 0; round < rounds; round++) {
       for (const [i, cell] of cells.entries()) {
         // Each round and cell starts with another contender, so no one always runs first or last.
-        const shift = (round + i) % contenders.length
-        const order = [...contenders.slice(shift), ...contenders.slice(0, shift)]
+        const inCell = cellContenders(cell.workload)
+        if (inCell.length === 0) continue
+        const shift = (round + i) % inCell.length
+        const order = [...inCell.slice(shift), ...inCell.slice(0, shift)]
         for (const contender of order) {
           const before = await server.stats()
           const result = await measure(url, contender, cell.workload, cell.concurrency)
@@ -483,7 +546,8 @@ async function measureAll() {
           console.log(
             `[round ${round + 1}/${rounds}] ${cell.workload} c=${cell.concurrency} ${contender.padEnd(5)} ` +
               `${fix(result.runsPerSec, 0).padStart(6)} runs/s  CPU ${fix(result.cpuUsPerRun, 0).padStart(6)} µs/run  ` +
-              `main ${fix(result.mainUsPerRun, 0).padStart(6)} µs/run  p99 ${fix(result.p99Ms, 1)} ms  ${result.runs ?? 0} runs  ${status}`,
+              `main ${fix(result.mainUsPerRun, 0).padStart(6)} µs/run  p99 ${fix(result.p99Ms, 1)} ms  ` +
+              `${result.ttfpP50Ms === null || result.ttfpP50Ms === undefined ? '' : `TTFP p50 ${fix(result.ttfpP50Ms, 2)} ms  `}${result.runs ?? 0} runs  ${status}`,
           )
         }
       }
@@ -504,7 +568,7 @@ async function measureAll() {
 const summary = {}
 for (const cell of cells) {
   const rows = {}
-  for (const c of contenders) {
+  for (const c of cellContenders(cell.workload)) {
     const ms = raw.filter((r) => r.contender === c && r.workload === cell.workload && r.concurrency === cell.concurrency)
     if (ms.length > 0) rows[c] = summarise(ms)
   }
@@ -512,22 +576,32 @@ for (const cell of cells) {
 }
 
 const failed = []
+const failedStream = []
 for (const [key, rows] of Object.entries(summary)) {
-  for (const [c, r] of Object.entries(rows)) if (r.failures > 0) failed.push(`${c} ${key.replace('@', ' c=')}: ${r.failures} failure(s), first: ${r.firstFailure}`)
+  const into = WORKLOADS[key.split('@')[0]].stream ? failedStream : failed
+  for (const [c, r] of Object.entries(rows)) if (r.failures > 0) into.push(`${c} ${key.replace('@', ' c=')}: ${r.failures} failure(s), first: ${r.firstFailure}`)
 }
+const allFailed = [...failed, ...failedStream]
 
 const load1 = saved ? (saved.load1 ?? null) : os.loadavg()
 if (!saved) console.log(`bench: load average at the end ${load1.map((x) => x.toFixed(2)).join(' ')}`)
 const sections = []
 const targets = targetsTable(summary)
 if (targets) sections.push(`### Targets (issue 4), ours against the best peer\n\n${targets}`)
-for (const cell of cells) {
-  sections.push(`### ${cell.workload}, concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key])}`)
+for (const cell of cells.filter((c) => !WORKLOADS[c.workload].stream)) {
+  sections.push(`### ${cell.workload}, concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
 }
 const report = sections.join('\n\n')
+const streamSections = []
+const streamTargets = streamTargetsTable(summary)
+if (streamTargets) streamSections.push(`#### Streaming, ours against the best peer (same run)\n\n${streamTargets}`)
+for (const cell of cells.filter((c) => WORKLOADS[c.workload].stream)) {
+  streamSections.push(`#### Streaming (${cell.workload}), concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
+}
+const streamReport = streamSections.join('\n\n')
 
-console.log(`\n${report}\n`)
-if (failed.length > 0) console.log(`FAILED — a contender's conversations were not all correct:\n${failed.map((f) => `  ${f}`).join('\n')}\n`)
+console.log(`\n${[report, streamReport].filter(Boolean).join('\n\n')}\n`)
+if (allFailed.length > 0) console.log(`FAILED — a contender's conversations were not all correct:\n${allFailed.map((f) => `  ${f}`).join('\n')}\n`)
 for (const p of problems) console.log(`bench: warning: ${p}`)
 if (addon && !addonTrusted) console.log('bench: warning: the addon is a debug build: these figures mean nothing')
 
@@ -539,19 +613,43 @@ if (opts.json) {
 if (write) {
   if (!addonTrusted || stoppedEarly || raw.some((r) => r.debugAddon)) {
     console.log('bench: not writing bench/RESULTS.md: not a complete run of one release build')
+  } else if (!mainComplete && !streamComplete) {
+    console.log('bench: not writing bench/RESULTS.md: no section was measured whole (order + heavy by every contender, or the streaming cell by ours, sdk and ai; both concurrencies)')
   } else {
-    writeResults({ report, failed, load0, load1 })
+    if (mainComplete) {
+      writeResults({
+        report,
+        failed,
+        load0,
+        load1,
+        begin: '<!-- bench:begin: generated by `npm run bench`; what is between these markers is replaced on each full run -->',
+        end: '<!-- bench:end -->',
+        heading: '## Latest run',
+        contenders: 'every contender',
+      })
+    }
+    if (streamComplete) {
+      writeResults({
+        report: streamReport,
+        failed: failedStream,
+        load0,
+        load1,
+        begin: '<!-- bench:stream:begin: generated by `npm run bench` (or `-- --workloads stream`); replaced on each run that measures the whole streaming cell -->',
+        end: '<!-- bench:stream:end -->',
+        heading: '### Latest streaming run',
+        contenders: 'every streaming contender',
+        extra: `- The stand-in paces every streamed reply: ${STREAM_DELAY_MS} ms between two SSE events (\`setTimeout\`), the same for every contender.`,
+      })
+    }
   }
 }
 
-function writeResults({ report, failed, load0, load1 }) {
+function writeResults({ report, failed, load0, load1, begin, end, heading, contenders: who, extra }) {
   const file = path.join(here, 'RESULTS.md')
-  const begin = '<!-- bench:begin: generated by `npm run bench`; what is between these markers is replaced on each full run -->'
-  const end = '<!-- bench:end -->'
   const versions = PEER_PACKAGES.map((p) => `\`${p}\` ${versionOf(p)}`).join(', ')
   const generated = [
     begin,
-    `## Latest run: ${started.toISOString().replace('T', ' ').slice(0, 16)} UTC`,
+    `${heading}: ${started.toISOString().replace('T', ' ').slice(0, 16)} UTC`,
     '',
     `- Machine: ${m.nproc} × ${m.cpu} (\`nproc\` ${m.nproc}), ${m.memGiB} GiB, ${m.os}; Node ${m.node}. ` +
       (load0 && load1 ? `Load average ${load0[0].toFixed(2)} at the start, ${load1[0].toFixed(2)} at the end (other work shares this machine).` : 'Load average not recorded.'),
@@ -561,7 +659,8 @@ function writeResults({ report, failed, load0, load1 }) {
     `- Peers: ${versions}.`,
     `- ${rounds} rounds; each measurement ${warmup} s warm-up + ${seconds} s measured in a fresh process; the median of the rounds is shown.` +
       `${priority === null ? '' : ` Stand-in and contenders under \`nice -n ${priority}\`.`}${noEld ? ' No event-loop delay monitor (--no-eld).' : ''}`,
-    failed.length > 0 ? `- **FAILED**: ${failed.join('; ')}` : '- Every conversation of every contender was checked and correct (0 failures).',
+    ...(extra ? [extra] : []),
+    failed.length > 0 ? `- **FAILED**: ${failed.join('; ')}` : `- Every conversation of ${who} was checked and correct (0 failures).`,
     '',
     report,
     end,
@@ -576,7 +675,7 @@ function writeResults({ report, failed, load0, load1 }) {
     text = `# Benchmark results\n\n${generated}\n`
   }
   writeFileSync(file, text)
-  console.log('bench: bench/RESULTS.md written')
+  console.log(`bench: bench/RESULTS.md written (${heading.replace(/^#+ /, '')})`)
 }
 
-process.exitCode = failed.length > 0 || stoppedEarly ? 1 : 0
+process.exitCode = allFailed.length > 0 || stoppedEarly ? 1 : 0

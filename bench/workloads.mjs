@@ -4,6 +4,10 @@
 //   order  one tool round: get_order_status({ orderId: '4821' }) → a tiny JSON object → the answer.
 //   heavy  5 tool rounds, 3 parallel tool calls per round, each tool output 20 KB of JSON text, so
 //          the history grows by ~60 KB a round (the 6th request carries ~300 KB of tool results).
+//   stream one tool round, every reply streamed (SSE, `stream: true` required): a short text before
+//          the call, then a ~170-character answer. The stand-in paces the events (STREAM_DELAY_MS
+//          between two events, the same for every contender), so time to the first text part means
+//          something. Its contenders are the streaming ones (bench/contenders/*-stream.mjs).
 //
 // The stand-in checks every tool_result against `toolOutput` and answers with a text that starts
 // `MISMATCH` when anything is off; each contender checks the final text and its tool call count.
@@ -14,24 +18,31 @@ export const MAX_TOKENS = 1024
 
 const WINDOWS = ['1h', '24h', '7d']
 
+/**
+ * The stand-in's pause between two SSE events of a streamed reply (message_start goes out at once;
+ * ping, each content_block_start / _delta / _stop, message_delta and message_stop each wait this
+ * long first). Text deltas are 2–7 characters, as the Messages API sends them.
+ */
+export const STREAM_DELAY_MS = 2
+
+const ORDER_TOOL = {
+  name: 'get_order_status',
+  description: 'Look up the status of an order by its ID',
+  input_schema: {
+    type: 'object',
+    properties: { orderId: { type: 'string', description: 'The order number, digits only' } },
+    required: ['orderId'],
+    additionalProperties: false,
+  },
+}
+
 export const WORKLOADS = {
   order: {
     name: 'order',
     prompt: "What's the status of order #4821?",
     rounds: 1,
     callsPerRound: 1,
-    tools: [
-      {
-        name: 'get_order_status',
-        description: 'Look up the status of an order by its ID',
-        input_schema: {
-          type: 'object',
-          properties: { orderId: { type: 'string', description: 'The order number, digits only' } },
-          required: ['orderId'],
-          additionalProperties: false,
-        },
-      },
-    ],
+    tools: [ORDER_TOOL],
     /** The tool_use blocks of round `k` (0-based). */
     calls(k) {
       return [{ id: `toolu_order_${k}_0`, name: 'get_order_status', input: { orderId: '4821' } }]
@@ -92,6 +103,28 @@ export const WORKLOADS = {
     roundText: (k) => `Round ${k + 1} of 5: searching the docs, fetching the record and pulling the metrics.`,
     finalText: 'Report ready: 15 tool results checked, 307200 bytes of tool output.',
   },
+  stream: {
+    name: 'stream',
+    stream: true,
+    prompt: 'Where is my order #4821, and when will it arrive?',
+    rounds: 1,
+    callsPerRound: 1,
+    tools: [ORDER_TOOL],
+    calls(k) {
+      return [{ id: `toolu_stream_${k}_0`, name: 'get_order_status', input: { orderId: '4821' } }]
+    },
+    roundText: () => 'Let me look up order #4821 for you.',
+    finalText:
+      'Your order #4821 has shipped with UPS and is on its way. The expected delivery date is 2026-12-02; ' +
+      'you will get an email with the tracking link when it is out for delivery.',
+  },
+}
+
+/** Every text delta of a run, joined: each round's text, then the final answer. */
+export function streamedText(workload) {
+  let text = ''
+  for (let k = 0; k < workload.rounds; k++) if (workload.roundText) text += workload.roundText(k)
+  return text + workload.finalText
 }
 
 /** Tool outputs of the heavy workload are this many characters (ASCII, so bytes too). */
@@ -102,7 +135,7 @@ export const HEAVY_OUTPUT_CHARS = 20 * 1024
  * `z` is passed in: zod is a dependency of bench/ only.
  */
 export function zodSchemas(z, workload) {
-  if (workload.name === 'order') {
+  if (workload.name === 'order' || workload.name === 'stream') {
     return { get_order_status: z.object({ orderId: z.string().describe('The order number, digits only') }).strict() }
   }
   return {
@@ -215,6 +248,11 @@ function sameJson(text, value) {
   }
 }
 
+/** The mock's step option for the pause between SSE events (used only when the request streams). */
+function pacing(workload) {
+  return workload.stream ? { streamDelayMs: STREAM_DELAY_MS } : {}
+}
+
 /**
  * The stand-in's answer to a valid request: the next step of the workload's conversation, or a
  * text starting `MISMATCH` (so the contender's check fails) when the request is not the expected
@@ -227,6 +265,8 @@ export function scriptedReply(body) {
   const offered = (body.tools ?? []).map((t) => t.name).sort().join(',')
   const expected = workload.tools.map((t) => t.name).sort().join(',')
   if (offered !== expected) return { mismatch: `tools offered: ${offered || 'none'}; expected ${expected}` }
+  if (workload.stream && body.stream !== true) return { mismatch: 'the stream workload is streamed: the request must have stream: true' }
+  if (!workload.stream && body.stream === true) return { mismatch: `the ${workload.name} workload is not streamed` }
   if (messages.length % 2 !== 1) return { mismatch: `${messages.length} messages: the history should end with a user turn` }
   const k = (messages.length - 1) / 2
   if (k > 0) {
@@ -236,8 +276,8 @@ export function scriptedReply(body) {
   if (k < workload.rounds) {
     const content = workload.calls(k).map((c) => ({ type: 'tool_use', ...c }))
     if (workload.roundText) content.unshift({ type: 'text', text: workload.roundText(k) })
-    return { content, stop_reason: 'tool_use' }
+    return { content, stop_reason: 'tool_use', ...pacing(workload) }
   }
-  if (k === workload.rounds) return { content: [{ type: 'text', text: workload.finalText }], stop_reason: 'end_turn' }
+  if (k === workload.rounds) return { content: [{ type: 'text', text: workload.finalText }], stop_reason: 'end_turn', ...pacing(workload) }
   return { mismatch: `request ${k + 1} of a conversation that has ${workload.rounds + 1}` }
 }

@@ -53,8 +53,9 @@ export declare function setCancelHook(cancel: (runId: number, toolUseId: string)
 export interface ToolReply {
   /**
    * `"text"` (a string result), `"json"` (any other result, as JSON), `"tool_error"` (a
-   * `ToolError`: content is its message) or `"error"` (anything else thrown: content is the
-   * developer's message).
+   * `ToolError`: content is its message), `"invalid_input"` (the tool's Standard Schema refused
+   * the input: content is one `field: reason` line per problem) or `"error"` (anything else
+   * thrown: content is the developer's message).
    */
   kind: string
   content: string

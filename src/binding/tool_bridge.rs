@@ -20,8 +20,9 @@ use crate::engine::tools::{ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome
 #[napi(object)]
 pub struct ToolReply {
     /// `"text"` (a string result), `"json"` (any other result, as JSON), `"tool_error"` (a
-    /// `ToolError`: content is its message) or `"error"` (anything else thrown: content is the
-    /// developer's message).
+    /// `ToolError`: content is its message), `"invalid_input"` (the tool's Standard Schema refused
+    /// the input: content is one `field: reason` line per problem) or `"error"` (anything else
+    /// thrown: content is the developer's message).
     pub kind: String,
     pub content: String,
 }
@@ -121,6 +122,10 @@ fn outcome_of(reply: ToolReply) -> ToolOutcome {
         },
         "tool_error" => ToolOutcome::ToolError(reply.content),
         "error" => ToolOutcome::Failed(reply.content),
+        // content: the problems, one `field: reason` per line.
+        "invalid_input" => {
+            ToolOutcome::InvalidInput(reply.content.lines().map(str::to_owned).collect())
+        }
         other => ToolOutcome::Failed(format!(
             "the tool bridge answered an unknown kind {other:?}"
         )),

@@ -164,7 +164,7 @@ function describeIssues(issues) {
     return `${field || '(root)'}: ${message}`
   })
   if (issues.length > lines.length) lines.push(`(and ${issues.length - lines.length} more)`)
-  return lines.join('\n')
+  return lines.length > 0 ? lines.join('\n') : '(root): the input was refused by its schema'
 }
 
 /**
@@ -183,6 +183,7 @@ function bridge(execute, standard) {
       let input = JSON.parse(inputJson)
       if (standard) {
         const checked = await standard.validate(input)
+        if (checked === null || typeof checked !== 'object') throw new TypeError(`its schema's ~standard.validate returned ${describe(checked)}`)
         if (checked.issues) {
           if (run) run.causes.set(toolUseId, checked.issues)
           return { kind: 'invalid_input', content: describeIssues(checked.issues) }

@@ -54,6 +54,11 @@ export declare const enum ReplyKind {
   Json = 'json',
   /** `toolResult(blocks)`: `content` is the blocks as a JSON array. */
   Blocks = 'blocks',
+  /**
+   * The tool's Standard Schema refused the input: `content` is one `field: reason` line per
+   * problem.
+   */
+  InvalidInput = 'invalid_input',
   /** A `ToolError`: `content` is its message, for the model. */
   ToolError = 'tool_error',
   /** Anything else thrown: `content` is the developer's message. */

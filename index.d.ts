@@ -4,18 +4,100 @@
 export interface InputSchema {
   type: 'object'
   properties?: Record<string, unknown>
-  required?: string[]
+  required?: readonly string[]
   [keyword: string]: unknown
 }
 
-/** A tool as the Messages API sees it; sent exactly as given. */
-export interface ToolDefinition {
+/**
+ * A Standard Schema (standardschema.dev): zod ≥ 4, valibot, arktype… `registerTool` needs one that
+ * can give a JSON Schema (`~standard.jsonSchema`: zod ≥ 4.2, arktype, valibot's
+ * `toStandardJsonSchema`; zod 4.0–4.1 through the installed zod's `toJSONSchema`).
+ */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly '~standard': {
+    readonly version: 1
+    readonly vendor: string
+    readonly validate: (value: unknown) => StandardSchemaV1.Result<Output> | Promise<StandardSchemaV1.Result<Output>>
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined
+  }
+}
+export declare namespace StandardSchemaV1 {
+  type Result<Output> = { readonly value: Output; readonly issues?: undefined } | { readonly issues: ReadonlyArray<Issue> }
+  interface Issue {
+    readonly message: string
+    readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined
+  }
+}
+
+/** What `registerTool` takes as `input_schema`: a JSON Schema object, or a Standard Schema (zod…). */
+export type ToolInputSchema = InputSchema | StandardSchemaV1
+
+/** A tool as the Messages API sees it; sent exactly as given (a Standard Schema as its JSON Schema). */
+export interface ToolDefinition<S = InputSchema> {
   /** `^[a-zA-Z0-9_-]{1,128}$` */
   name: string
   description?: string
-  input_schema: InputSchema
+  input_schema: S
   [field: string]: unknown
 }
+
+/**
+ * The input `execute` receives for a schema: a Standard Schema's output type (after transforms
+ * and defaults); for a JSON Schema literal, the type it describes where it can be read off
+ * (`properties`, `required`, `type`, `enum`, `const`, `items`, `anyOf`/`oneOf`); else `any`.
+ */
+export type InferToolInput<S> = S extends StandardSchemaV1<any, infer O>
+  ? O
+  : S extends { properties: infer P }
+    ? string extends keyof P
+      ? any
+      : FromJsonSchema<S>
+    : any
+
+/** The TypeScript type a JSON Schema literal describes (a small json-schema-to-ts). */
+export type FromJsonSchema<S> = S extends { const: infer C }
+  ? C
+  : S extends { enum: readonly (infer E)[] }
+    ? E
+    : S extends { anyOf: readonly (infer A)[] }
+      ? FromJsonSchema<A>
+      : S extends { oneOf: readonly (infer A)[] }
+        ? FromJsonSchema<A>
+        : S extends { type: readonly (infer T)[] }
+          ? FromJsonType<T, S>
+          : S extends { type: infer T }
+            ? FromJsonType<T, S>
+            : unknown
+
+type FromJsonType<T, S> = T extends 'string'
+  ? string
+  : T extends 'number' | 'integer'
+    ? number
+    : T extends 'boolean'
+      ? boolean
+      : T extends 'null'
+        ? null
+        : T extends 'array'
+          ? S extends { items: infer I }
+            ? FromJsonSchema<I>[]
+            : unknown[]
+          : T extends 'object'
+            ? FromJsonObject<S>
+            : unknown
+
+type Flatten<T> = { [K in keyof T]: T[K] } & {}
+
+type FromJsonObject<S> = S extends { properties: infer P }
+  ? Flatten<
+      {
+        -readonly [K in keyof P as K extends RequiredOf<S> ? K : never]-?: FromJsonSchema<P[K]>
+      } & {
+        -readonly [K in keyof P as K extends RequiredOf<S> ? never : K]?: FromJsonSchema<P[K]>
+      } & (S extends { additionalProperties: false } ? {} : { [key: string]: unknown })
+    >
+  : { [key: string]: unknown }
+
+type RequiredOf<S> = S extends { required: readonly (infer R)[] } ? R : never
 
 /** What every `execute` receives besides the input. */
 export interface ToolContext<C = unknown> {
@@ -32,7 +114,7 @@ export interface ToolContext<C = unknown> {
 }
 
 export interface Tool<I = any, O = unknown, C = any> {
-  definition: ToolDefinition
+  definition: ToolDefinition<ToolInputSchema>
   /** Sync or async. A string result is sent as it is, anything else as its JSON (`undefined` → `null`). */
   execute: (input: I, ctx: ToolContext<C>) => O | Promise<O>
   /**
@@ -44,13 +126,28 @@ export interface Tool<I = any, O = unknown, C = any> {
   needsApproval?: boolean | ((input: I, ctx: { toolUseId: string; context: C }) => boolean | Promise<boolean>)
 }
 
+/** A tool whose `execute` input is inferred from its `input_schema` (zod, or a JSON Schema literal). */
+export interface ToolFromSchema<S extends ToolInputSchema, O = unknown, C = any> {
+  definition: ToolDefinition<S>
+  /**
+   * Sync or async; gets the input as the schema parsed it (a Standard Schema's transforms and
+   * defaults applied). A string result is sent as it is, anything else as its JSON.
+   */
+  execute: (input: InferToolInput<S>, ctx: ToolContext<C>) => O | Promise<O>
+}
+
 /** Throw it from `execute` to send `message` verbatim to the model (`is_error: true`). */
 export declare class ToolError extends Error {
   constructor(message: string, options?: { cause?: unknown })
 }
 
-/** Registers a tool, replacing one of the same name. Throws a `TypeError` (`registerTool: …`) for a bad tool. */
-export declare function registerTool<I = any, O = unknown, C = any>(tool: Tool<I, O, C>): void
+/**
+ * Registers a tool, replacing one of the same name. Throws a `TypeError` (`registerTool: …`) for a
+ * bad tool. `execute`'s input is inferred from `input_schema` (a zod schema's output type; a JSON
+ * Schema literal's described type), or given as `registerTool<Input>(…)`.
+ */
+export declare function registerTool<const S extends ToolInputSchema, O = unknown, C = any>(tool: ToolFromSchema<S, O, C>): void
+export declare function registerTool<I = any, O = unknown, C = any>(tool: Tool<I, O, C> & { definition: ToolDefinition<InputSchema> }): void
 /** Removes a tool; whether it was registered. */
 export declare function unregisterTool(name: string): boolean
 /** The registered definitions, in registration order. */

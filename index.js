@@ -94,9 +94,13 @@ function registerTool(tool) {
   if (typeof execute !== 'function') {
     throw new TypeError(`registerTool: execute of ${name} must be a function, got ${describe(execute)}`)
   }
+  // A Standard Schema (zod, valibot, arktype…): the API and the Rust engine get its JSON Schema;
+  // its own `validate` runs on each input after the engine's check.
+  const standard = standardSchemaOf(definition.input_schema)
+  const sent = standard ? { ...definition, input_schema: jsonSchemaOf(name, definition.input_schema, standard) } : definition
   let json
   try {
-    json = JSON.stringify(definition)
+    json = JSON.stringify(sent)
   } catch (e) {
     throw new TypeError(`registerTool: definition of ${name} cannot be turned into JSON: ${e.message}`)
   }
@@ -104,10 +108,83 @@ function registerTool(tool) {
     throw new TypeError(`registerTool: needsApproval of ${name} must be true, false or a function (input, ctx) => boolean, got ${describe(needsApproval)}`)
   }
   try {
-    binding.registerTool(json, bridge(name, execute), needsApproval === true, typeof needsApproval === 'function' ? asker(needsApproval) : undefined)
+    binding.registerTool(json, bridge(name, execute, standard), needsApproval === true, typeof needsApproval === 'function' ? asker(needsApproval) : undefined)
   } catch (e) {
     throw new TypeError(e.message)
   }
+}
+
+/** The `~standard` props of a Standard Schema (standardschema.dev), else null. */
+function standardSchemaOf(schema) {
+  if (schema === null || (typeof schema !== 'object' && typeof schema !== 'function')) return null
+  const props = schema['~standard']
+  return props !== null && typeof props === 'object' && typeof props.validate === 'function' ? props : null
+}
+
+/**
+ * The JSON Schema of a Standard Schema's *input* (what the model must send): through
+ * `~standard.jsonSchema` (zod ≥ 4.2, arktype, valibot's toStandardJsonSchema), else, for zod
+ * 4.0–4.1, through `z.toJSONSchema` of the zod the application installed (an optional peer).
+ */
+function jsonSchemaOf(name, schema, standard) {
+  const fail = (why) => new TypeError(`registerTool: input_schema of ${name} ${why}`)
+  let converted
+  if (standard.jsonSchema !== null && typeof standard.jsonSchema === 'object' && typeof standard.jsonSchema.input === 'function') {
+    try {
+      converted = standard.jsonSchema.input({ target: 'draft-2020-12' })
+    } catch (e) {
+      throw fail(`cannot be turned into a JSON Schema (${standard.vendor}: ${e && e.message}); use types that JSON can carry`)
+    }
+  } else if (standard.vendor === 'zod') {
+    if (schema._zod === undefined) {
+      throw fail('is a zod 3 schema, which gives no JSON Schema; write it with zod 4 (import { z } from "zod" with zod ≥ 4.2)')
+    }
+    const zod = optionalZod()
+    if (!zod) throw fail('is a zod schema without ~standard.jsonSchema (zod < 4.2) and zod\'s toJSONSchema cannot be loaded; install zod ≥ 4.2')
+    try {
+      converted = zod.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12' })
+    } catch (e) {
+      throw fail(`cannot be turned into a JSON Schema (zod: ${e && e.message}); use types that JSON can carry`)
+    }
+  } else {
+    throw fail(
+      `is a Standard Schema (${standard.vendor}) that gives no JSON Schema (no ~standard.jsonSchema); ` +
+        'use one that does (zod ≥ 4.2, arktype, valibot through toStandardJsonSchema) or a JSON Schema object',
+    )
+  }
+  if (converted === null || typeof converted !== 'object' || Array.isArray(converted)) {
+    throw fail(`did not convert: its JSON Schema came out as ${describe(converted)}, not an object`)
+  }
+  return converted
+}
+
+/** The application's zod 4 (`zod`, or `zod/v4` of zod 3.25), if it has one. */
+function optionalZod() {
+  for (const id of ['zod', 'zod/v4']) {
+    try {
+      const zod = require(id)
+      if (typeof zod.toJSONSchema === 'function') return zod
+    } catch {}
+  }
+  return null
+}
+
+const MAX_LISTED_ISSUES = 3
+
+/** A Standard Schema's issues as the engine words JSON Schema errors: `items[0].name: reason`. */
+function describeIssues(issues) {
+  const lines = issues.slice(0, MAX_LISTED_ISSUES).map((issue) => {
+    let field = ''
+    for (const seg of issue.path || []) {
+      const key = seg !== null && typeof seg === 'object' ? seg.key : seg
+      if (typeof key === 'number' || (typeof key === 'string' && /^[0-9]+$/.test(key))) field += `[${String(key)}]`
+      else field += (field ? '.' : '') + String(key)
+    }
+    const message = String(issue.message || 'invalid').replace(/\s*\n\s*/g, ' ')
+    return `${field || '(root)'}: ${message}`
+  })
+  if (issues.length > lines.length) lines.push(`(and ${issues.length - lines.length} more)`)
+  return lines.length > 0 ? lines.join('\n') : '(root): the input was refused by its schema'
 }
 
 const NOT_STARTED = Object.freeze({ kind: 'not_started', content: '' })
@@ -133,9 +210,11 @@ function asker(needsApproval) {
  * The function Rust calls for each tool call; it always resolves with a ToolReply. A call whose
  * run is gone, was aborted, or gave up on it (a timeout, a failed sibling in stop mode) before
  * this dispatch is never started: `control.begin` answers that, under the same lock the engine
- * takes when it gives up on a call.
+ * takes when it gives up on a call. With a Standard Schema the input goes through its `validate`
+ * first: `execute` gets the parsed value (transforms and defaults applied), and its issues are
+ * reported like a JSON Schema failure.
  */
-function bridge(name, execute) {
+function bridge(name, execute, standard) {
   return async (inputJson, toolUseId, runId) => {
     const run = runs.get(runId)
     if (run === undefined || !run.control.begin(toolUseId)) return NOT_STARTED
@@ -150,7 +229,17 @@ function bridge(name, execute) {
     let output
     let pending
     try {
-      pending = execute(input, ctx)
+      let value = input
+      if (standard) {
+        const checked = await standard.validate(input)
+        if (checked === null || typeof checked !== 'object') throw new TypeError(`its schema's ~standard.validate returned ${describe(checked)}`)
+        if (checked.issues) {
+          run.causes.set(toolUseId, checked.issues)
+          return { kind: 'invalid_input', content: describeIssues(checked.issues) }
+        }
+        value = checked.value
+      }
+      pending = execute(value, ctx)
       // Held until it settles: a Promise nothing else references would otherwise be collected
       // while pending, and the call would fail at random instead of timing out (toolTimeoutMs).
       run.pending.add(pending)

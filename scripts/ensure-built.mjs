@@ -5,9 +5,11 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { hostPlatform } from './platform.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const addon = join(root, `anthropic-tool-calling.${process.platform}-${process.arch}-gnu.node`)
+// anthropic-tool-calling.linux-x64-gnu.node on Linux with glibc, .darwin-arm64.node on a Mac…
+const addon = join(root, `anthropic-tool-calling.${hostPlatform()}.node`)
 
 function newest(path) {
   const st = statSync(path)

@@ -1,19 +1,24 @@
 // Packs the package exactly as `npm publish` would ship it, without publishing anything:
-//   the main package (JS + types, no binary) and the per-platform package npm/linux-x64-gnu
-//   (the prebuilt `.node`), which the main one names in `optionalDependencies`.
-// It runs the napi-rs publishing steps — `napi artifacts` (copy the built `.node` into npm/<target>/)
-// and `napi pre-publish --skip-optional-publish` (write `optionalDependencies`) — on a copy of the
-// package in a temp dir, so the working tree is never touched.
+//   the main package (JS + types, no binary) and one npm/<platform> package (only the `.node`)
+//   for this machine's platform (the root's `npm run build` output) and, with --cross, for every
+//   platform scripts/cross-build.sh built (target/cross/<platform>/), which the main one names
+//   in `optionalDependencies`.
+// It runs the napi-rs publishing steps — `napi artifacts` (copy each built `.node` into
+// npm/<platform>/) and `napi pre-publish --skip-optional-publish` (write `optionalDependencies`) —
+// on a copy of the package in a temp dir, so the working tree is never touched. In that copy
+// napi.targets is narrowed to the packed platforms (a release has all of them: see release.yml).
 //
-//   node scripts/pack.mjs [outDir]     → packs, prints the two tarball paths (default outDir: ./.pack)
+//   node scripts/pack.mjs [--cross] [outDir]   → packs, prints the tarball paths (default outDir: ./.pack)
+//     --cross: also the platforms in target/cross/ (what scripts/cross-build.sh built)
 //   import { packTarballs, ensurePacked } from './scripts/pack.mjs'
 //
-// It packs the addon that is built now; build it first (`npm install` / `npm run build`).
+// It packs the addons that are built now; build first (`npm install` / `npm run build`).
 import { spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { hostPlatform, platformOfTarget } from './platform.mjs'
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const napiCli = join(root, 'node_modules', '@napi-rs', 'cli', 'dist', 'cli.js')
@@ -32,58 +37,105 @@ function npmPack(dir, outDir) {
   return join(outDir, JSON.parse(out)[0].filename)
 }
 
-/** Packs both packages into `outDir`; returns `{ main, platform, platformPackage }` (tarball paths, name). */
-export function packTarballs(outDir = join(root, '.pack')) {
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
-  const abi = `${process.platform}-${process.arch}-gnu`
-  if (abi !== 'linux-x64-gnu') throw new Error(`pack: only linux-x64-gnu is built here, this machine is ${abi}`)
-  const binary = `${pkg.napi.binaryName}.${abi}.node`
-  if (!existsSync(join(root, binary))) {
-    throw new Error(`pack: ${binary} is missing; build the addon first (npm install, or npm run build)`)
+const readPkg = () => JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+
+/** The built binary of each platform of napi.targets: `{ target, platform, binary, path }`. */
+export function builtBinaries(pkg = readPkg(), { cross = false } = {}) {
+  const host = hostPlatform()
+  const found = []
+  for (const target of pkg.napi.targets) {
+    const platform = platformOfTarget(target)
+    const binary = `${pkg.napi.binaryName}.${platform}.node`
+    const candidates = cross ? [join(root, 'target', 'cross', platform, binary)] : []
+    if (platform === host) candidates.unshift(join(root, binary))
+    const path = candidates.find(existsSync)
+    if (path) found.push({ target, platform, binary, path })
   }
-  if (!existsSync(join(root, 'npm', abi, 'package.json'))) {
-    throw new Error(`pack: npm/${abi}/package.json is missing; run npx napi create-npm-dirs`)
+  if (!found.some((b) => b.platform === host)) {
+    throw new Error(`pack: ${pkg.napi.binaryName}.${host}.node is missing; build the addon first (npm install, or npm run build)`)
+  }
+  return found
+}
+
+const tarballName = (pkg, platform) => (platform ? `${pkg.name}-${platform}-${pkg.version}.tgz` : `${pkg.name}-${pkg.version}.tgz`)
+
+/** What the other scripts use: the main tarball, every platform's, and this machine's. */
+function describe(pkg, outDir, platforms) {
+  const host = hostPlatform()
+  return {
+    main: join(outDir, tarballName(pkg)),
+    platforms: Object.fromEntries(platforms.map((p) => [p, join(outDir, tarballName(pkg, p))])),
+    platform: join(outDir, tarballName(pkg, host)),
+    platformPackage: `${pkg.name}-${host}`,
+  }
+}
+
+/**
+ * Packs the main package and this machine's platform package into `outDir`; with `cross`, also
+ * every platform scripts/cross-build.sh built (target/cross/).
+ */
+export function packTarballs(outDir = join(root, '.pack'), { cross = false } = {}) {
+  const pkg = readPkg()
+  const built = builtBinaries(pkg, { cross })
+  for (const { platform } of built) {
+    if (!existsSync(join(root, 'npm', platform, 'package.json'))) {
+      throw new Error(`pack: npm/${platform}/package.json is missing; run npx napi create-npm-dirs`)
+    }
   }
 
   mkdirSync(outDir, { recursive: true })
   const stage = mkdtempSync(join(tmpdir(), 'atc-pack-'))
+  const binaries = join(stage, '.binaries')
   try {
     for (const f of ['package.json', 'README.md', 'LICENSE', ...pkg.files]) {
       if (existsSync(join(root, f))) cpSync(join(root, f), join(stage, f), { recursive: true })
     }
-    cpSync(join(root, 'npm', abi), join(stage, 'npm', abi), { recursive: true })
+    const staged = { ...pkg, napi: { ...pkg.napi, targets: built.map((b) => b.target) } }
+    writeFileSync(join(stage, 'package.json'), JSON.stringify(staged, null, 2) + '\n')
+    mkdirSync(binaries)
+    for (const { platform, binary, path } of built) {
+      cpSync(join(root, 'npm', platform), join(stage, 'npm', platform), { recursive: true })
+      copyFileSync(path, join(binaries, binary))
+    }
     // The release steps of napi-rs, as in "Publishing" in the README.
-    run(process.execPath, [napiCli, 'artifacts', '--cwd', stage, '--output-dir', root, '--npm-dir', 'npm'], stage)
+    run(process.execPath, [napiCli, 'artifacts', '--cwd', stage, '--output-dir', binaries, '--npm-dir', 'npm'], stage)
     run(process.execPath, [napiCli, 'pre-publish', '--cwd', stage, '-t', 'npm', '--skip-optional-publish', '--no-gh-release'], stage)
 
-    const staged = JSON.parse(readFileSync(join(stage, 'package.json'), 'utf8'))
-    const platformPackage = `${pkg.name}-${abi}`
-    if (staged.optionalDependencies?.[platformPackage] !== pkg.version) {
-      throw new Error(`pack: napi pre-publish did not add ${platformPackage}@${pkg.version} to optionalDependencies`)
+    const published = JSON.parse(readFileSync(join(stage, 'package.json'), 'utf8'))
+    for (const { platform, binary } of built) {
+      if (published.optionalDependencies?.[`${pkg.name}-${platform}`] !== pkg.version) {
+        throw new Error(`pack: napi pre-publish did not add ${pkg.name}-${platform}@${pkg.version} to optionalDependencies`)
+      }
+      if (!existsSync(join(stage, 'npm', platform, binary))) throw new Error(`pack: napi artifacts did not copy ${binary} into npm/${platform}`)
     }
-    if (!existsSync(join(stage, 'npm', abi, binary))) throw new Error(`pack: napi artifacts did not copy ${binary} into npm/${abi}`)
-    return { main: npmPack(stage, outDir), platform: npmPack(join(stage, 'npm', abi), outDir), platformPackage }
+    rmSync(binaries, { recursive: true })
+    npmPack(stage, outDir)
+    for (const { platform } of built) npmPack(join(stage, 'npm', platform), outDir)
+    return describe(pkg, outDir, built.map((b) => b.platform))
   } finally {
     rmSync(stage, { recursive: true, force: true })
   }
 }
 
 /** The tarballs in `outDir`, packed again only when something that goes into them is newer. */
-export function ensurePacked(outDir = join(root, '.pack')) {
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
-  const abi = `${process.platform}-${process.arch}-gnu`
-  const main = join(outDir, `${pkg.name}-${pkg.version}.tgz`)
-  const platform = join(outDir, `${pkg.name}-${abi}-${pkg.version}.tgz`)
-  const inputs = ['package.json', 'README.md', ...pkg.files, `${pkg.napi.binaryName}.${abi}.node`, join('npm', abi, 'package.json')]
+export function ensurePacked(outDir = join(root, '.pack'), { cross = false } = {}) {
+  const pkg = readPkg()
+  const built = builtBinaries(pkg, { cross })
+  const packed = describe(pkg, outDir, built.map((b) => b.platform))
+  const inputs = ['package.json', 'README.md', ...pkg.files, ...built.map((b) => join('npm', b.platform, 'package.json'))]
     .map((f) => join(root, f))
+    .concat(built.map((b) => b.path))
     .filter(existsSync)
   const newestInput = Math.max(...inputs.map((f) => statSync(f).mtimeMs))
-  const fresh = [main, platform].every((f) => existsSync(f) && statSync(f).mtimeMs > newestInput)
-  return fresh ? { main, platform, platformPackage: `${pkg.name}-${abi}` } : packTarballs(outDir)
+  const fresh = [packed.main, ...Object.values(packed.platforms)].every((f) => existsSync(f) && statSync(f).mtimeMs > newestInput)
+  return fresh ? packed : packTarballs(outDir, { cross })
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { main, platform } = packTarballs(process.argv[2] ? resolve(process.argv[2]) : undefined)
+  const args = process.argv.slice(2)
+  const cross = args.includes('--cross')
+  const outDir = args.find((a) => !a.startsWith('--'))
+  const { main, platforms } = packTarballs(outDir ? resolve(outDir) : undefined, { cross })
   console.log(main)
-  console.log(platform)
+  for (const tarball of Object.values(platforms)) console.log(tarball)
 }

@@ -421,3 +421,50 @@ async fn continue_an_empty_tool_error_still_tells_the_model_something() {
     );
     assert!(out.tool_calls[0].is_error);
 }
+
+// ---- an executor's own check of the input (a Standard Schema's refinements in JS) ----
+
+fn refusing() -> Tool {
+    tool(&any_input("refine"), |_call: ToolInvocation| async {
+        ToolOutcome::InvalidInput(vec!["orderId: Order number has a wrong check digit".into()])
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_executor_refusing_the_input_is_reported_like_a_schema_failure() {
+    let server = Server::start([Step::tool_uses(&[(
+        "toolu_1",
+        "refine",
+        json!({ "orderId": "1235" }),
+    )])])
+    .await;
+    let err = run_once(&config(&server), &[refusing()], prompt("Return it"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::ToolValidationError);
+    assert_eq!(err.tool_name.as_deref(), Some("refine"));
+    assert!(
+        err.message.contains(
+            "does not match its input_schema: orderId: Order number has a wrong check digit"
+        ),
+        "{}",
+        err.message
+    );
+
+    let server = Server::start([
+        Step::tool_uses(&[("toolu_1", "refine", json!({ "orderId": "1235" }))]),
+        Step::text("Please check the number."),
+    ])
+    .await;
+    let out = run_once(&continue_mode(&server), &[refusing()], prompt("Return it"))
+        .await
+        .unwrap();
+    assert_eq!(
+        server.requests()[1].last_blocks(),
+        vec![
+            json!({ "type": "tool_result", "tool_use_id": "toolu_1", "is_error": true, "content":
+            "Invalid input for refine: orderId: Order number has a wrong check digit. Call refine again with input that matches its input_schema." })
+        ]
+    );
+    assert!(out.tool_calls[0].is_error);
+}

@@ -34,6 +34,9 @@ pub enum ReplyKind {
     Json,
     /// `toolResult(blocks)`: `content` is the blocks as a JSON array.
     Blocks,
+    /// The tool's Standard Schema refused the input: `content` is one `field: reason` line per
+    /// problem.
+    InvalidInput,
     /// A `ToolError`: `content` is its message, for the model.
     ToolError,
     /// Anything else thrown: `content` is the developer's message.
@@ -193,6 +196,9 @@ fn outcome_of(reply: ToolReply) -> ToolOutcome {
             json: true,
         },
         ReplyKind::Blocks => ToolOutcome::Blocks(reply.content),
+        ReplyKind::InvalidInput => {
+            ToolOutcome::InvalidInput(reply.content.lines().map(str::to_owned).collect())
+        }
         ReplyKind::ToolError => ToolOutcome::ToolError(reply.content),
         ReplyKind::Error => ToolOutcome::Failed(reply.content),
         // Only a call the engine gave up on is refused at dispatch, and then nobody awaits this.

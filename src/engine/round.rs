@@ -536,6 +536,13 @@ async fn execute(
             };
             (Why::ToolError, Words { model, dev, stop })
         }
+        Some(ToolOutcome::InvalidInput(problems)) => {
+            let words = Words::new(
+                fb::invalid_input_for_model(name, &problems),
+                fb::invalid_input_for_developer(name, &problems),
+            );
+            (Why::InvalidInput, words)
+        }
         Some(ToolOutcome::Failed(message)) => {
             let dev = format!("The tool {name} failed: {message}");
             let stop = format!("{} {}", fb::sentence(&dev), fb::STOP_ADVICE);

@@ -30,6 +30,10 @@ pub enum ToolOutcome {
     ToolError(String),
     /// Anything else that went wrong; the message is for the developer, never the model.
     Failed(String),
+    /// The executor's own check of the input refused it (a Standard Schema's refinements, run in
+    /// JS after the JSON Schema passed): one `field: reason` line per problem. Reported exactly
+    /// like input that fails the JSON Schema (`tool_validation_error`, or `is_error` for the model).
+    InvalidInput(Vec<String>),
 }
 
 /// A boxed future of a tool's outcome.

@@ -1,13 +1,19 @@
 // The tools the model may call. Each `execute` is a plain function over the database; a
 // `ToolError` carries words meant for the model (and the user), any other throw is a bug.
+// Input schemas are zod: the model sees their JSON Schema, and `execute` gets the parsed input,
+// typed from the schema (here the order number with its "#" and spaces already stripped).
+import { z } from 'zod'
 import { registerTool, ToolError } from 'anthropic-tool-calling'
 import { createReturn, daysSince, findOrder, RETURN_WINDOW_DAYS, type Order } from '@/lib/orders'
 
-const orderId = { type: 'string', description: 'The order number, digits only, e.g. "4821"' }
+const orderId = z
+  .string()
+  .describe('The order number, digits only, e.g. "4821"')
+  .transform((id) => id.replace(/^#/, '').trim())
 
 /** The order, or a ToolError the model can act on. */
 function mustFind(id: string): Order {
-  const order = findOrder(id.replace(/^#/, '').trim())
+  const order = findOrder(id)
   if (!order) throw new ToolError(`Order ${id} does not exist. Ask the user to check the order number.`)
   return order
 }
@@ -20,25 +26,23 @@ function describe(order: Order) {
   )
 }
 
-registerTool<{ orderId: string }>({
+registerTool({
   definition: {
     name: 'get_order_status',
     description: 'Look up the status of an order by its ID: status, item, carrier, expected delivery (eta) or delivery date.',
-    input_schema: { type: 'object', properties: { orderId }, required: ['orderId'], additionalProperties: false },
+    input_schema: z.strictObject({ orderId }),
   },
   execute: async ({ orderId }) => describe(mustFind(orderId)),
 })
 
-registerTool<{ orderId: string; reason?: string }>({
+registerTool({
   definition: {
     name: 'solicitar_devolucion',
     description: `Solicita la devolución de un pedido: start a return for a delivered order. Returns are accepted within ${RETURN_WINDOW_DAYS} days of delivery.`,
-    input_schema: {
-      type: 'object',
-      properties: { orderId, reason: { type: 'string', description: 'Why the customer returns it, in their words' } },
-      required: ['orderId'],
-      additionalProperties: false,
-    },
+    input_schema: z.strictObject({
+      orderId,
+      reason: z.string().describe('Why the customer returns it, in their words').optional(),
+    }),
   },
   execute: async ({ orderId, reason }) => {
     const order = mustFind(orderId)

@@ -1,0 +1,111 @@
+// Type fixture for index.d.ts, checked by `tsc -p __test__/types` (types.test.mjs, in npm test).
+// Each `Expect<Equal<…>>` must hold; each `@ts-expect-error` line must be an error.
+import { z } from 'zod'
+import { registerTool, listTools, ToolError, type InferToolInput, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
+function expect<T extends true>(): void {}
+
+// zod: execute's input is the schema's output type.
+registerTool({
+  definition: { name: 'get_order_status', description: 'Look up an order', input_schema: z.object({ orderId: z.string() }) },
+  execute: async (input, ctx) => {
+    expect<Equal<typeof input, { orderId: string }>>()
+    expect<Equal<typeof ctx.toolUseId, string>>()
+    // @ts-expect-error orderId is a string, not a number
+    input.orderId.toFixed()
+    // @ts-expect-error no such field
+    input.orderNumber
+    return { status: 'shipped' }
+  },
+})
+
+// After transforms and defaults: the output side.
+registerTool({
+  definition: {
+    name: 'start_return',
+    input_schema: z.object({
+      orderId: z.string().transform((s) => Number(s.replace('#', ''))),
+      reason: z.enum(['damaged', 'wrong_item']).default('damaged'),
+      note: z.string().optional(),
+    }),
+  },
+  execute: ({ orderId, reason, note }) => {
+    expect<Equal<typeof orderId, number>>()
+    expect<Equal<typeof reason, 'damaged' | 'wrong_item'>>()
+    expect<Equal<typeof note, string | undefined>>()
+    if (orderId < 0) throw new ToolError('bad order')
+    return `Return for ${orderId}`
+  },
+})
+
+// A JSON Schema literal infers where it can (json-schema-to-ts style), `as const` or not.
+registerTool({
+  definition: {
+    name: 'search',
+    input_schema: {
+      type: 'object',
+      properties: {
+        query: { type: 'string' },
+        limit: { type: 'integer' },
+        sort: { enum: ['asc', 'desc'] },
+        tags: { type: 'array', items: { type: 'string' } },
+        filter: { type: 'object', properties: { since: { type: ['string', 'null'] } }, required: ['since'], additionalProperties: false },
+      },
+      required: ['query'],
+      additionalProperties: false,
+    },
+  },
+  execute: (input) => {
+    expect<Equal<typeof input.query, string>>()
+    expect<Equal<typeof input.limit, number | undefined>>()
+    expect<Equal<typeof input.sort, 'asc' | 'desc' | undefined>>()
+    expect<Equal<typeof input.tags, string[] | undefined>>()
+    expect<Equal<typeof input.filter, { since: string | null } | undefined>>()
+    // @ts-expect-error additionalProperties: false
+    input.other
+    return null
+  },
+})
+const orderSchema = { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } as const
+registerTool({
+  definition: { name: 'as_const', input_schema: orderSchema },
+  execute: (input) => {
+    expect<Equal<typeof input.orderId, string>>()
+    // Without additionalProperties: false other keys may come, as unknown.
+    expect<Equal<typeof input.extra, unknown>>()
+    return input.orderId.toUpperCase()
+  },
+})
+
+// Today's code still compiles: an explicit input type…
+registerTool<{ orderId: string }>({
+  definition: { name: 'explicit', input_schema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } },
+  execute: async ({ orderId }) => orderId.length,
+})
+// …an untyped execute over a schema typed as the wide InputSchema (input is `any`)…
+const wide: ToolDefinition = { name: 'wide', input_schema: { type: 'object', properties: { a: { type: 'number' } } } }
+registerTool({
+  definition: wide,
+  execute: (input) => {
+    expect<Equal<typeof input, any>>()
+    return input.whatever.goes
+  },
+})
+// …a schema without properties (input is `any`)…
+registerTool({ definition: { name: 'bare', input_schema: { type: 'object' } }, execute: (input) => input.anything })
+// …and a Tool<I> value built elsewhere.
+const tool: Tool<{ id: string }> = { definition: { name: 'prebuilt', input_schema: { type: 'object' } }, execute: ({ id }) => id }
+registerTool(tool)
+
+// listTools gives JSON Schema definitions.
+expect<Equal<ReturnType<typeof listTools>, ToolDefinition[]>>()
+expect<Equal<InferToolInput<z.ZodObject<{ n: z.ZodNumber }>>, { n: number }>>()
+
+// Wrong things are refused.
+// @ts-expect-error execute's input is { a: string }, not { b: number }
+registerTool({ definition: { name: 'wrong_input', input_schema: z.object({ a: z.string() }) }, execute: (input: { b: number }) => input.b })
+// @ts-expect-error top-level type must be "object"
+registerTool({ definition: { name: 'arr', input_schema: { type: 'array' } }, execute: () => null })
+// @ts-expect-error execute must be a function
+registerTool({ definition: { name: 'x', input_schema: z.object({}) }, execute: 42 })

@@ -221,11 +221,9 @@ function bridge(name, execute, standard) {
     const ctx = new CallContext(toolUseId, run.context)
     run.calls.set(toolUseId, ctx)
     const input = JSON.parse(inputJson)
-    // onToolCall comes before execute, whichever way the engine's parts and this call raced.
-    if (run.hooks !== null && !run.called.has(toolUseId)) {
-      run.called.add(toolUseId)
-      callHook(run.hooks, 'onToolCall', { toolName: name, input, toolUseId })
-    }
+    // onToolCall: right before execute, so a call that waits for approval, is declined or never
+    // starts is not announced as run.
+    if (run.hooks !== null) callHook(run.hooks, 'onToolCall', { toolName: name, input, toolUseId })
     let output
     let pending
     try {
@@ -381,10 +379,6 @@ function onParts(parts, run, streaming) {
   for (const part of parts) {
     if (part.type === 'tool-call') {
       run.inputs.set(part.toolUseId, part.input)
-      if (run.hooks !== null && !run.called.has(part.toolUseId)) {
-        run.called.add(part.toolUseId)
-        callHook(run.hooks, 'onToolCall', { toolName: part.toolName, input: part.input, toolUseId: part.toolUseId })
-      }
     } else if (part.type === 'tool-result') {
       if (!part.isError) part.output = run.outputs.has(part.toolUseId) ? run.outputs.get(part.toolUseId) : null
       if (run.hooks !== null) {
@@ -432,7 +426,7 @@ async function execute(prompt, options, streaming) {
     lastRunId = (lastRunId + 1) >>> 0
     const runId = lastRunId
     const control = new binding.RunControl()
-    const run = { context, control, hooks, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map(), inputs: new Map(), called: new Set() }
+    const run = { context, control, hooks, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map(), inputs: new Map() }
     runs.set(runId, run)
     const onAbort = () => control.abort()
     if (signal) {

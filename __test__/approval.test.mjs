@@ -721,8 +721,10 @@ test('hooks on resume: the approved call is seen before and after it runs; the d
   const refund = refundTool('hook_refund', { order: seq })
   api.script(reply([toolUse(refund.name, { orderId: '14', amount: 5 }, 'toolu_h_ok'), toolUse(refund.name, { orderId: '15', amount: 6 }, 'toolu_h_no')]), reply([text('Done.')]))
   const options = at(api, { tools: [refund.name], approvalSecret: SECRET })
-  const paused = await runWithTools('Refund 14 and 15', options)
+  const before = recordingHooks([])
+  const paused = await runWithTools('Refund 14 and 15', { ...options, ...before.hooks })
   assert.equal(paused.data.stopReason, 'approval_required')
+  assert.deepEqual(before.seen.calls, [], 'calls waiting for approval are not announced as run')
   const [ok, no] = paused.data.pendingApprovals
   const { seen, hooks } = recordingHooks(seq)
   const done = await runWithTools(paused.data.messages, {
@@ -731,8 +733,8 @@ test('hooks on resume: the approved call is seen before and after it runs; the d
     approvals: [{ approvalId: ok.approvalId, approved: true }, { approvalId: no.approvalId, approved: false }],
   })
   assert.equal(done.error, null, JSON.stringify(done.error))
-  const ran = seen.calls.filter((c) => c.toolUseId === 'toolu_h_ok')
-  assert.deepEqual(ran, [{ toolName: refund.name, input: { orderId: '14', amount: 5 }, toolUseId: 'toolu_h_ok' }])
+  // onToolCall comes right before execute: the declined call, which never runs, is not announced.
+  assert.deepEqual(seen.calls, [{ toolName: refund.name, input: { orderId: '14', amount: 5 }, toolUseId: 'toolu_h_ok' }])
   assert.ok(seq.indexOf(`call:${refund.name}`) < seq.indexOf(`start:${refund.name}`), String(seq))
   const okResult = seen.results.find((c) => c.toolUseId === 'toolu_h_ok')
   assert.equal(okResult?.output, 'refunded 5 on 14')

@@ -30,7 +30,8 @@ impl EventSink for ChannelSink {
 
 /// Forwards the events of `rx` in batches (`send(partsJson, false)`) until the run drops its
 /// sender, then calls `send("[]", true)`. The first part after a quiet moment goes at once (no
-/// added latency to the first text); parts that follow within [`BATCH_WINDOW`] share a call.
+/// added latency to the first text); parts that follow within [`BATCH_WINDOW`] share a call. A
+/// step's start waits for the step's first content and goes with it.
 pub async fn forward(mut rx: mpsc::UnboundedReceiver<RunEvent>, send: impl Fn(String, bool)) {
     let mut last_flush: Option<Instant> = None;
     let mut batch: Vec<RunEvent> = Vec::new();
@@ -62,6 +63,15 @@ pub async fn forward(mut rx: mpsc::UnboundedReceiver<RunEvent>, send: impl Fn(St
                     break;
                 }
             }
+        }
+        // A step's start alone shows nothing: it waits for the step's first content, which
+        // then goes at once instead of inside the window this flush would open.
+        if open
+            && batch
+                .iter()
+                .all(|e| matches!(e, RunEvent::StepStart { .. }))
+        {
+            continue;
         }
         send(batch_json(std::mem::take(&mut batch)), false);
         last_flush = Some(Instant::now());
@@ -261,6 +271,8 @@ mod tests {
         let forwarder = tokio::spawn(forward(rx, move |json, last| {
             seen.lock().unwrap().push((json, last))
         }));
+        tx.send(RunEvent::StepStart { step: 0 }).unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
         tx.send(RunEvent::TextDelta("a".into())).unwrap();
         tokio::time::sleep(Duration::from_millis(1)).await;
         for t in ["b", "c", "d"] {
@@ -274,11 +286,14 @@ mod tests {
         assert_eq!(
             calls,
             [
-                (r#"[{"type":"text-delta","text":"a"}]"#.to_owned(), false),
+                (
+                    r#"[{"type":"start-step","step":0},{"type":"text-delta","text":"a"}]"#.to_owned(),
+                    false
+                ),
                 (r#"[{"type":"text-delta","text":"bcd"}]"#.to_owned(), false),
                 ("[]".to_owned(), true),
             ],
-            "the first part goes at once; the next three share one call"
+            "the step's start waits for its first text, which goes at once; the next three share one call"
         );
     }
 }

@@ -23,7 +23,7 @@
 
 import { spawn, spawnSync, fork } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -169,17 +169,31 @@ if (!saved && contenders.some((c) => PEERS.includes(c))) {
 // Other developers share this tree and may rebuild the addon (even as a debug build) while the
 // benchmark runs: it measures a copy taken now, loaded through binding.js's
 // NAPI_RS_NATIVE_LIBRARY_PATH override. `--addon FILE` measures another build (e.g. a stashed one,
-// or target/x86_64-unknown-linux-gnu/release/libanthropic_tool_calling.so).
+// or target/x86_64-unknown-linux-gnu/release/libanthropic_tool_calling.so). The package's JS
+// (index.js, stream.js, binding.js, package.json: every top-level .js / .mjs) is copied too, into
+// the same directory, and the `ours` contenders load it from there (BENCH_PACKAGE_DIR): an edit
+// or a merge in progress in the shared tree cannot break a measurement half-way.
 const addonSource = path.resolve(opts.addon ?? path.join(root, 'anthropic-tool-calling.linux-x64-gnu.node'))
-const addonCopy = path.join(os.tmpdir(), `anthropic-tool-calling-bench-${process.pid}.node`)
-const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_') && k !== 'BENCH_QUICK' && k !== 'NAPI_RS_NATIVE_LIBRARY_PATH'))
+const packageCopy = path.join(os.tmpdir(), `anthropic-tool-calling-bench-${process.pid}`)
+const addonCopy = path.join(packageCopy, 'anthropic-tool-calling.node')
+const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_') && !['BENCH_QUICK', 'BENCH_PACKAGE_DIR', 'NAPI_RS_NATIVE_LIBRARY_PATH'].includes(k)))
 let addon = saved ? saved.addon : null
 if (!saved && contenders.includes('ours')) {
   if (!existsSync(addonSource)) die(`no addon at ${addonSource}: run \`npm run build\` first`)
+  mkdirSync(packageCopy, { recursive: true })
+  process.on('exit', () => rmSync(packageCopy, { recursive: true, force: true }))
   copyFileSync(addonSource, addonCopy)
-  process.on('exit', () => rmSync(addonCopy, { force: true }))
+  for (const file of readdirSync(root)) {
+    if (file === 'package.json' || /\.(c|m)?js$/.test(file)) copyFileSync(path.join(root, file), path.join(packageCopy, file))
+  }
+  try {
+    JSON.parse(readFileSync(path.join(packageCopy, 'package.json'), 'utf8'))
+  } catch (e) {
+    die(`the package's package.json does not parse (a merge in progress?): ${e.message}`)
+  }
   childEnv.NAPI_RS_NATIVE_LIBRARY_PATH = addonCopy
-  const probe = spawnSync(process.execPath, ['-p', `require(${JSON.stringify(path.join(root, 'binding.js'))}).buildProfile()`], { env: childEnv, encoding: 'utf8' })
+  childEnv.BENCH_PACKAGE_DIR = packageCopy
+  const probe = spawnSync(process.execPath, ['-p', `require(${JSON.stringify(path.join(packageCopy, 'binding.js'))}).buildProfile()`], { env: childEnv, encoding: 'utf8' })
   if (probe.status !== 0) die(`cannot load the addon ${addonSource}: ${probe.stderr.trim().split('\n').slice(-3).join(' ')}`)
   const st = statSync(addonSource)
   addon = {

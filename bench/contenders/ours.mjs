@@ -1,19 +1,23 @@
 // This package: runWithTools with the workload's tools registered. run.mjs points binding.js at a
-// copy of the addon it checked (NAPI_RS_NATIVE_LIBRARY_PATH); the child reports what it loaded.
+// copy of the addon it checked (NAPI_RS_NATIVE_LIBRARY_PATH), next to a copy of the package's JS
+// (BENCH_PACKAGE_DIR); the child reports what it loaded.
 import { createRequire } from 'node:module'
+import path from 'node:path'
 import { MODEL, MAX_TOKENS, executeTool } from '../workloads.mjs'
 
 const require = createRequire(import.meta.url)
 
 export async function setup({ url, apiKey, workload }) {
-  const binding = require('../../binding.js')
-  const lib = require('../../index.js')
+  // run.mjs copies the package's JS and addon to BENCH_PACKAGE_DIR (see there); by hand, the tree's.
+  const dir = process.env.BENCH_PACKAGE_DIR ?? new URL('../..', import.meta.url).pathname
+  const binding = require(path.join(dir, 'binding.js'))
+  const lib = require(path.join(dir, 'index.js'))
   for (const definition of workload.tools) {
     lib.registerTool({ definition, execute: (input) => executeTool(definition.name, input) })
   }
   const options = { apiKey, baseURL: url, model: MODEL, maxTokens: MAX_TOKENS, maxToolIterations: workload.rounds }
   return {
-    info: { buildProfile: binding.buildProfile(), addon: process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? null },
+    info: { buildProfile: binding.buildProfile(), addon: process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? null, dir },
     async run() {
       const { data, error } = await lib.runWithTools(workload.prompt, options)
       if (error) throw new Error(`${error.code}: ${error.message}`)

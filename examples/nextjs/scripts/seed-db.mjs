@@ -26,6 +26,9 @@ const orders = [
   ['1234', 'Bruno Díaz', 'Rain jacket', 'delivered', 'DHL', null, day(-10)],
   ['7777', 'Carla Ruiz', 'Camping stove', 'delivered', 'SEUR', null, day(-45)],
   ['5555', 'Diego López', 'Headlamp', 'processing', null, null, null],
+  ['2468', 'Elena Martín', 'Sleeping bag', 'delivered', 'UPS', null, day(-3)],
+  ['3141', 'Fabio Rossi', 'Water filter', 'delivered', 'DHL', null, day(-20)],
+  ['6060', 'Gina Torres', 'Hiking poles', 'delivered', 'SEUR', null, day(-7)],
 ]
 
 mkdirSync(dirname(file), { recursive: true })

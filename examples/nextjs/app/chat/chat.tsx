@@ -1,15 +1,23 @@
 'use client'
 // The chat: useChat (from @ai-sdk/react) posts the conversation to /api/chat and renders the UI
 // message stream as it comes: text parts grow, tool parts go input-streaming → input-available →
-// output-available (or output-error).
+// output-available (or output-error). A call of a tool that needs approval stops at
+// approval-requested: Approve / Decline call addToolApprovalResponse, and useChat posts the
+// conversation again with the answer (sendAutomaticallyWhen), so the run goes on.
 import { useChat } from '@ai-sdk/react'
-import type { DynamicToolUIPart, ToolUIPart, UIMessage } from 'ai'
+import { lastAssistantMessageIsCompleteWithApprovalResponses, type DynamicToolUIPart, type ToolUIPart, type UIMessage } from 'ai'
 import { useState, type FormEvent } from 'react'
 
-const EXAMPLES = ["What's the status of order #4821?", 'And order #1234?', 'I want to return order #1234']
+const EXAMPLES = ["What's the status of order #4821?", 'And order #1234?', 'I want to return order #6060']
+
+type Answer = (response: { id: string; approved: boolean; reason?: string }) => void | PromiseLike<void>
 
 export function Chat() {
-  const { messages, sendMessage, status, stop, error } = useChat() // POST /api/chat by default
+  const { messages, sendMessage, status, stop, error, addToolApprovalResponse } = useChat({
+    // Once every pending call of the last step has an answer, post the chat again: the route
+    // resumes the run with them (fromUIMessages → prompt.approvals).
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+  }) // POST /api/chat by default
   const [input, setInput] = useState('')
   const busy = status === 'submitted' || status === 'streaming'
 
@@ -25,7 +33,7 @@ export function Chat() {
     <section className="chat" data-testid="chat" data-status={status}>
       <ol className="messages">
         {messages.map((m) => (
-          <Message key={m.id} message={m} />
+          <Message key={m.id} message={m} answer={addToolApprovalResponse} busy={busy} />
         ))}
       </ol>
       {status === 'submitted' && <p className="pending">Thinking…</p>}
@@ -51,7 +59,7 @@ export function Chat() {
   )
 }
 
-function Message({ message }: { message: UIMessage }) {
+function Message({ message, answer, busy }: { message: UIMessage; answer: Answer; busy: boolean }) {
   return (
     <li className={`message ${message.role}`} data-testid={`message-${message.role}`}>
       <span className="who">{message.role === 'user' ? 'You' : 'Assistant'}</span>
@@ -64,7 +72,7 @@ function Message({ message }: { message: UIMessage }) {
           )
         }
         if (part.type.startsWith('tool-') || part.type === 'dynamic-tool') {
-          return <ToolCall key={i} part={part as ToolUIPart | DynamicToolUIPart} />
+          return <ToolCall key={i} part={part as ToolUIPart | DynamicToolUIPart} answer={answer} busy={busy} />
         }
         return null // step-start, reasoning, …
       })}
@@ -72,10 +80,11 @@ function Message({ message }: { message: UIMessage }) {
   )
 }
 
-function ToolCall({ part }: { part: ToolUIPart | DynamicToolUIPart }) {
+function ToolCall({ part, answer, busy }: { part: ToolUIPart | DynamicToolUIPart; answer: Answer; busy: boolean }) {
   const name = part.type === 'dynamic-tool' ? part.toolName : part.type.slice('tool-'.length)
+  const failed = part.state === 'output-error' || part.state === 'output-denied'
   return (
-    <div className={`tool-call ${part.state === 'output-error' ? 'failed' : 'ok'}`} data-testid="tool-call" data-tool={name} data-state={part.state}>
+    <div className={`tool-call ${failed ? 'failed' : 'ok'}`} data-testid="tool-call" data-tool={name} data-state={part.state}>
       <div className="name">
         <code data-testid="tool-name">{name}</code>
         <span className="badge">{STATE[part.state] ?? part.state}</span>
@@ -102,6 +111,37 @@ function ToolCall({ part }: { part: ToolUIPart | DynamicToolUIPart }) {
           </>
         )}
       </dl>
+      {part.state === 'approval-requested' && <ApprovalButtons part={part} name={name} answer={answer} busy={busy} />}
+      {part.state === 'approval-responded' && !part.approval.approved && (
+        <p className="declined" data-testid="tool-declined">
+          Declined{part.approval.reason ? `: ${part.approval.reason}` : ''}
+        </p>
+      )}
+    </div>
+  )
+}
+
+/** Approve / Decline (with an optional reason) for a call waiting for the user's yes. */
+function ApprovalButtons({ part, name, answer, busy }: { part: ToolUIPart | DynamicToolUIPart; name: string; answer: Answer; busy: boolean }) {
+  const [reason, setReason] = useState('')
+  if (part.state !== 'approval-requested') return null
+  const id = part.approval.id
+  const orderId = (part.input as { orderId?: unknown } | undefined)?.orderId
+  const question = name === 'solicitar_devolucion' && orderId !== undefined ? `Start a return for order ${String(orderId).replace(/^#/, '')}?` : `Run ${name}?`
+  return (
+    <div className="approval" data-testid="approval">
+      <p className="question" data-testid="approval-question">
+        {question}
+      </p>
+      <input className="reason" aria-label="Reason, if you decline" placeholder="Reason, if you decline (optional)" value={reason} onChange={(e) => setReason(e.target.value)} />
+      <div className="row">
+        <button type="button" disabled={busy} onClick={() => answer({ id, approved: true })}>
+          Approve
+        </button>
+        <button type="button" className="secondary" disabled={busy} onClick={() => answer({ id, approved: false, ...(reason.trim() ? { reason: reason.trim() } : {}) })}>
+          Decline
+        </button>
+      </div>
     </div>
   )
 }
@@ -111,4 +151,7 @@ const STATE: Record<string, string> = {
   'input-available': 'running…',
   'output-available': 'ok',
   'output-error': 'failed',
+  'approval-requested': 'waiting for your approval',
+  'approval-responded': 'answered',
+  'output-denied': 'declined',
 }

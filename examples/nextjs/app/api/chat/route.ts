@@ -9,7 +9,8 @@ export async function POST(req: Request) {
   let prompt
   try {
     const { messages } = await req.json()
-    // Throws a TypeError naming the message and part when the body is not UI messages.
+    // Throws a TypeError naming the message and part when the body is not UI messages. The
+    // user's answers to approval requests (addToolApprovalResponse) come out as `prompt.approvals`.
     prompt = fromUIMessages(messages)
   } catch (e) {
     return new Response((e as Error).message, { status: 400 })
@@ -23,6 +24,9 @@ export async function POST(req: Request) {
     onToolError: 'continue',
     maxToolIterations: 5,
     toolTimeoutMs: 10_000,
+    // Resumes a run paused for approval (solicitar_devolucion): approved calls run, declined ones
+    // are told to the model. An edited call or a made-up approval id is refused (invalid_request).
+    approvals: prompt.approvals,
   })
   // The developer's view of failures goes to the server log; the browser gets user-safe text only.
   stream.result.then((result) => logRun(result, 'chat'))

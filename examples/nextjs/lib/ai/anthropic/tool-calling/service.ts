@@ -1,7 +1,7 @@
 // Runs one question through the tool-calling loop and turns the outcome into what the page shows.
-import { runWithTools, ToolError, type AIError, type RunResult, type ToolCall } from 'anthropic-tool-calling'
+import { runWithTools, ToolError, type AIError, type ApprovalDecision, type MessageParam, type PendingApproval, type RunResult, type ToolCall } from 'anthropic-tool-calling'
 import './tools' // registers the tools (again, on a dev reload: a name registered again is replaced)
-import type { AskResult, JsonValue, OnToolError, ToolCallView } from './types'
+import type { AskResult, JsonValue, OnToolError, PendingApprovalView, ToolCallView } from './types'
 
 export const SYSTEM =
   'You are the customer support assistant of an online shop. Use the tools to look up orders and to ' +
@@ -9,39 +9,92 @@ export const SYSTEM =
 
 export async function askAssistant(question: string, { onToolError = 'stop' }: { onToolError?: OnToolError } = {}): Promise<AskResult> {
   // The key, base URL and model come from the environment (.env.local), read at every call.
-  const { data, error } = await runWithTools(question, { system: SYSTEM, onToolError, maxToolIterations: 5, toolTimeoutMs: 10_000 })
+  return outcome(await runWithTools(question, { system: SYSTEM, onToolError, maxToolIterations: 5, toolTimeoutMs: 10_000 }))
+}
+
+/**
+ * Resumes a run that stopped with `approval_required`: `messages` is its `data.messages` as the
+ * page posted it back, `approvals` the user's decisions. An edited call, a made-up or expired
+ * approvalId is `invalid_request`, and nothing runs.
+ */
+export async function resumeAssistant(messages: MessageParam[], approvals: ApprovalDecision[], { onToolError = 'stop' }: { onToolError?: OnToolError } = {}): Promise<AskResult> {
+  return outcome(await runWithTools(messages, { system: SYSTEM, onToolError, maxToolIterations: 5, toolTimeoutMs: 10_000, approvals }), { resuming: true })
+}
+
+/** A refused resume (forged, edited or expired approval), as the user reads it. */
+export const APPROVAL_REFUSED = 'This approval is not valid: the request was changed or has expired. Nothing was done. Please ask again.'
+
+function outcome({ data, error }: RunResult, { resuming = false } = {}): AskResult {
+  const declined = declinedCalls(data?.messages ?? [])
   // The developer's view (which tool, what it threw, what to fix) goes to the server log only.
-  logFailedCalls(error ? (error.toolCalls ?? []) : data.toolCalls)
+  logFailedCalls(error ? (error.toolCalls ?? []) : data.toolCalls, declined)
+  const view = viewOf(declined)
   if (error) {
     console.error(`[tool-calling] ${error.code}: ${error.message}`)
-    return { ok: false, error: { code: error.code, message: userMessage(error), retryAfter: error.retryAfter }, toolCalls: (error.toolCalls ?? []).map(view) }
+    const message = resuming && error.code === 'invalid_request' ? APPROVAL_REFUSED : userMessage(error)
+    return { ok: false, error: { code: error.code, message, retryAfter: error.retryAfter }, toolCalls: (error.toolCalls ?? []).map(view) }
+  }
+  if (data.stopReason === 'approval_required') {
+    return { ok: 'approval_required', pendingApprovals: (data.pendingApprovals ?? []).map(pendingView), messages: JSON.stringify(data.messages), toolCalls: data.toolCalls.map(view) }
   }
   return { ok: true, answer: data.text, toolCalls: data.toolCalls.map(view) }
+}
+
+function pendingView({ approvalId, toolName, input }: PendingApproval): PendingApprovalView {
+  const args = (input ?? {}) as { orderId?: unknown }
+  const question =
+    toolName === 'solicitar_devolucion' && args.orderId !== undefined
+      ? `Start a return for order ${String(args.orderId).replace(/^#/, '')}?`
+      : `Run ${toolName}?`
+  return { approvalId, toolName, input: input as JsonValue, question }
 }
 
 /** What a failed call shows in the browser; the words for the user are in the answer or the error message. */
 const FAILED_CALL = 'This step did not work.'
 
 /** A tool call as the browser may see it: `call.error` is the developer's text and is left out. */
-function view(call: ToolCall): ToolCallView {
-  return {
-    toolName: call.toolName,
-    input: call.input as JsonValue,
-    output: (call.output ?? null) as JsonValue,
-    isError: call.isError === true,
-    ...(call.isError ? { failure: FAILED_CALL } : {}),
+const viewOf =
+  (declined: Set<string>) =>
+  (call: ToolCall): ToolCallView => {
+    if (declined.has(call.toolUseId)) {
+      return { toolName: call.toolName, input: call.input as JsonValue, output: null, isError: true, declined: true, failure: 'You declined this call.' }
+    }
+    return {
+      toolName: call.toolName,
+      input: call.input as JsonValue,
+      output: (call.output ?? null) as JsonValue,
+      isError: call.isError === true,
+      ...(call.isError ? { failure: FAILED_CALL } : {}),
+    }
   }
+
+/**
+ * The calls the user declined: their tool_result says "The user declined this call…" (`is_error`,
+ * as the package answers a denial). A denial is an answer, not a failure: it is not logged as one.
+ */
+function declinedCalls(messages: MessageParam[]): Set<string> {
+  const ids = new Set<string>()
+  for (const m of messages) {
+    if (m.role !== 'user' || !Array.isArray(m.content)) continue
+    for (const b of m.content as Array<{ type: string; tool_use_id?: string; is_error?: boolean; content?: unknown }>) {
+      if (b.type !== 'tool_result' || b.is_error !== true || !b.tool_use_id) continue
+      const text = typeof b.content === 'string' ? b.content : Array.isArray(b.content) ? b.content.map((c: { text?: string }) => c.text ?? '').join('') : ''
+      if (text.startsWith('The user declined this call')) ids.add(b.tool_use_id)
+    }
+  }
+  return ids
 }
 
 /** The developer's view of a finished run (failed calls, the run's error), for the server log only. */
 export function logRun({ data, error }: RunResult, where = 'run') {
-  logFailedCalls(error ? (error.toolCalls ?? []) : data.toolCalls)
+  logFailedCalls(error ? (error.toolCalls ?? []) : data.toolCalls, declinedCalls(data?.messages ?? []))
   if (error) console.error(`[tool-calling] ${error.code}: ${error.message} (${where})`)
 }
 
-function logFailedCalls(calls: ToolCall[]) {
+function logFailedCalls(calls: ToolCall[], declined: Set<string>) {
   for (const call of calls) {
-    if (call.isError) console.error(`[tool-calling] ${call.toolName} (${call.toolUseId}) failed: ${call.error}`)
+    if (declined.has(call.toolUseId)) console.log(`[tool-calling] ${call.toolName} (${call.toolUseId}) declined by the user`)
+    else if (call.isError) console.error(`[tool-calling] ${call.toolName} (${call.toolUseId}) failed: ${call.error}`)
   }
 }
 

@@ -11,6 +11,8 @@ export interface ToolCallView {
   input: JsonValue
   output: JsonValue
   isError: boolean
+  /** The user declined it (an answer, not a failure): it never ran. */
+  declined?: boolean
   /**
    * For a failed call: a line the user may read. Never the call's `error` (the developer's text:
    * what the tool threw, perhaps internal), which stays in the server log.
@@ -26,9 +28,30 @@ export interface AskError {
   retryAfter?: number
 }
 
+/** A call waiting for the user's yes (a tool registered with `needsApproval`). */
+export interface PendingApprovalView {
+  /** Signed by the server (HMAC over the call); posted back with the decision. */
+  approvalId: string
+  toolName: string
+  input: JsonValue
+  /** What the page asks, e.g. "Start a return for order 1234?" */
+  question: string
+}
+
 export type AskResult =
   | { ok: true; answer: string; toolCalls: ToolCallView[] }
   | { ok: false; error: AskError; toolCalls: ToolCallView[] }
+  | {
+      ok: 'approval_required'
+      pendingApprovals: PendingApprovalView[]
+      /**
+       * The paused conversation (`data.messages`) as JSON, carried by the page in a hidden field
+       * and posted back with the decision. It is plain data the user could edit: the package
+       * refuses a resume whose pending call was changed (its approvalId no longer matches).
+       */
+      messages: string
+      toolCalls: ToolCallView[]
+    }
 
 /** The state of the form: the last question asked and its result. */
 export interface AskState {

@@ -528,7 +528,9 @@ test('/chat: a return waits for Approve; addToolApprovalResponse posts the answe
       await call.getByRole('button', { name: 'Approve' }).click()
       await page.locator('[data-testid="message-assistant"] [data-testid="text"][data-state="done"]').first().waitFor({ timeout: 30_000 })
       await page.locator('[data-testid="chat"][data-status="ready"]').waitFor({ timeout: 10_000 })
-      assert.match(await text(page.getByTestId('message-assistant').last()), /Return RET-6060 started for order 6060 \(Hiking poles\)/)
+      // The answer went on in the same assistant message.
+      assert.equal(await page.getByTestId('message-assistant').count(), 1)
+      assert.match(await text(page.getByTestId('message-assistant')), /Return RET-6060 started for order 6060 \(Hiking poles\)/)
       assert.equal(await call.getAttribute('data-state'), 'output-available')
       assert.match(await text(call.getByTestId('tool-output')), /Return RET-6060 started/)
       assert.equal(await page.getByTestId('approval').count(), 0)
@@ -545,6 +547,39 @@ test('/chat: a return waits for Approve; addToolApprovalResponse posts the answe
       assert.notEqual(results[0].is_error, true)
       assert.match(JSON.stringify(results[0].content), /Return RET-6060 started/)
       assert.deepEqual(returnsOf('6060'), ['RET-6060'])
+      assert.deepEqual(problems, [])
+    })
+  } finally {
+    api.handler = demoModel
+  }
+})
+
+test('/chat: Decline with a reason; the model hears the denial and the return is not created', { timeout: 90_000 }, async () => {
+  api.handler = slowly(5)
+  const from = api.requests.length
+  try {
+    await onPage('13-chat-decline', async (page, problems) => {
+      await page.goto(`${base}/chat`, { waitUntil: 'networkidle' })
+      await page.getByLabel('Message').fill('I want to return order #3141')
+      await page.getByRole('button', { name: 'Send' }).click()
+      const call = page.locator('[data-testid="tool-call"][data-tool="solicitar_devolucion"]')
+      await call.locator('[data-testid="approval"]').waitFor({ timeout: 30_000 })
+      await page.locator('[data-testid="chat"][data-status="ready"]').waitFor({ timeout: 10_000 })
+      await call.getByLabel('Reason, if you decline').fill('Not now')
+      await call.getByRole('button', { name: 'Decline' }).click()
+      await page.locator('[data-testid="message-assistant"] [data-testid="text"][data-state="done"]').first().waitFor({ timeout: 30_000 })
+      await page.locator('[data-testid="chat"][data-status="ready"]').waitFor({ timeout: 10_000 })
+      assert.match(await text(page.getByTestId('message-assistant').last()), /The user declined this call: Not now/)
+      assert.equal(await page.getByTestId('approval').count(), 0)
+      assert.equal(await call.getAttribute('data-kind'), 'declined')
+      assert.equal(await text(call.getByTestId('tool-declined')), 'You declined this call: Not now')
+      const requests = api.requests.slice(from)
+      assert.equal(requests.length, 2)
+      const results = toolResultsOf(requests[1])
+      assert.equal(results.length, 1)
+      assert.equal(results[0].is_error, true)
+      assert.match(JSON.stringify(results[0].content), /The user declined this call: Not now\. Do not retry it\./)
+      assert.deepEqual(returnsOf('3141'), [])
       assert.deepEqual(problems, [])
     })
   } finally {

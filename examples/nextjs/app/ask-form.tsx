@@ -64,7 +64,7 @@ function Result({ state, formAction }: { state: AskState; formAction: (form: For
           <p data-testid="error-message">{result.error.message}</p>
         </div>
       )}
-      <ToolCalls calls={result.toolCalls} />
+      {(result.ok !== 'approval_required' || result.toolCalls.length > 0) && <ToolCalls calls={result.toolCalls} />}
     </section>
   )
 }

@@ -82,12 +82,16 @@ function Message({ message, answer, busy }: { message: UIMessage; answer: Answer
 
 function ToolCall({ part, answer, busy }: { part: ToolUIPart | DynamicToolUIPart; answer: Answer; busy: boolean }) {
   const name = part.type === 'dynamic-tool' ? part.toolName : part.type.slice('tool-'.length)
-  const failed = part.state === 'output-error' || part.state === 'output-denied'
+  // A declined call: answered with the denial (output-error, or output-denied), the part keeps the
+  // user's answer in `approval`.
+  const approval = 'approval' in part ? part.approval : undefined
+  const declined = part.state === 'output-denied' || (approval?.approved === false && part.state !== 'approval-requested')
+  const kind = declined ? 'declined' : part.state === 'output-error' ? 'failed' : 'ok'
   return (
-    <div className={`tool-call ${failed ? 'failed' : 'ok'}`} data-testid="tool-call" data-tool={name} data-state={part.state}>
+    <div className={`tool-call ${kind}`} data-testid="tool-call" data-tool={name} data-state={part.state} data-kind={kind}>
       <div className="name">
         <code data-testid="tool-name">{name}</code>
-        <span className="badge">{STATE[part.state] ?? part.state}</span>
+        <span className="badge">{declined ? 'declined' : (STATE[part.state] ?? part.state)}</span>
       </div>
       <dl>
         <dt>input</dt>
@@ -102,7 +106,15 @@ function ToolCall({ part, answer, busy }: { part: ToolUIPart | DynamicToolUIPart
             </dd>
           </>
         )}
-        {part.state === 'output-error' && (
+        {declined && (
+          <>
+            <dt>not run</dt>
+            <dd>
+              <pre data-testid="tool-declined">You declined this call{approval?.reason ? `: ${approval.reason}` : '.'}</pre>
+            </dd>
+          </>
+        )}
+        {part.state === 'output-error' && !declined && (
           <>
             <dt>error</dt>
             <dd>
@@ -112,11 +124,6 @@ function ToolCall({ part, answer, busy }: { part: ToolUIPart | DynamicToolUIPart
         )}
       </dl>
       {part.state === 'approval-requested' && <ApprovalButtons part={part} name={name} answer={answer} busy={busy} />}
-      {part.state === 'approval-responded' && !part.approval.approved && (
-        <p className="declined" data-testid="tool-declined">
-          Declined{part.approval.reason ? `: ${part.approval.reason}` : ''}
-        </p>
-      )}
     </div>
   )
 }

@@ -134,7 +134,16 @@ export interface ToolFromSchema<S extends ToolInputSchema, O = unknown, C = any>
    * defaults applied). A string result is sent as it is, anything else as its JSON.
    */
   execute: (input: InferToolInput<S>, ctx: ToolContext<C>) => O | Promise<O>
+  /**
+   * The call waits for a person's yes before it runs (see `Tool.needsApproval`). A function gets
+   * the input as the model sent it, checked against the JSON Schema (before a Standard Schema's
+   * transforms).
+   */
+  needsApproval?: boolean | ((input: ToolRawInput<S>, ctx: { toolUseId: string; context: C }) => boolean | Promise<boolean>)
 }
+
+/** The input as the model sends it: a Standard Schema's input type, else the parsed type. */
+export type ToolRawInput<S> = S extends StandardSchemaV1<infer I, any> ? I : InferToolInput<S>
 
 /** Throw it from `execute` to send `message` verbatim to the model (`is_error: true`). */
 export declare class ToolError extends Error {

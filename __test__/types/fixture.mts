@@ -109,3 +109,17 @@ registerTool({ definition: { name: 'wrong_input', input_schema: z.object({ a: z.
 registerTool({ definition: { name: 'arr', input_schema: { type: 'array' } }, execute: () => null })
 // @ts-expect-error execute must be a function
 registerTool({ definition: { name: 'x', input_schema: z.object({}) }, execute: 42 })
+
+// needsApproval: on both forms; a function gets the input as the model sends it (before transforms).
+registerTool({
+  definition: { name: 'refund', input_schema: z.object({ orderId: z.string(), amount: z.number().default(1) }) },
+  needsApproval: (input, ctx) => {
+    expect<Equal<typeof input, { orderId: string; amount?: number | undefined }>>()
+    expect<Equal<typeof ctx.toolUseId, string>>()
+    return (input.amount ?? 1) > 100
+  },
+  execute: async (input) => input.amount.toFixed(),
+})
+registerTool({ definition: { name: 'delete_all', input_schema: { type: 'object' } }, needsApproval: true, execute: () => 'gone' })
+// @ts-expect-error needsApproval is a boolean or a function
+registerTool({ definition: { name: 'bad_approval', input_schema: z.object({}) }, needsApproval: 'yes', execute: () => null })

@@ -47,9 +47,7 @@ registerTool({
   // A return changes the database: a person says yes first. The run stops with
   // stopReason "approval_required" (the page shows Approve / Decline) and resumes with the answer.
   // Needs ANTHROPIC_TOOL_CALLING_SECRET in the environment (.env.local).
-  // (Spread because the package's ToolFromSchema type does not list needsApproval yet; at run
-  // time it is read the same way. With the type fixed, write `needsApproval: true` here.)
-  ...{ needsApproval: true },
+  needsApproval: true,
   execute: async ({ orderId, reason }) => {
     const order = mustFind(orderId)
     if (order.returnId) throw new ToolError(`A return for order ${order.id} was already requested (${order.returnId}).`)

@@ -1,0 +1,295 @@
+//! The option parser's tests: defaults, refusals naming the option, raw JSON kept as given.
+use super::*;
+
+fn parse(json: &str) -> Result<RunRequest, RunError> {
+    parse_request(json)
+}
+
+/// `options` are refused with `invalid_request` naming `expected`.
+fn refused(options: &str, expected: &str) -> RunError {
+    let err = parse(&format!(r#"{{"prompt":"hi","options":{options}}}"#))
+        .err()
+        .expect(options);
+    assert_eq!(err.code, crate::engine::ErrorCode::InvalidRequest);
+    assert!(err.message.contains(expected), "{options}: {}", err.message);
+    err
+}
+
+#[test]
+fn defaults_and_env() {
+    let r = parse(r#"{"prompt":"hi","env":{"ANTHROPIC_API_KEY":"k","ANTHROPIC_MODEL":"m","ANTHROPIC_BASE_URL":"http://127.0.0.1:9/"}}"#)
+        .unwrap();
+    assert_eq!(r.config.model, "m");
+    assert_eq!(r.config.api.api_key.as_ref().map(Secret::expose), Some("k"));
+    assert_eq!(r.config.api.base_url, "http://127.0.0.1:9");
+    assert_eq!(r.config.max_tokens, 4096);
+    assert_eq!(r.config.max_tool_iterations, 5);
+    assert_eq!(r.config.api.max_retries, 2);
+    assert_eq!(r.config.api.timeout, Duration::from_secs(600));
+    assert!(r.config.parallel_tool_calls);
+    assert_eq!(r.messages.len(), 1);
+    assert_eq!(r.messages[0].get(), r#"{"role":"user","content":"hi"}"#);
+    let r = parse(r#"{"prompt":"hi","options":{"model":"o","apiKey":"ok"},"env":{"ANTHROPIC_API_KEY":"k","ANTHROPIC_MODEL":"m"}}"#).unwrap();
+    assert_eq!(r.config.model, "o");
+    assert_eq!(
+        r.config.api.api_key.as_ref().map(Secret::expose),
+        Some("ok")
+    );
+    assert_eq!(r.config.api.base_url, "https://api.anthropic.com");
+}
+
+#[test]
+fn bad_options_name_the_option() {
+    let cases = [
+        (r#"{"maxTokens":0}"#, "maxTokens"),
+        (r#"{"maxTokens":1.5}"#, "maxTokens"),
+        (r#"{"maxTokens":"9"}"#, "maxTokens"),
+        (r#"{"temperature":3}"#, "temperature"),
+        (r#"{"onToolError":"ignore"}"#, "onToolError"),
+        (r#"{"maxToolIterations":-1}"#, "maxToolIterations"),
+        (r#"{"toolChoice":{"type":"tool"}}"#, "toolChoice"),
+        (r#"{"tools":"get_order_status"}"#, "tools"),
+        (r#"{"baseURL":"ftp://x"}"#, "baseURL"),
+        (r#"{"baseURL":"http://127.0.0.1:1/v1"}"#, "/v1"),
+        (r#"{"timeoutMs":0}"#, "timeoutMs"),
+        (r#"{"parallelToolCalls":"yes"}"#, "parallelToolCalls"),
+        (r#"{"system":{"text":"x"}}"#, "system"),
+        (r#"{"maxToken":5}"#, "Unknown option \"maxToken\""),
+    ];
+    for (options, expected) in cases {
+        refused(options, expected);
+    }
+}
+
+#[test]
+fn bad_prompts_are_refused() {
+    for prompt in [
+        r#""""#,
+        "[]",
+        "5",
+        r#"[{"role":"system","content":"x"}]"#,
+        r#"[{"role":"user"}]"#,
+    ] {
+        let err = parse(&format!(r#"{{"prompt":{prompt}}}"#))
+            .err()
+            .expect(prompt);
+        assert!(err.message.contains("prompt"), "{prompt}: {}", err.message);
+    }
+    let r = parse(r#"{"prompt":[{"role":"user","content":[{"type":"text","text":"a"}]},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}"#).unwrap();
+    assert_eq!(r.messages.len(), 3);
+}
+
+#[test]
+fn secrets_are_never_shown() {
+    let err = parse(r#"{"prompt":"hi","options":{"apiKey":12345}}"#)
+        .err()
+        .unwrap();
+    assert!(!err.message.contains("12345"), "{}", err.message);
+}
+
+#[test]
+fn explicit_credentials_win_and_then_the_environment_is_not_read() {
+    let env = r#""env":{"ANTHROPIC_API_KEY":"env-key","ANTHROPIC_AUTH_TOKEN":"env-token"}"#;
+    let r = parse(&format!(
+        r#"{{"prompt":"hi","options":{{"authToken":"gw"}},{env}}}"#
+    ))
+    .unwrap();
+    assert!(
+        r.config.api.api_key.is_none(),
+        "the env key must not go to the gateway"
+    );
+    assert_eq!(
+        r.config.api.auth_token.as_ref().map(Secret::expose),
+        Some("gw")
+    );
+    let r = parse(&format!(
+        r#"{{"prompt":"hi","options":{{"apiKey":"mine"}},{env}}}"#
+    ))
+    .unwrap();
+    assert_eq!(
+        r.config.api.api_key.as_ref().map(Secret::expose),
+        Some("mine")
+    );
+    assert!(r.config.api.auth_token.is_none());
+    let r = parse(&format!(r#"{{"prompt":"hi",{env}}}"#)).unwrap();
+    assert_eq!(
+        r.config.api.api_key.as_ref().map(Secret::expose),
+        Some("env-key")
+    );
+    assert_eq!(
+        r.config.api.auth_token.as_ref().map(Secret::expose),
+        Some("env-token")
+    );
+    // Debug of the whole config never shows a credential.
+    let printed = format!("{:?}", r.config);
+    assert!(
+        !printed.contains("env-key") && !printed.contains("env-token"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn prompt_system_and_tool_choice_are_kept_byte_for_byte() {
+    let json = r#"{"prompt":[{"role":"user","content":[{"type":"text","text":"a","zz":1,"aa":{"y":2,"b":3}}]},{"content":"b","role":"assistant"},{"role":"user","content":"c"}],"options":{"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"toolChoice":{"type":"any","disable_parallel_tool_use":true}}}"#;
+    let r = parse(json).unwrap();
+    assert_eq!(
+        r.messages[0].get(),
+        r#"{"role":"user","content":[{"type":"text","text":"a","zz":1,"aa":{"y":2,"b":3}}]}"#
+    );
+    assert_eq!(r.messages[1].get(), r#"{"content":"b","role":"assistant"}"#);
+    assert_eq!(
+        r.config.system.as_ref().unwrap().get(),
+        r#"[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}]"#
+    );
+    let choice = r.config.tool_choice.as_ref().unwrap();
+    assert_eq!(
+        choice.raw.get(),
+        r#"{"type":"any","disable_parallel_tool_use":true}"#
+    );
+    assert!(choice.forcing);
+    assert_eq!(
+        choice.after_first.get(),
+        r#"{"type":"auto","disable_parallel_tool_use":true}"#
+    );
+}
+
+#[test]
+fn pass_through_fields_keep_their_json_and_wire_names() {
+    let r = parse(r#"{"prompt":"hi","options":{"thinking":{"type":"enabled","budget_tokens":2048},"stopSequences":["END"],"topP":0.9,"topK":5,"metadata":{"user_id":"u1"},"serviceTier":"auto","cacheControl":{"type":"ephemeral"},"outputConfig":{"effort":"low"},"contextManagement":{"edits":[]},"container":"cont_1","serverTools":[{"type":"web_search_20250305","name":"web_search","max_uses":2}],"betas":["a-1","b-2"],"headers":{"X-Trace":"t"},"extraBody":{"inference_geo":"us","z":1}}}"#).unwrap();
+    let fields: Vec<(&str, &str)> = r.config.fields.iter().map(|(k, v)| (*k, v.get())).collect();
+    assert_eq!(
+        fields,
+        [
+            ("thinking", r#"{"type":"enabled","budget_tokens":2048}"#),
+            ("stop_sequences", r#"["END"]"#),
+            ("top_p", "0.9"),
+            ("top_k", "5"),
+            ("metadata", r#"{"user_id":"u1"}"#),
+            ("service_tier", r#""auto""#),
+            ("cache_control", r#"{"type":"ephemeral"}"#),
+            ("output_config", r#"{"effort":"low"}"#),
+            ("context_management", r#"{"edits":[]}"#),
+        ]
+    );
+    assert_eq!(r.config.container.as_deref(), Some("cont_1"));
+    assert_eq!(
+        r.config.server_tools[0].get(),
+        r#"{"type":"web_search_20250305","name":"web_search","max_uses":2}"#
+    );
+    let headers: Vec<(String, &str)> = r
+        .config
+        .api
+        .headers
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap()))
+        .collect();
+    assert_eq!(
+        headers,
+        [
+            ("anthropic-beta".to_owned(), "a-1,b-2"),
+            ("x-trace".to_owned(), "t")
+        ]
+    );
+    let extra: Vec<(&str, &str)> = r
+        .config
+        .extra_body
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.get()))
+        .collect();
+    assert_eq!(extra, [("inference_geo", r#""us""#), ("z", "1")]);
+}
+
+#[test]
+fn bad_types_and_refused_keys_name_the_option() {
+    let cases = [
+        (r#"{"thinking":"on"}"#, "Option thinking must be an object"),
+        (
+            r#"{"stopSequences":"END"}"#,
+            "Option stopSequences must be an array of strings",
+        ),
+        (r#"{"topP":"0.9"}"#, "Option topP must be a number"),
+        (r#"{"topK":1.5}"#, "Option topK must be an integer"),
+        (r#"{"metadata":[]}"#, "Option metadata must be an object"),
+        (
+            r#"{"serviceTier":1}"#,
+            "Option serviceTier must be a string",
+        ),
+        (
+            r#"{"cacheControl":true}"#,
+            "Option cacheControl must be an object",
+        ),
+        (
+            r#"{"outputConfig":"low"}"#,
+            "Option outputConfig must be an object",
+        ),
+        (
+            r#"{"contextManagement":1}"#,
+            "Option contextManagement must be an object",
+        ),
+        (r#"{"betas":"x"}"#, "Option betas must be"),
+        (r#"{"betas":[1]}"#, "Option betas must be"),
+        (r#"{"headers":["x"]}"#, "Option headers must be"),
+        (
+            r#"{"headers":{"x-a":1}}"#,
+            "headers[\"x-a\"] must be a string",
+        ),
+        (
+            r#"{"headers":{"X-Api-Key":"k"}}"#,
+            "may not set \"X-Api-Key\"",
+        ),
+        (
+            r#"{"headers":{"authorization":"Bearer k"}}"#,
+            "may not set \"authorization\"",
+        ),
+        (
+            r#"{"headers":{"anthropic-version":"2"}}"#,
+            "may not set \"anthropic-version\"",
+        ),
+        (
+            r#"{"headers":{"Content-Type":"text/plain"}}"#,
+            "may not set \"Content-Type\"",
+        ),
+        (
+            r#"{"extraBody":{"model":"x"}}"#,
+            "extraBody may not set \"model\"",
+        ),
+        (
+            r#"{"extraBody":{"messages":[]}}"#,
+            "extraBody may not set \"messages\"",
+        ),
+        (
+            r#"{"extraBody":{"tools":[]}}"#,
+            "extraBody may not set \"tools\"",
+        ),
+        (
+            r#"{"extraBody":{"stream":true}}"#,
+            "extraBody may not set \"stream\"",
+        ),
+        (r#"{"extraBody":[1]}"#, "Option extraBody must be an object"),
+        (
+            r#"{"serverTools":{"type":"x"}}"#,
+            "Option serverTools must be",
+        ),
+        (
+            r#"{"serverTools":[{"name":"web_search"}]}"#,
+            "serverTools[0] must be",
+        ),
+        (r#"{"container":5}"#, "Option container must be"),
+        (
+            r#"{"onMaxIterations":"ask"}"#,
+            "Option onMaxIterations must be \"error\" or \"answer\"",
+        ),
+        (
+            r#"{"toolChoice":{"type":"none","disable_parallel_tool_use":true}}"#,
+            "cannot carry disable_parallel_tool_use",
+        ),
+    ];
+    for (options, expected) in cases {
+        let err = refused(options, expected);
+        assert!(
+            err.message.contains("Nothing was sent"),
+            "{options}: {}",
+            err.message
+        );
+    }
+}

@@ -11,12 +11,16 @@
 //   main       performance.eventLoopUtilization().active: the main thread's busy time (wall clock,
 //              so it grows when the machine is busy); also the main thread's own CPU time from
 //              /proc/self/task/PID/sched, which a busy machine does not inflate
-//   latency    p50 / p99 of the runs that completed in the window
+//   latency    p50 / p99 of the runs that started in the window (each counted when it ends, in the
+//              drain if need be): steady-state runs only, none of the cold start's first wave, and no
+//              slow run left out for ending after the window
+//   cold p99   p99 of the first wave (the first `concurrency` runs, started together on a cold process
+//              with no connection open yet): what a burst at start-up sees, reported apart
 //   ELD p99    monitorEventLoopDelay at 1 ms resolution; it records whole intervals, so the 1 ms is
 //              taken off: what is reported is the delay beyond the timer's own interval
 //   peak RSS   process.resourceUsage().maxRSS over the life of the process
 //   TTFP       (streaming workload) time to first text part: from the call to the first text delta
-//              the consumer's loop sees, p50 / p99 of the runs that completed in the window
+//              the consumer's loop sees, p50 / p99 of the runs that started in the window
 // Every run is checked (final text, tool call count; the stand-in checks every tool result), and
 // every tool must have run exactly once per call; a failure anywhere is counted. A streaming
 // workload uses the contender's streaming form (bench/contenders/<name>-stream.mjs), and its runs are
@@ -25,7 +29,7 @@
 import { performance, monitorEventLoopDelay } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { readFileSync } from 'node:fs'
-import { API_KEY, WORKLOADS, toolStats, streamedText } from './workloads.mjs'
+import { API_KEY, WORKLOADS, toolStats, streamedText, useWorkload } from './workloads.mjs'
 
 const CONTENDERS = ['ours', 'sdk', 'ai', 'floor']
 
@@ -72,6 +76,7 @@ const watchdog = setTimeout(
 )
 watchdog.unref()
 
+useWorkload(workload)
 const expectedCalls = workload.rounds * workload.callsPerRound
 const expectedStreamed = workload.stream ? streamedText(workload) : null
 const contender = await (await import(`./contenders/${name}${workload.stream ? '-stream' : ''}.mjs`)).setup({ url: values.url, apiKey: API_KEY, workload })
@@ -115,8 +120,13 @@ function percentile(sorted, p) {
 // by ramp-up or by the last slow runs.
 let phase = 'warmup'
 let warmupCompleted = 0
+/** Runs that ended in the window: runs/s and every per-run figure. */
+let windowRuns = 0
 const latencies = []
 const ttfps = []
+/** The first wave: the first `concurrency` runs, started together on a cold process. */
+const coldLatencies = []
+let started = 0
 let window0 = null
 let window1 = null
 let eld = null
@@ -145,20 +155,27 @@ function closeWindow() {
   eld?.disable()
 }
 
-function afterRun(latency, ttfp) {
+function afterRun(latency, ttfp, startedIn, cold) {
   completed++
+  if (cold) coldLatencies.push(latency)
+  // Latency: the runs that started in the window, wherever they end (the drain waits for them).
+  if (startedIn === 'measure') {
+    latencies.push(latency)
+    if (ttfp !== null) ttfps.push(ttfp)
+  }
   if (phase === 'warmup') {
     warmupCompleted++
     if (warmupCompleted >= warmupRuns) openWindow()
   } else if (phase === 'measure') {
-    latencies.push(latency)
-    if (ttfp !== null) ttfps.push(ttfp)
-    if (latencies.length >= maxRuns) closeWindow()
+    windowRuns++
+    if (windowRuns >= maxRuns) closeWindow()
   }
 }
 
 async function worker() {
   while (phase !== 'drain') {
+    const startedIn = phase
+    const cold = started++ < Math.max(1, concurrency)
     const t0 = performance.now()
     let ttfp = null
     try {
@@ -171,7 +188,7 @@ async function worker() {
     } catch (err) {
       fail(err?.stack ?? err)
     }
-    afterRun(performance.now() - t0, ttfp)
+    afterRun(performance.now() - t0, ttfp, startedIn, cold)
   }
 }
 
@@ -180,7 +197,7 @@ if (warmupRuns === 0) openWindow()
 await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker))
 clearTimeout(warmupTimer)
 
-const runs = latencies.length
+const runs = windowRuns
 if (runs === 0) fail('no run completed in the measured window')
 // Every call of every run (warm-up and drain too) must have run its tool exactly once.
 if (toolStats.executions !== completed * expectedCalls) {
@@ -188,6 +205,7 @@ if (toolStats.executions !== completed * expectedCalls) {
 }
 latencies.sort((a, b) => a - b)
 ttfps.sort((a, b) => a - b)
+coldLatencies.sort((a, b) => a - b)
 const elapsedMs = window1.t - window0.t
 const { cpu, elu } = window1
 const per = (x) => (runs > 0 ? x / runs : null)
@@ -211,6 +229,9 @@ const result = {
   mainCpuUsPerRun: window1.main === null ? null : per(window1.main),
   p50Ms: percentile(latencies, 50),
   p99Ms: percentile(latencies, 99),
+  p99OverP50: latencies.length > 0 ? percentile(latencies, 99) / percentile(latencies, 50) : null,
+  latencyRuns: latencies.length,
+  coldP99Ms: percentile(coldLatencies, 99),
   ttfpP50Ms: workload.stream ? percentile(ttfps, 50) : null,
   ttfpP99Ms: workload.stream ? percentile(ttfps, 99) : null,
   eldP99Ms: eld ? Math.max(0, eld.percentile(99) / 1e6 - Math.max(1, eldResolution)) : null,

@@ -4,7 +4,7 @@
 // measurement in a fresh child process (bench/child.mjs), the contenders taking turns, round after
 // round; the tables show the median of the rounds. See bench/RESULTS.md for what each figure means.
 //
-//   npm run bench                          full run (3 rounds × 2 workloads × 2 concurrencies × 4 contenders, and the
+//   npm run bench                          full run (3 rounds × 3 workloads × 2 concurrencies × 4 contenders, and the
 //                                          streaming cell: 3 rounds × 2 concurrencies × 3 contenders), writes bench/RESULTS.md
 //   npm run bench -- --workloads stream    the streaming cell only (writes its section of bench/RESULTS.md)
 //   npm run bench -- --quick               a smoke run (1 round, a few hundred runs; also BENCH_QUICK=1); writes nothing
@@ -12,7 +12,7 @@
 //                                          one contender / workload / concurrency (writes nothing)
 //
 // Options: --rounds N (3), --seconds S measured per measurement (5), --warmup S (1.5), --max-runs N,
-// --contenders ours,sdk,ai,floor, --workloads order,heavy,stream, --concurrency 1,64, --json FILE (raw figures),
+// --contenders ours,sdk,ai,floor, --workloads order,heavy,heavy-objects,stream, --concurrency 1,64, --json FILE (raw figures),
 // --write / --no-write (bench/RESULTS.md: by default each section whose cells were all measured, by
 // every contender, is rewritten: order + heavy, and the streaming cell), --addon FILE (the build to measure, default the root's
 // .node; it is copied first, so a rebuild during the run changes nothing), --allow-debug (measure a
@@ -139,7 +139,7 @@ const launcher = priority === null ? process.execPath : 'nice'
 // RESULTS.md has two generated sections: order + heavy (every contender, both concurrencies), and
 // the streaming cell (ours, sdk, ai, both concurrencies). A run rewrites each one it measured whole.
 const bothConcurrencies = concurrencies.length === 2
-const mainComplete = contenders.length === ALL_CONTENDERS.length && workloads.includes('order') && workloads.includes('heavy') && bothConcurrencies
+const mainComplete = contenders.length === ALL_CONTENDERS.length && ['order', 'heavy', 'heavy-objects'].every((w) => workloads.includes(w)) && bothConcurrencies
 const streamComplete = STREAM_CONTENDERS.every((c) => contenders.includes(c)) && workloads.includes('stream') && bothConcurrencies
 const write = opts['no-write'] ? false : (opts.write ?? (!saved && !quick && (mainComplete || streamComplete)))
 if (write && quick) die('--write and --quick: a quick run is not a measurement; run without --quick to write RESULTS.md')
@@ -308,6 +308,8 @@ const FIGURES = [
   { key: 'mainCpuUsPerRun', head: 'main CPU µs/run', better: 'min', fmt: (v) => fix(v, 0) },
   { key: 'p50Ms', head: 'p50 ms', better: 'min', fmt: (v) => fix(v, v >= 100 ? 0 : 2) },
   { key: 'p99Ms', head: 'p99 ms', better: 'min', fmt: (v) => fix(v, v >= 100 ? 0 : 2) },
+  { key: 'p99OverP50', head: 'p99 / p50', better: 'min', fmt: (v) => fix(v, 2) },
+  { key: 'coldP99Ms', head: 'cold p99 ms', better: 'min', fmt: (v) => fix(v, v >= 100 ? 0 : 2) },
   { key: 'eldP99Ms', head: 'ELD p99 ms', better: 'min', fmt: (v) => fix(v, 2) },
   { key: 'peakRssMb', head: 'peak RSS MB', better: 'min', fmt: (v) => fix(v, 1) },
 ]
@@ -412,6 +414,31 @@ function targetsTable(summary) {
     const vals = keys.map((k) => {
       const v = t.value(summary[k])
       return v === null || v === undefined ? '–' : `${t.fmt(v)} ${t.ok(v) ? '✓' : '✗'}`
+    })
+    lines.push(`| ${t.name} | ${vals.join(' | ')} |`)
+  }
+  return lines.join('\n')
+}
+
+/** Issue 14 (fair under load), at concurrency 64, for each non-streamed workload. */
+function fairnessTable(summary) {
+  const keys = workloads.filter((w) => !WORKLOADS[w].stream).map((w) => `${w}@64`).filter((k) => summary[k]?.ours)
+  if (keys.length === 0) return null
+  const fig = Object.fromEntries(FIGURES.map((f) => [f.key, f]))
+  const vs = (key) => (rows) => ratio(rows.ours?.[key] ?? null, bestPeer(rows, fig[key]))
+  const targets = [
+    { name: 'p99 ≤ best peer', value: vs('p99Ms'), ok: (v) => v <= 1, fmt: fmtRatio },
+    { name: 'p99 / p50 ≤ 2.5', value: (rows) => rows.ours?.p99OverP50 ?? null, ok: (v) => v <= 2.5, fmt: (v) => fix(v, 2) },
+    { name: 'main-thread CPU per run ≤ 0.15× best peer', value: vs('mainCpuUsPerRun'), ok: (v) => v <= 0.15, fmt: fmtRatio },
+    { name: 'cold start: first wave p99 ÷ best peer (no target)', value: vs('coldP99Ms'), fmt: fmtRatio },
+  ]
+  const head = ['target (concurrency 64)', ...keys.map((k) => k.replace('@64', ''))]
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => ' --- ').join('|')}|`]
+  for (const t of targets) {
+    const vals = keys.map((k) => {
+      const v = t.value(summary[k])
+      if (v === null || v === undefined) return '–'
+      return t.ok ? `${t.fmt(v)} ${t.ok(v) ? '✓' : '✗'}` : t.fmt(v)
     })
     lines.push(`| ${t.name} | ${vals.join(' | ')} |`)
   }
@@ -602,6 +629,8 @@ if (!saved) console.log(`bench: load average at the end ${load1.map((x) => x.toF
 const sections = []
 const targets = targetsTable(summary)
 if (targets) sections.push(`### Targets (issue 4), ours against the best peer\n\n${targets}`)
+const fairness = fairnessTable(summary)
+if (fairness) sections.push(`### Targets (issue 14, fair under load), ours against the best peer\n\n${fairness}`)
 for (const cell of cells.filter((c) => !WORKLOADS[c.workload].stream)) {
   sections.push(`### ${cell.workload}, concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
 }

@@ -4,6 +4,8 @@
 //   order  one tool round: get_order_status({ orderId: '4821' }) → a tiny JSON object → the answer.
 //   heavy  5 tool rounds, 3 parallel tool calls per round, each tool output 20 KB of JSON text, so
 //          the history grows by ~60 KB a round (the 6th request carries ~300 KB of tool results).
+//   heavy-objects  heavy, with tools that return objects (the parsed JSON of the same ~20 KB outputs)
+//          as most tools do, not pre-serialised strings: each contender turns them into JSON itself.
 //   stream one tool round, every reply streamed (SSE, `stream: true` required): a short text before
 //          the call, then a ~170-character answer. The stand-in paces the events (STREAM_DELAY_MS
 //          between two events, the same for every contender), so time to the first text part means
@@ -103,6 +105,7 @@ export const WORKLOADS = {
     roundText: (k) => `Round ${k + 1} of 5: searching the docs, fetching the record and pulling the metrics.`,
     finalText: 'Report ready: 15 tool results checked, 307200 bytes of tool output.',
   },
+  'heavy-objects': null, // below: heavy with object outputs
   stream: {
     name: 'stream',
     stream: true,
@@ -118,6 +121,13 @@ export const WORKLOADS = {
       'Your order #4821 has shipped with UPS and is on its way. The expected delivery date is 2026-12-02; ' +
       'you will get an email with the tracking link when it is out for delivery.',
   },
+}
+
+WORKLOADS['heavy-objects'] = {
+  ...WORKLOADS.heavy,
+  name: 'heavy-objects',
+  objects: true,
+  prompt: 'Prepare the weekly incident report for the payments service as objects: search the docs, fetch the incident records and pull the metrics.',
 }
 
 /** Every text delta of a run, joined: each round's text, then the final answer. */
@@ -179,25 +189,37 @@ function heavyOutput(name, input) {
   return text.slice(0, HEAVY_OUTPUT_CHARS - tail.length).replace(/,?\n?[^\n]*$/, (m) => ' '.repeat(m.length)) + tail
 }
 
-/** The output of a tool call: an object for `get_order_status`, a 20 KB string for the heavy tools. */
-export function toolOutput(name, input) {
-  const key = `${name}\u0000${JSON.stringify(input)}`
+/**
+ * The output of a tool call: an object for `get_order_status`, a 20 KB string for the heavy tools,
+ * and for them with `objects` (the heavy-objects workload) that string parsed: an object.
+ */
+export function toolOutput(name, input, objects = false) {
+  const key = `${name}\u0000${objects}\u0000${JSON.stringify(input)}`
   let out = cache.get(key)
   if (out === undefined) {
     if (name === 'get_order_status') {
       out = input.orderId === '4821' ? { orderId: '4821', status: 'shipped', carrier: 'UPS', eta: '2026-12-02' } : { orderId: input.orderId, status: 'not_found' }
     } else {
       out = heavyOutput(name, input)
+      if (objects) out = JSON.parse(out)
     }
     cache.set(key, out)
   }
   return out
 }
 
+/** Whether this process's tools return objects (bench/child.mjs sets it from its workload). */
+let objectOutputs = false
+
+/** A contender's process runs one workload: its tools answer as that workload's do. */
+export function useWorkload(workload) {
+  objectOutputs = workload.objects === true
+}
+
 /** The tool as a contender calls it: async, like a real tool. */
 export async function executeTool(name, input) {
   toolStats.executions++
-  return toolOutput(name, input)
+  return toolOutput(name, input, objectOutputs)
 }
 
 /** The text a contender whose tools must return strings sends for a tool output. */
@@ -232,7 +254,7 @@ function checkResults(workload, k, assistant, user) {
     if (!r) return `round ${k + 1}: no result for ${call.id}`
     if (r.is_error === true) return `round ${k + 1}: ${call.name} failed: ${textOf(r.content).slice(0, 200)}`
     const got = textOf(r.content)
-    const want = toolOutput(call.name, call.input)
+    const want = toolOutput(call.name, call.input, workload.objects === true)
     if (typeof want === 'string' ? got !== want : !sameJson(got, want)) {
       return `round ${k + 1}: the result of ${call.name} is not its output (${got.length} chars: ${JSON.stringify(got.slice(0, 80))})`
     }

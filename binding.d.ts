@@ -10,8 +10,8 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
- * One run's handle in JS: aborts it, and answers at each tool call's dispatch whether the call
- * may start.
+ * One run's handle in JS: aborts it, answers at each tool call's dispatch whether the call may
+ * start, and takes each call's reply.
  */
 export declare class RunControl {
   constructor()
@@ -22,6 +22,11 @@ export declare class RunControl {
    * cancelled, timed out, or its run ended or was aborted first).
    */
   begin(toolUseId: string): boolean
+  /**
+   * Called by the tool wrapper, once per call it was sent, when the call has settled: hands
+   * the engine its reply (nothing happens if the engine no longer waits for it).
+   */
+  settle(toolUseId: string, kind: ReplyKind, content: string): void
 }
 
 /** `"release"` or `"debug"`: benchmarks refuse to measure a debug build. */
@@ -44,7 +49,7 @@ export declare function listTools(): string
  * throws an `InvalidArg` error whose message starts `registerTool:`. `always_approve`: every
  * call needs a person's yes first; `needs_approval`: ask this function per call.
  */
-export declare function registerTool(definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => Promise<ToolReply>, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number) => Promise<boolean>): void
+export declare function registerTool(definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => void, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number) => Promise<boolean>): void
 
 /** How a tool call ended, as the JS wrapper reports it. */
 export declare const enum ReplyKind {
@@ -89,12 +94,6 @@ export declare function runWithTools(requestJson: string, runId: number, control
 
 /** Sets the function that aborts a running tool's `ctx.signal`: `(runId, toolUseId) => void`. */
 export declare function setCancelHook(cancel: (runId: number, toolUseId: string) => void): void
-
-/** What the JS wrapper of `execute` resolves with. */
-export interface ToolReply {
-  kind: ReplyKind
-  content: string
-}
 
 /** Removes a tool; whether it was registered. */
 export declare function unregisterTool(name: string): boolean

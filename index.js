@@ -187,7 +187,6 @@ function describeIssues(issues) {
   return lines.length > 0 ? lines.join('\n') : '(root): the input was refused by its schema'
 }
 
-const NOT_STARTED = Object.freeze({ kind: 'not_started', content: '' })
 
 /**
  * A tool's `needsApproval(input, ctx)` as the engine asks it. Anything but a clear `false`
@@ -207,75 +206,90 @@ function asker(needsApproval) {
 }
 
 /**
- * The function Rust calls for each tool call; it always resolves with a ToolReply. A call whose
- * run is gone, was aborted, or gave up on it (a timeout, a failed sibling in stop mode) before
- * this dispatch is never started: `control.begin` answers that, under the same lock the engine
- * takes when it gives up on a call. With a Standard Schema the input goes through its `validate`
- * first: `execute` gets the parsed value (transforms and defaults applied), and its issues are
- * reported like a JSON Schema failure.
+ * The function Rust calls for each tool call; it returns nothing and settles the call through
+ * the run's `control.settle(toolUseId, kind, content)` (always, exactly once, with a ToolReply's
+ * kind and content). A call whose run is gone, was aborted, or gave up on it (a timeout, a failed
+ * sibling in stop mode) before this dispatch is never started: `control.begin` answers that,
+ * under the same lock the engine takes when it gives up on a call. With a Standard Schema the
+ * input goes through its `validate` first: `execute` gets the parsed value (transforms and
+ * defaults applied), and its issues are reported like a JSON Schema failure.
  */
 function bridge(name, execute, standard) {
-  return async (inputJson, toolUseId, runId) => {
+  return (inputJson, toolUseId, runId) => {
     const run = runs.get(runId)
-    if (run === undefined || !run.control.begin(toolUseId)) return NOT_STARTED
-    const ctx = new CallContext(toolUseId, run.context)
-    run.calls.set(toolUseId, ctx)
-    const input = JSON.parse(inputJson)
-    // onToolCall: right before execute, so a call that waits for approval, is declined or never
-    // starts is not announced as run.
-    if (run.hooks !== null) callHook(run.hooks, 'onToolCall', { toolName: name, input, toolUseId })
-    let output
-    let pending
+    // A run no longer in `runs` has ended: nobody waits for this call.
+    if (run === undefined) return
+    const control = run.control
+    if (!control.begin(toolUseId)) {
+      control.settle(toolUseId, 'not_started', '')
+      return
+    }
+    callTool(run, name, execute, standard, inputJson, toolUseId).then(
+      (reply) => control.settle(toolUseId, reply.kind, reply.content),
+      (e) => control.settle(toolUseId, 'error', `the tool wrapper failed: ${describeThrown(e)}`),
+    )
+  }
+}
+
+/** One started call: resolves with its ToolReply `{ kind, content }`. */
+async function callTool(run, name, execute, standard, inputJson, toolUseId) {
+  const ctx = new CallContext(toolUseId, run.context)
+  run.calls.set(toolUseId, ctx)
+  const input = JSON.parse(inputJson)
+  // onToolCall: right before execute, so a call that waits for approval, is declined or never
+  // starts is not announced as run.
+  if (run.hooks !== null) callHook(run.hooks, 'onToolCall', { toolName: name, input, toolUseId })
+  let output
+  let pending
+  try {
+    let value = input
+    if (standard) {
+      const checked = await standard.validate(input)
+      if (checked === null || typeof checked !== 'object') throw new TypeError(`its schema's ~standard.validate returned ${describe(checked)}`)
+      if (checked.issues) {
+        run.causes.set(toolUseId, checked.issues)
+        return { kind: 'invalid_input', content: describeIssues(checked.issues) }
+      }
+      value = checked.value
+    }
+    pending = execute(value, ctx)
+    // Held until it settles: a Promise nothing else references would otherwise be collected
+    // while pending, and the call would fail at random instead of timing out (toolTimeoutMs).
+    run.pending.add(pending)
+    output = await pending
+  } catch (thrown) {
+    run.causes.set(toolUseId, thrown)
+    if (thrown !== null && typeof thrown === 'object' && thrown[TOOL_ERROR] === true) {
+      return { kind: 'tool_error', content: String(thrown.message) }
+    }
+    return { kind: 'error', content: describeThrown(thrown) }
+  } finally {
+    run.calls.delete(toolUseId)
+    run.pending.delete(pending)
+  }
+  if (output === undefined) output = null
+  if (output !== null && typeof output === 'object' && output[TOOL_RESULT] === true) {
     try {
-      let value = input
-      if (standard) {
-        const checked = await standard.validate(input)
-        if (checked === null || typeof checked !== 'object') throw new TypeError(`its schema's ~standard.validate returned ${describe(checked)}`)
-        if (checked.issues) {
-          run.causes.set(toolUseId, checked.issues)
-          return { kind: 'invalid_input', content: describeIssues(checked.issues) }
-        }
-        value = checked.value
-      }
-      pending = execute(value, ctx)
-      // Held until it settles: a Promise nothing else references would otherwise be collected
-      // while pending, and the call would fail at random instead of timing out (toolTimeoutMs).
-      run.pending.add(pending)
-      output = await pending
-    } catch (thrown) {
-      run.causes.set(toolUseId, thrown)
-      if (thrown !== null && typeof thrown === 'object' && thrown[TOOL_ERROR] === true) {
-        return { kind: 'tool_error', content: String(thrown.message) }
-      }
-      return { kind: 'error', content: describeThrown(thrown) }
-    } finally {
-      run.calls.delete(toolUseId)
-      run.pending.delete(pending)
-    }
-    if (output === undefined) output = null
-    if (output !== null && typeof output === 'object' && output[TOOL_RESULT] === true) {
-      try {
-        const json = JSON.stringify(output.blocks)
-        run.outputs.set(toolUseId, output.blocks)
-        return { kind: 'blocks', content: json }
-      } catch (e) {
-        run.causes.set(toolUseId, e)
-        return { kind: 'error', content: `its toolResult blocks cannot be turned into JSON (${e.message})` }
-      }
-    }
-    if (typeof output === 'string') {
-      run.outputs.set(toolUseId, output)
-      return { kind: 'text', content: output }
-    }
-    try {
-      const json = JSON.stringify(output)
-      if (json === undefined) throw new TypeError(`${describe(output)} has no JSON form`)
-      run.outputs.set(toolUseId, output)
-      return { kind: 'json', content: json }
+      const json = JSON.stringify(output.blocks)
+      run.outputs.set(toolUseId, output.blocks)
+      return { kind: 'blocks', content: json }
     } catch (e) {
       run.causes.set(toolUseId, e)
-      return { kind: 'error', content: `it returned a value that cannot be turned into JSON (${e.message})` }
+      return { kind: 'error', content: `its toolResult blocks cannot be turned into JSON (${e.message})` }
     }
+  }
+  if (typeof output === 'string') {
+    run.outputs.set(toolUseId, output)
+    return { kind: 'text', content: output }
+  }
+  try {
+    const json = JSON.stringify(output)
+    if (json === undefined) throw new TypeError(`${describe(output)} has no JSON form`)
+    run.outputs.set(toolUseId, output)
+    return { kind: 'json', content: json }
+  } catch (e) {
+    run.causes.set(toolUseId, e)
+    return { kind: 'error', content: `it returned a value that cannot be turned into JSON (${e.message})` }
   }
 }
 

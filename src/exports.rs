@@ -7,7 +7,7 @@ use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 
-use crate::binding::control::RunShared;
+use crate::binding::control::{ReplyKind, RunShared, ToolReply};
 use crate::binding::registry::{Approval, Registry};
 use crate::binding::run::{self, PartsFn, RunReply};
 use crate::binding::tool_bridge::{ApprovalFn, CancelFn, ToolFn};
@@ -28,7 +28,7 @@ pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = engine::config::DEFAULT_MAX_TOOL_IT
 /// call needs a person's yes first; `needs_approval`: ask this function per call.
 #[napi(
     catch_unwind,
-    ts_args_type = "definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => Promise<ToolReply>, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number) => Promise<boolean>"
+    ts_args_type = "definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => void, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number) => Promise<boolean>"
 )]
 pub fn register_tool(
     env: Env,
@@ -76,8 +76,8 @@ pub fn set_cancel_hook(env: Env, cancel: CancelFn) -> Result<()> {
     Ok(())
 }
 
-/// One run's handle in JS: aborts it, and answers at each tool call's dispatch whether the call
-/// may start.
+/// One run's handle in JS: aborts it, answers at each tool call's dispatch whether the call may
+/// start, and takes each call's reply.
 #[napi]
 pub struct RunControl {
     shared: Arc<RunShared>,
@@ -104,6 +104,14 @@ impl RunControl {
     #[napi]
     pub fn begin(&self, tool_use_id: String) -> bool {
         self.shared.begin(&tool_use_id)
+    }
+
+    /// Called by the tool wrapper, once per call it was sent, when the call has settled: hands
+    /// the engine its reply (nothing happens if the engine no longer waits for it).
+    #[napi]
+    pub fn settle(&self, tool_use_id: String, kind: ReplyKind, content: String) {
+        self.shared
+            .settle(&tool_use_id, ToolReply { kind, content });
     }
 }
 

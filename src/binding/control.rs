@@ -2,11 +2,44 @@
 //! call that was cancelled (timeout, abort, a stop-mode sibling failed) or whose run ended before
 //! JS dispatched it is never started. JS asks [`RunShared::begin`] at dispatch; the engine's
 //! side marks a call cancelled when it drops the call's future. One lock orders the two.
+//!
+//! A call's reply comes back the same way: the engine [`RunShared::expect`]s it before the call
+//! goes to JS, and JS hands it over with [`RunShared::settle`], a plain synchronous call (no
+//! Promise crosses for it).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
+
+/// How a tool call ended, as the JS wrapper reports it.
+#[cfg_attr(feature = "node", napi_derive::napi(string_enum = "snake_case"))]
+#[derive(Debug, PartialEq, Eq)]
+pub enum ReplyKind {
+    /// A string result (`content` is the string).
+    Text,
+    /// Any other result, as JSON text.
+    Json,
+    /// `toolResult(blocks)`: `content` is the blocks as a JSON array.
+    Blocks,
+    /// The tool's Standard Schema refused the input: `content` is one `field: reason` line per
+    /// problem.
+    InvalidInput,
+    /// A `ToolError`: `content` is its message, for the model.
+    ToolError,
+    /// Anything else thrown: `content` is the developer's message.
+    Error,
+    /// The call was cancelled, or its run ended, before it could start: it was not run.
+    NotStarted,
+}
+
+/// What the JS wrapper of `execute` settles a call with (`RunControl.settle`).
+#[derive(Debug)]
+pub struct ToolReply {
+    pub kind: ReplyKind,
+    pub content: String,
+}
 
 /// Where one call stands, as far as starting it goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +65,8 @@ struct Calls {
     /// Every call JS began, for the run's report: an interrupted call that never began is left
     /// out of it (it had no effect).
     begun: HashSet<String>,
+    /// Where each call's reply goes, from the moment the engine sends the call to JS.
+    replies: HashMap<String, oneshot::Sender<ToolReply>>,
 }
 
 /// What the engine's side should do when it gives up on a call.
@@ -71,9 +106,28 @@ impl RunShared {
         }
     }
 
+    /// The engine, before it sends a call to JS: where the call's reply will come.
+    pub fn expect(&self, tool_use_id: &str) -> oneshot::Receiver<ToolReply> {
+        let (tx, rx) = oneshot::channel();
+        let mut calls = self.lock();
+        if !calls.ended {
+            calls.replies.insert(tool_use_id.to_owned(), tx);
+        }
+        rx
+    }
+
+    /// JS: a call it was sent has settled. A reply nobody waits for any more is dropped.
+    pub fn settle(&self, tool_use_id: &str, reply: ToolReply) {
+        let tx = self.lock().replies.remove(tool_use_id);
+        if let Some(tx) = tx {
+            let _ = tx.send(reply);
+        }
+    }
+
     /// The engine no longer wants this call's result.
     pub fn give_up(&self, tool_use_id: &str) -> GiveUp {
         let mut calls = self.lock();
+        calls.replies.remove(tool_use_id);
         match calls.states.remove(tool_use_id) {
             Some(CallState::Started) => GiveUp::AbortRunning,
             _ => {
@@ -89,7 +143,9 @@ impl RunShared {
 
     /// The call settled: nothing more to track.
     pub fn settled(&self, tool_use_id: &str) {
-        self.lock().states.remove(tool_use_id);
+        let mut calls = self.lock();
+        calls.states.remove(tool_use_id);
+        calls.replies.remove(tool_use_id);
     }
 
     /// Whether JS began this call.
@@ -102,6 +158,7 @@ impl RunShared {
         let mut calls = self.lock();
         calls.ended = true;
         calls.states.clear();
+        calls.replies.clear();
     }
 }
 
@@ -135,5 +192,33 @@ mod tests {
         run.end();
         assert!(!run.begin("b"));
         assert!(run.began("a") && !run.began("b"));
+    }
+
+    fn reply(content: &str) -> ToolReply {
+        ToolReply {
+            kind: ReplyKind::Text,
+            content: content.to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_reply_reaches_the_call_that_expects_it_and_no_other() {
+        let run = RunShared::default();
+        let mut a = run.expect("a");
+        let mut b = run.expect("b");
+        run.settle("a", reply("done"));
+        assert_eq!(
+            a.try_recv().map(|r| r.content).ok().as_deref(),
+            Some("done")
+        );
+        assert!(b.try_recv().is_err());
+        // Given up on, or after the end of the run: the reply goes nowhere.
+        run.give_up("b");
+        run.settle("b", reply("late"));
+        assert!(b.try_recv().is_err());
+        let mut c = run.expect("c");
+        run.end();
+        run.settle("c", reply("after the end"));
+        assert!(c.try_recv().is_err());
     }
 }

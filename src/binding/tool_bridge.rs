@@ -1,7 +1,9 @@
-//! Calls a JS tool from the engine: a weak, non-callee-handled `ThreadsafeFunction` called with
-//! `call_async_catch`, whose Promise is awaited here. The JS wrapper (index.js) settles that
-//! Promise with a [`ToolReply`] and never rejects; anything unexpected still becomes a failed
-//! call, never a crash.
+//! Calls a JS tool from the engine: a weak, non-callee-handled `ThreadsafeFunction` called
+//! without waiting for a return value; the JS wrapper (index.js) hands the call's [`ToolReply`]
+//! back with `RunControl.settle`, a plain synchronous call, and the engine awaits it on a
+//! channel. No Promise crosses per call (each one costs the JS thread two functions made, a
+//! `then` and a settled job), and the wrapper always settles; anything unexpected still becomes
+//! a failed call, never a crash.
 //!
 //! Cancellation is part of the protocol: each call carries its run and `tool_use` ids, the JS
 //! wrapper asks the run's [`RunShared`] at dispatch whether it may start, and a call the engine
@@ -14,48 +16,21 @@ use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
 };
 use napi::Status;
-use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
 
 use super::control::{GiveUp, RunShared};
+pub use super::control::{ReplyKind, ToolReply};
 use std::future::Future;
 use std::pin::Pin;
 
 use crate::engine::approval::ApprovalPolicy;
 use crate::engine::tools::{ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
 
-/// How a tool call ended, as the JS wrapper reports it.
-#[napi(string_enum = "snake_case")]
-#[derive(Debug, PartialEq, Eq)]
-pub enum ReplyKind {
-    /// A string result (`content` is the string).
-    Text,
-    /// Any other result, as JSON text.
-    Json,
-    /// `toolResult(blocks)`: `content` is the blocks as a JSON array.
-    Blocks,
-    /// The tool's Standard Schema refused the input: `content` is one `field: reason` line per
-    /// problem.
-    InvalidInput,
-    /// A `ToolError`: `content` is its message, for the model.
-    ToolError,
-    /// Anything else thrown: `content` is the developer's message.
-    Error,
-    /// The call was cancelled, or its run ended, before it could start: it was not run.
-    NotStarted,
-}
-
-/// What the JS wrapper of `execute` resolves with.
-#[napi(object)]
-pub struct ToolReply {
-    pub kind: ReplyKind,
-    pub content: String,
-}
-
-/// `(inputJson, toolUseId, runId) => Promise<ToolReply>`.
+/// `(inputJson, toolUseId, runId) => void`; the wrapper settles the call through its run's
+/// `RunControl.settle(toolUseId, kind, content)`.
 pub type ToolFn = ThreadsafeFunction<
     FnArgs<(String, String, u32)>,
-    Promise<ToolReply>,
+    UnknownReturnValue,
     FnArgs<(String, String, u32)>,
     Status,
     false,
@@ -126,25 +101,30 @@ impl ToolExecutor for JsTool {
             run_id: self.run_id,
             tool_use_id: Some(call.tool_use_id.clone()),
         };
+        let run = self.run.clone();
+        let tool_use_id = call.tool_use_id.clone();
         let args = FnArgs::from((call.input.get().to_owned(), call.tool_use_id, self.run_id));
         let shutdown = self.shutdown.clone();
         let ping = self.cancel.clone();
         Box::pin(async move {
-            let outcome = match execute.call_async_catch(args).await {
-                Ok(promise) => match promise.await {
+            // Expected before it is sent, so that no reply can come before its channel.
+            let reply = run.expect(&tool_use_id);
+            let outcome = match execute.call(args, ThreadsafeFunctionCallMode::NonBlocking) {
+                Status::Ok => match reply.await {
                     Ok(reply) => outcome_of(reply),
-                    Err(e) => {
-                        let why = format!("its Promise rejected: {}", e.reason);
+                    // Only the end of the run drops a channel whose call is still awaited.
+                    Err(_) => {
+                        let why = "its reply never came".to_owned();
                         unless_thread_gone(&shutdown, ping.as_deref(), why).await
                     }
                 },
                 // Only a thread shutting down closes a tool's function while a run holds it.
-                Err(e) if e.status == Status::Closing => {
+                Status::Closing => {
                     shutdown.cancel();
                     std::future::pending().await
                 }
-                Err(e) => {
-                    let why = format!("calling it failed: {}", e.reason);
+                status => {
+                    let why = format!("calling it failed: {status}");
                     unless_thread_gone(&shutdown, ping.as_deref(), why).await
                 }
             };
@@ -154,7 +134,7 @@ impl ToolExecutor for JsTool {
     }
 }
 
-/// The JS wrapper never rejects, and index.js holds each call's Promise until it settles, so a
+/// The JS wrapper always settles, and index.js holds each call's Promise until it settles, so a
 /// call fails here only when its thread is being torn down (a worker terminated) or JS could not
 /// be entered. To tell which, ask the thread: a call through its cancel hook (a no-op for an
 /// unknown call) comes back only from a live thread. A dying thread's call never settles, so the

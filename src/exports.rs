@@ -8,6 +8,7 @@ use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 
 use crate::binding::control::{ReplyKind, RunShared, ToolReply};
+use crate::binding::js_text::JsText;
 use crate::binding::registry::{Approval, Registry};
 use crate::binding::run::{self, PartsFn, RunReply};
 use crate::binding::tool_bridge::{ApprovalFn, CancelFn, ToolFn};
@@ -108,10 +109,15 @@ impl RunControl {
 
     /// Called by the tool wrapper, once per call it was sent, when the call has settled: hands
     /// the engine its reply (nothing happens if the engine no longer waits for it).
-    #[napi]
-    pub fn settle(&self, tool_use_id: String, kind: ReplyKind, content: String) {
-        self.shared
-            .settle(&tool_use_id, ToolReply { kind, content });
+    #[napi(ts_args_type = "toolUseId: string, kind: ReplyKind, content: string")]
+    pub fn settle(&self, tool_use_id: String, kind: ReplyKind, content: JsText) {
+        self.shared.settle(
+            &tool_use_id,
+            ToolReply {
+                kind,
+                content: content.0,
+            },
+        );
     }
 }
 

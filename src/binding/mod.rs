@@ -3,6 +3,8 @@
 
 pub mod control;
 pub mod guard;
+#[cfg(feature = "node")]
+pub mod js_text;
 pub mod logging;
 pub mod options;
 pub mod parts;

@@ -165,7 +165,10 @@ async fn unless_thread_gone(
     ToolOutcome::Failed(why)
 }
 
-fn outcome_of(reply: ToolReply) -> ToolOutcome {
+fn outcome_of(mut reply: ToolReply) -> ToolOutcome {
+    // Read on the JS thread into a buffer sized for the worst case (`js_text.rs`): the spare
+    // capacity goes back here, on the engine's thread.
+    reply.content.shrink_to_fit();
     match reply.kind {
         ReplyKind::Text => ToolOutcome::Output {
             content: reply.content,

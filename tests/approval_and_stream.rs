@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anthropic_tool_calling::engine::approval::{Always, Decision, Signer};
+use anthropic_tool_calling::engine::protocol::RawMessage;
 use anthropic_tool_calling::engine::run::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, ErrorCode, RunEvent, Secret};
 use serde_json::json;
@@ -70,7 +71,7 @@ async fn a_call_needing_approval_pauses_the_run_and_resumes_with_the_decision() 
         .iter()
         .map(|m| {
             let edited = m.get().replace(r#""amount":5"#, r#""amount":500"#);
-            serde_json::value::RawValue::from_string(edited).unwrap()
+            RawMessage::from(serde_json::value::RawValue::from_string(edited).unwrap())
         })
         .collect();
     cfg.approvals = vec![Decision {
@@ -196,9 +197,7 @@ async fn a_streamed_run_tells_its_events_in_order_and_ends_as_the_plain_one() {
     .await
     .unwrap();
     assert_eq!(streamed.text, plain.text);
-    let bytes = |m: &[Box<serde_json::value::RawValue>]| {
-        m.iter().map(|r| r.get().to_owned()).collect::<Vec<_>>()
-    };
+    let bytes = |m: &[RawMessage]| m.iter().map(|r| r.get().to_owned()).collect::<Vec<_>>();
     assert_eq!(
         bytes(&streamed.messages),
         bytes(&plain.messages),

@@ -119,7 +119,11 @@ async fn seed_conversation_runs_one_tool_round_and_answers() {
     ];
     assert_eq!(requests[1].messages(), expected_history.as_slice());
 
-    let history: Vec<serde_json::Value> = out.messages.iter().map(|m| value(m)).collect();
+    let history: Vec<serde_json::Value> = out
+        .messages
+        .iter()
+        .map(|m| serde_json::from_str(m.get()).unwrap())
+        .collect();
     assert_eq!(history.len(), 4);
     assert_eq!(history[..3], expected_history[..]);
     assert_eq!(

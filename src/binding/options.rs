@@ -268,7 +268,7 @@ fn message(i: usize, m: &RawValue) -> Result<RawMessage, RunError> {
             ))
         }
     }
-    Ok(m.to_owned())
+    Ok(m.to_owned().into())
 }
 
 /// One option, parsed for checking; `None` when absent or `null`.

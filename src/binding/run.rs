@@ -18,6 +18,7 @@ use super::options::parse_request;
 use super::parts::{forward, ChannelSink};
 use super::registry::Snapshot;
 use super::select;
+use crate::engine::protocol::RawMessage;
 use crate::engine::result::ToolOutput;
 use crate::engine::{ApiClient, ErrorCode, EventSink, RunError, RunOutput, ToolCall};
 
@@ -140,11 +141,26 @@ pub struct RunReply {
     pub messages: Option<Buffer>,
 }
 
+/// The history as one JSON array, each message's text as it is (no parse, no re-encoding).
+fn history_json(messages: &[RawMessage]) -> Vec<u8> {
+    let size = 2 + messages.iter().map(|m| m.get().len() + 1).sum::<usize>();
+    let mut out = Vec::with_capacity(size);
+    out.push(b'[');
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(m.bytes());
+    }
+    out.push(b']');
+    out
+}
+
 /// Shapes a run's outcome for index.js.
 pub fn reply_of(result: Result<RunOutput, RunError>) -> serde_json::Result<RunReply> {
     match result {
         Ok(mut data) => {
-            let messages = serde_json::to_vec(&data.messages)?;
+            let messages = history_json(&data.messages);
             data.messages = Vec::new();
             blank_outputs(&mut data.tool_calls);
             let result = serde_json::to_string(&Envelope {

@@ -8,6 +8,7 @@ use reqwest::StatusCode;
 
 use super::error::{ErrorCode, RunError};
 use super::protocol::{ErrorBody, MessageResponse};
+use super::request::Body;
 use super::retry::{self, Hint};
 use super::secret::Secret;
 use super::stream::{self, StreamEvent};
@@ -65,7 +66,7 @@ impl ApiClient {
     pub async fn create_message(
         &self,
         cfg: &ApiConfig,
-        body: Vec<u8>,
+        body: Body,
     ) -> Result<MessageResponse, RunError> {
         self.send(cfg, body, None).await
     }
@@ -77,7 +78,7 @@ impl ApiClient {
     pub async fn create_message_streamed(
         &self,
         cfg: &ApiConfig,
-        body: Vec<u8>,
+        body: Body,
         events: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<MessageResponse, RunError> {
         self.send(cfg, body, Some(events)).await
@@ -86,12 +87,11 @@ impl ApiClient {
     async fn send(
         &self,
         cfg: &ApiConfig,
-        body: Vec<u8>,
+        body: Body,
         mut events: Option<&mut (dyn FnMut(StreamEvent) + Send)>,
     ) -> Result<MessageResponse, RunError> {
         let url = format!("{}/v1/messages", cfg.base_url.trim_end_matches('/'));
         let headers = auth_headers(cfg)?;
-        let body = bytes::Bytes::from(body);
         let mut retries_done = 0u32;
         loop {
             let started = Instant::now();
@@ -100,7 +100,7 @@ impl ApiClient {
                     &url,
                     cfg,
                     &headers,
-                    body.clone(),
+                    &body,
                     retries_done,
                     events.as_deref_mut(),
                 )
@@ -149,7 +149,7 @@ impl ApiClient {
         url: &str,
         cfg: &ApiConfig,
         headers: &HeaderMap,
-        body: bytes::Bytes,
+        body: &Body,
         retries_done: u32,
         events: Option<&mut (dyn FnMut(StreamEvent) + Send + '_)>,
     ) -> Result<MessageResponse, Failure> {
@@ -159,7 +159,7 @@ impl ApiClient {
             .headers(headers.clone())
             .header("x-stainless-retry-count", retries_done)
             .timeout(cfg.timeout)
-            .body(body)
+            .body(reqwest::Body::wrap(Pieces::new(body)))
             .send()
             .await;
         let response = sent.map_err(|e| Failure::network(network_error(&e, url, cfg)))?;
@@ -229,6 +229,46 @@ impl ApiClient {
             retryable: retry::should_retry(status, &headers),
             hint,
         })
+    }
+}
+
+/// A request body sent piece by piece (each a shared `Bytes`, written with vectored writes),
+/// with its exact length, so it goes with a `content-length` like a body in one buffer.
+struct Pieces {
+    pieces: std::vec::IntoIter<bytes::Bytes>,
+    left: u64,
+}
+
+impl Pieces {
+    fn new(body: &Body) -> Self {
+        Pieces {
+            left: body.len() as u64,
+            pieces: body.pieces().to_vec().into_iter(),
+        }
+    }
+}
+
+impl http_body::Body for Pieces {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, Self::Error>>> {
+        let next = self.pieces.next();
+        if let Some(piece) = &next {
+            self.left -= piece.len() as u64;
+        }
+        std::task::Poll::Ready(next.map(|piece| Ok(http_body::Frame::data(piece))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.left == 0
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.left)
     }
 }
 

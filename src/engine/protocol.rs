@@ -1,13 +1,44 @@
 //! The Messages API wire format: what we send and what we read back.
 //!
-//! Messages are kept as pre-serialised JSON (`RawValue`) so a request body is built by
-//! concatenating the history, never by re-serialising it each round.
+//! Messages are kept as pre-serialised JSON in shared bytes ([`RawMessage`]) so a request body
+//! is the history's pieces shared, never re-serialised nor copied again each round.
 
-use serde::{Deserialize, Serialize};
+use bytes::Bytes;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 
-/// One message of the conversation, serialised once.
-pub type RawMessage = Box<RawValue>;
+/// One message of the conversation, serialised once: its JSON text in shared bytes, so each
+/// request body takes it by reference count instead of copying it.
+#[derive(Clone, Debug)]
+pub struct RawMessage(Bytes);
+
+impl RawMessage {
+    /// The message's JSON text.
+    pub fn get(&self) -> &str {
+        // SAFETY: only ever made from a `RawValue`'s text (`From<Box<RawValue>>`), valid UTF-8.
+        unsafe { std::str::from_utf8_unchecked(&self.0) }
+    }
+
+    /// The message's JSON text as shared bytes (a reference count, no copy).
+    pub fn bytes(&self) -> &Bytes {
+        &self.0
+    }
+}
+
+impl From<Box<RawValue>> for RawMessage {
+    /// Takes over the text's memory (no copy).
+    fn from(raw: Box<RawValue>) -> Self {
+        let text: Box<str> = raw.into();
+        RawMessage(Bytes::from(text.into_boxed_bytes()))
+    }
+}
+
+impl Serialize for RawMessage {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let raw: &RawValue = serde_json::from_str(self.get()).map_err(serde::ser::Error::custom)?;
+        raw.serialize(serializer)
+    }
+}
 
 /// A successful answer of the Messages API. Unknown fields are ignored.
 #[derive(Deserialize)]
@@ -116,6 +147,7 @@ pub fn raw_message<C: Serialize>(role: &'static str, content: C) -> RawMessage {
     // `to_raw_value` keeps serde_json's own output without parsing it again to check it.
     serde_json::value::to_raw_value(&OutgoingMessage { role, content })
         .expect("messages built from strings and raw JSON always serialise")
+        .into()
 }
 
 /// The user message that starts a run from a plain string prompt.

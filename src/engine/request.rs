@@ -2,6 +2,7 @@
 //! part the caller gave (the history, `system`, `toolChoice`, pass-through fields) is copied as
 //! the JSON text it came as, never re-encoded, so keys keep their order byte for byte.
 
+use bytes::Bytes;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -83,12 +84,53 @@ fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     serde_json::to_writer(out, value).expect("strings and numbers always serialise");
 }
 
+/// A request body: the history's messages shared (a reference count each, no copy) between the
+/// parts written for this request, so a round's body costs only its new parts. Its length is
+/// known, so it goes with a `content-length`; a retry sends the same bytes again.
+#[derive(Clone, Debug, Default)]
+pub struct Body {
+    pieces: Vec<Bytes>,
+    len: usize,
+}
+
+impl Body {
+    fn push(&mut self, piece: Bytes) {
+        if !piece.is_empty() {
+            self.len += piece.len();
+            self.pieces.push(piece);
+        }
+    }
+
+    /// The pieces, in order.
+    pub fn pieces(&self) -> &[Bytes] {
+        &self.pieces
+    }
+
+    /// The body's length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the body has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The body in one buffer (a copy: for tests and logs).
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len);
+        for piece in &self.pieces {
+            out.extend_from_slice(piece);
+        }
+        out
+    }
+}
+
 /// Serialises a request. `tools` are the client tools' definitions; the run's server tools
 /// follow them.
-pub fn body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage], turn: &Turn) -> Vec<u8> {
+pub fn body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage], turn: &Turn) -> Body {
     let raw_len = |r: Option<&RawValue>| r.map_or(0, |r| r.get().len());
-    // Sized up front: the history is most of the body, and growing the buffer as it is written
-    // would copy it again and again.
+    // Sized up front (the history is not in it: its messages are shared, not copied).
     let size = 256
         + cfg.model.len()
         + raw_len(cfg.system.as_deref())
@@ -103,13 +145,7 @@ pub fn body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage], turn:
             .fields
             .iter()
             .map(|(k, v)| k.len() + v.get().len() + 4)
-            .sum::<usize>()
-        + cfg
-            .extra_body
-            .iter()
-            .map(|(k, v)| k.len() + v.get().len() + 4)
-            .sum::<usize>()
-        + messages.iter().map(|m| m.get().len() + 1).sum::<usize>();
+            .sum::<usize>();
     let mut o = Object {
         out: Vec::with_capacity(size),
         empty: true,
@@ -142,8 +178,22 @@ pub fn body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage], turn:
     if turn.stream {
         o.value("stream", &true);
     }
-    o.array("messages", messages.iter().map(|m| m.get()));
-    o.finish()
+    let mut body = Body::default();
+    if o.key("messages") {
+        o.out.push(b'[');
+        let head = std::mem::take(&mut o.out);
+        body.push(Bytes::from(head));
+        for (i, m) in messages.iter().enumerate() {
+            if i > 0 {
+                body.push(Bytes::from_static(b","));
+            }
+            body.push(m.bytes().clone());
+        }
+        o.out.push(b']');
+    }
+    let tail = o.finish();
+    body.push(Bytes::from(tail));
+    body
 }
 
 #[cfg(test)]
@@ -171,9 +221,10 @@ mod tests {
         let tool = raw(r#"{"name":"t","input_schema":{"type":"object"}}"#);
         cfg.server_tools
             .push(raw(r#"{"type":"web_search_20250305","name":"web_search"}"#));
-        let messages = vec![raw(
-            r#"{"role":"user","content":[{"type":"text","text":"hi","z":1,"a":2}]}"#,
-        )];
+        let messages: Vec<RawMessage> = vec![
+            raw(r#"{"role":"user","content":[{"type":"text","text":"hi","z":1,"a":2}]}"#).into(),
+            raw(r#"{"role":"assistant","content":"ok"}"#).into(),
+        ];
         let choice = raw(r#"{"type":"tool","name":"t"}"#);
         let body = body(
             &cfg,
@@ -185,9 +236,10 @@ mod tests {
                 stream: true,
             },
         );
+        assert_eq!(body.len(), body.to_vec().len());
         assert_eq!(
-            std::str::from_utf8(&body).unwrap(),
-            r#"{"model":"m","system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"tool_choice":{"type":"tool","name":"t"},"tools":[{"name":"t","input_schema":{"type":"object"}},{"type":"web_search_20250305","name":"web_search"}],"thinking":{"type":"enabled","budget_tokens":2048},"container":"cont_1","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi","z":1,"a":2}]}],"max_tokens":77,"zeta":{"b":1,"a":2}}"#
+            std::str::from_utf8(&body.to_vec()).unwrap(),
+            r#"{"model":"m","system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"tool_choice":{"type":"tool","name":"t"},"tools":[{"name":"t","input_schema":{"type":"object"}},{"type":"web_search_20250305","name":"web_search"}],"thinking":{"type":"enabled","budget_tokens":2048},"container":"cont_1","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi","z":1,"a":2}]},{"role":"assistant","content":"ok"}],"max_tokens":77,"zeta":{"b":1,"a":2}}"#
         );
     }
 }

@@ -50,7 +50,7 @@ struct BlockView<'a> {
     tool_use_id: Option<String>,
 }
 
-fn blocks(m: &RawValue) -> Option<(String, Vec<&RawValue>)> {
+fn blocks(m: &RawMessage) -> Option<(String, Vec<&RawValue>)> {
     let view: MessageView = serde_json::from_str(m.get()).ok()?;
     let blocks: Vec<&RawValue> = serde_json::from_str(view.content.get()).ok()?;
     Some((view.role.into_owned(), blocks))

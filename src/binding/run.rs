@@ -4,7 +4,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use napi::bindgen_prelude::{Buffer, FnArgs};
+use napi::bindgen_prelude::{Buffer, FnArgs, ToNapiValue, TypeName, ValueType};
+use napi::sys;
 use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
 };
@@ -135,10 +136,66 @@ async fn run_parsed(
 /// `null` (JS puts back the very value the tool returned) and `data.messages` empty: the history
 /// comes apart in `messages`, UTF-8 JSON in a Buffer that takes over this memory (no copy, no
 /// JS string of the whole history unless `data.messages` is read).
-#[napi_derive::napi(object)]
+#[napi_derive::napi(object, object_from_js = false)]
 pub struct RunReply {
     pub result: String,
-    pub messages: Option<Buffer>,
+    #[napi(ts_type = "Buffer")]
+    pub messages: Option<History>,
+}
+
+/// The history's JSON handed to JS as a Buffer over this memory (no copy), its size told to V8
+/// as external memory while the Buffer lives (and taken back when it is collected), so that
+/// finished runs' histories count towards V8's GC heuristics and are collected sooner.
+pub struct History(Vec<u8>);
+
+impl TypeName for History {
+    fn type_name() -> &'static str {
+        "Buffer"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for History {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        if val.0.is_empty() {
+            return unsafe { Buffer::to_napi_value(env, Buffer::from(val.0)) };
+        }
+        let len = val.0.len();
+        let data = val.0.as_ptr();
+        let owned = Box::into_raw(Box::new(val.0));
+        let mut out = std::ptr::null_mut();
+        let status = unsafe {
+            sys::napi_create_external_buffer(
+                env,
+                len,
+                data as *mut std::ffi::c_void,
+                Some(drop_history),
+                owned.cast(),
+                &mut out,
+            )
+        };
+        if status != sys::Status::napi_ok {
+            // No external buffers here (e.g. a sandbox that forbids them): a copy instead.
+            let bytes = unsafe { Box::from_raw(owned) };
+            return unsafe { Buffer::to_napi_value(env, Buffer::from(bytes.to_vec())) };
+        }
+        let mut total = 0i64;
+        unsafe { sys::napi_adjust_external_memory(env, len as i64, &mut total) };
+        Ok(out)
+    }
+}
+
+unsafe extern "C" fn drop_history(
+    env: sys::napi_env,
+    _data: *mut std::ffi::c_void,
+    hint: *mut std::ffi::c_void,
+) {
+    let bytes = unsafe { Box::from_raw(hint as *mut Vec<u8>) };
+    let mut total = 0i64;
+    unsafe { sys::napi_adjust_external_memory(env, -(bytes.len() as i64), &mut total) };
 }
 
 /// The history as one JSON array, each message's text as it is (no parse, no re-encoding).
@@ -169,7 +226,7 @@ pub fn reply_of(result: Result<RunOutput, RunError>) -> serde_json::Result<RunRe
             })?;
             Ok(RunReply {
                 result,
-                messages: Some(Buffer::from(messages)),
+                messages: Some(History(messages)),
             })
         }
         Err(mut error) => {

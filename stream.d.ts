@@ -14,7 +14,7 @@ export type StreamPart =
   /** Before `execute`. */
   | { type: 'tool-call'; toolUseId: string; toolName: string; input: unknown }
   /** `output` is what the model was sent (for a failure, the text written for the model); `error` is the developer's. */
-  | { type: 'tool-result'; toolUseId: string; toolName: string; output: unknown; isError?: boolean; error?: string; durationMs: number }
+  | { type: 'tool-result'; toolUseId: string; toolName: string; output: unknown; isError?: boolean; error?: string; durationMs: number; /** The person declined it (`needsApproval`). */ declined?: true }
   | { type: 'finish-step'; step: number; stopReason: string; usage: Usage; toolCalls: ToolCall[] }
   /** Always the last part. */
   | { type: 'finish'; result: RunResult }

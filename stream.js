@@ -343,7 +343,10 @@ class UIChunker {
       case 'tool-result':
         this.#close(out)
         this.#ensureAvailable(part.toolUseId, part.toolName, out)
-        if (part.isError) {
+        if (part.declined) {
+          // The person said no: the AI SDK's own state for it, not a failure.
+          out.push({ type: 'tool-output-denied', toolCallId: part.toolUseId })
+        } else if (part.isError) {
           // The model-facing text; `part.error` is the developer's and never leaves the server.
           out.push({ type: 'tool-output-error', toolCallId: part.toolUseId, errorText: asText(part.output) })
         } else {

@@ -639,7 +639,12 @@ test('UI message stream: a denial from the browser reaches the model as the decl
   const answered = { ...message, parts: message.parts.map((p) => (p === part ? { ...p, state: 'approval-responded', approval: { ...p.approval, approved: false, reason: 'not today' } } : p)) }
   const messages = fromUIMessages(JSON.parse(JSON.stringify([userMessage, answered])))
   assert.deepEqual(messages.approvals, [{ approvalId: part.approval.id, approved: false, reason: 'not today' }])
-  const done = await streamWithTools(messages, { ...options, approvals: messages.approvals }).result
+  const resumed = streamWithTools(messages, { ...options, approvals: messages.approvals })
+  const after = await uiMessageOf(resumed.toUIMessageStreamResponse())
+  // The browser sees the AI SDK's own state for a denial, not a failure.
+  const deniedPart = after.parts.find((p) => p.type === `tool-${refund.name}`)
+  assert.equal(deniedPart.state, 'output-denied', JSON.stringify(deniedPart))
+  const done = await resumed.result
   assert.equal(done.error, null, JSON.stringify(done.error))
   assert.equal(refund.runs.length, 0)
   allAccepted(api)

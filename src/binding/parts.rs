@@ -119,6 +119,9 @@ enum Part<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<&'a str>,
         duration_ms: f64,
+        /// The person declined the call (`needsApproval`): shown as denied, not as a failure.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        declined: bool,
     },
     #[serde(rename_all = "camelCase")]
     FinishStep {
@@ -180,13 +183,18 @@ fn part_of(event: &RunEvent) -> Part<'_> {
             tool_name: name.clone(),
             input,
         },
-        RunEvent::ToolResult { call, model_text } => Part::ToolResult {
+        RunEvent::ToolResult {
+            call,
+            model_text,
+            declined,
+        } => Part::ToolResult {
             tool_use_id: &call.tool_use_id,
             tool_name: &call.tool_name,
             output: model_text.as_deref(),
             is_error: call.is_error,
             error: call.error.as_deref(),
             duration_ms: call.duration_ms,
+            declined: *declined,
         },
         RunEvent::StepFinish {
             step,
@@ -243,6 +251,7 @@ mod tests {
             RunEvent::ToolResult {
                 call: call(false),
                 model_text: Some("for the model".into()),
+                declined: false,
             },
             RunEvent::StepFinish {
                 step: 0,

@@ -27,10 +27,12 @@ pub enum RunEvent {
         name: String,
         input: Arc<RawValue>,
     },
-    /// A call settled. `model_text` is what the model is told when it failed.
+    /// A call settled. `model_text` is what the model is told when it failed; `declined`: the
+    /// person said no (`needsApproval`).
     ToolResult {
         call: ToolCall,
         model_text: Option<String>,
+        declined: bool,
     },
     /// A step is over: its reply is read and its tool calls (if any) settled.
     StepFinish {

@@ -47,7 +47,7 @@ impl Settled {
     /// Whether this failure counts towards `maxToolFailures` (a call refused as repeated was
     /// not run, so it adds nothing).
     fn counts_as_failure(&self) -> bool {
-        matches!(self.why, Some(why) if why != Why::Repeated)
+        matches!(self.why, Some(why) if why != Why::Repeated && why != Why::Declined)
     }
 
     fn log(&self) {
@@ -283,7 +283,7 @@ fn declined(ready: Ready, reason: Option<&str>) -> Settled {
         content: approval::declined_for_model(reason),
         blocks: false,
         failure: None,
-        why: None,
+        why: Some(Why::Declined),
     }
 }
 
@@ -320,6 +320,7 @@ fn observe(settled: &Settled, events: Option<&dyn EventSink>) {
         sink.emit(RunEvent::ToolResult {
             call: settled.call.clone(),
             model_text: settled.call.is_error.then(|| settled.content.clone()),
+            declined: settled.why == Some(Why::Declined),
         });
     }
 }
@@ -350,6 +351,8 @@ enum Why {
     ToolError,
     Threw,
     BadOutput,
+    /// The person declined it (an answer, not a failure).
+    Declined,
 }
 
 impl Why {
@@ -369,6 +372,7 @@ impl Why {
             Why::ToolError => "tool_error",
             Why::Threw => "threw",
             Why::BadOutput => "bad_output",
+            Why::Declined => "declined",
         }
     }
 }

@@ -357,6 +357,7 @@ fn not_run_at_limit(
                 sink.emit(RunEvent::ToolResult {
                     call: call.clone(),
                     model_text: Some(content.clone()),
+                    declined: false,
                 });
             }
             log.settled(i, call);

@@ -18,7 +18,7 @@ use super::config::{OnToolError, RunConfig};
 use super::error::{ErrorCode, RunError};
 use super::events::{EventSink, RunEvent};
 use super::feedback as fb;
-use super::protocol::{ResultContent, ToolResultBlock};
+use super::protocol::{self, RawMessage, ResultContent, ToolResultBlock};
 use super::result::{ToolCall, ToolOutput};
 use super::schema;
 use super::tools::{Tool, ToolInvocation, ToolOutcome};
@@ -102,6 +102,12 @@ impl Answer {
         serde_json::value::to_raw_value(&block)
             .expect("a tool_result of strings and JSON serialises")
     }
+}
+
+/// The user message that answers a round: its `tool_result` blocks, in the order given.
+pub fn results_message(answers: &[Answer]) -> RawMessage {
+    let blocks: Vec<Box<RawValue>> = answers.iter().map(Answer::block).collect();
+    protocol::raw_message("user", &blocks)
 }
 
 /// How often each exact call (tool name + canonical input) has failed in this run.

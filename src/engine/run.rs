@@ -16,7 +16,7 @@ use super::protocol::{self, Container, ContentBlock, RawMessage};
 use super::request::{self, Turn};
 use super::result::{RunOutput, ToolCall, ToolOutput, Usage};
 use super::resume;
-use super::round::{run_round, Answer, FailureMemory, Requested, RoundOutcome};
+use super::round::{results_message, run_round, Answer, FailureMemory, Requested, RoundOutcome};
 use super::stop::StopReason;
 use super::stream::StreamEvent;
 use super::tools::Tool;
@@ -306,9 +306,7 @@ async fn run_loop(
                     // Nothing goes to the model until the person decides: the history ends with
                     // the tool_use turn and the results of the calls that did run.
                     if !answers.is_empty() {
-                        let blocks: Vec<Box<RawValue>> =
-                            answers.iter().map(Answer::block).collect();
-                        messages.push(protocol::raw_message("user", &blocks));
+                        messages.push(results_message(&answers));
                     }
                     if events.is_some() {
                         finish_step(log.last_round());
@@ -324,8 +322,7 @@ async fn run_loop(
             finish_step(log.last_round());
         }
         step += 1;
-        let blocks: Vec<Box<RawValue>> = answers.iter().map(Answer::block).collect();
-        messages.push(protocol::raw_message("user", &blocks));
+        messages.push(results_message(&answers));
     }
 }
 

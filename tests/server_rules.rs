@@ -161,11 +161,7 @@ async fn a_breach_is_answered_400_and_fails_the_test() {
     let server = Server::start([Step::text("never sent")]).await;
     let body = json!({ "model": "m", "max_tokens": 10,
         "messages": [user(json!("hi")), assistant(json!([tool_use("toolu_1")])), user(json!("forgot the result"))] });
-    let response = reqwest::Client::new()
-        .post(format!("{}/v1/messages", server.base_url()))
-        .header("x-api-key", API_KEY)
-        .header("anthropic-version", "2023-06-01")
-        .header("content-type", "application/json")
+    let response = messages_request(&reqwest::Client::new(), &server.base_url())
         .body(body.to_string())
         .send()
         .await
@@ -547,11 +543,7 @@ fn results_for_code_called_tools_need_the_container() {
 // --- the server: streaming and step options ---------------------------------------------------
 
 async fn post(server: &Server, body: &Value, beta: Option<&str>) -> reqwest::Response {
-    let mut request = reqwest::Client::new()
-        .post(format!("{}/v1/messages", server.base_url()))
-        .header("x-api-key", API_KEY)
-        .header("anthropic-version", "2023-06-01")
-        .header("content-type", "application/json");
+    let mut request = messages_request(&reqwest::Client::new(), &server.base_url());
     if let Some(beta) = beta {
         request = request.header("anthropic-beta", beta);
     }
@@ -679,11 +671,7 @@ async fn a_scripted_redirect_carries_its_location() {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();
-    let response = client
-        .post(format!("{}/v1/messages", server.base_url()))
-        .header("x-api-key", API_KEY)
-        .header("anthropic-version", "2023-06-01")
-        .header("content-type", "application/json")
+    let response = messages_request(&client, &server.base_url())
         .body(body(json!([user(json!("hi"))])).to_string())
         .send()
         .await

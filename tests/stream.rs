@@ -10,7 +10,7 @@ use anthropic_tool_calling::engine::protocol::MessageResponse;
 use anthropic_tool_calling::engine::stream::{read_reply, Failure, StreamError, StreamEvent};
 use anthropic_tool_calling::engine::ErrorCode;
 use serde_json::{json, Value};
-use support::{Server, Step, API_KEY};
+use support::{messages_request, Server, Step};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// `POST /v1/messages` as the engine sends it, streamed or not.
@@ -21,11 +21,7 @@ async fn post(base_url: &str, stream: bool) -> reqwest::Response {
         "messages": [{ "role": "user", "content": "hi" }],
         "stream": stream,
     });
-    reqwest::Client::new()
-        .post(format!("{base_url}/v1/messages"))
-        .header("x-api-key", API_KEY)
-        .header("anthropic-version", "2023-06-01")
-        .header("content-type", "application/json")
+    messages_request(&reqwest::Client::new(), base_url)
         .body(body.to_string())
         .send()
         .await

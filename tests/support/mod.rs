@@ -24,6 +24,15 @@ pub const API_KEY: &str = "sk-ant-api03-TEST-SECRET-KEY-do-not-leak";
 /// The seed module's tool, exactly as the contract defines it.
 pub const ORDER_TOOL: &str = r#"{"name":"get_order_status","description":"Look up the status of an order by its ID","input_schema":{"type":"object","properties":{"orderId":{"type":"string"}},"required":["orderId"]}}"#;
 
+/// `POST {base_url}/v1/messages` with the headers the API requires; the body is the caller's.
+pub fn messages_request(client: &reqwest::Client, base_url: &str) -> reqwest::RequestBuilder {
+    client
+        .post(format!("{base_url}/v1/messages"))
+        .header("x-api-key", API_KEY)
+        .header("anthropic-version", "2023-06-01")
+        .header("content-type", "application/json")
+}
+
 /// The contract's defaults, talking to `server` with [`API_KEY`].
 pub fn config(server: &Server) -> RunConfig {
     RunConfig::new(Some(API_KEY.into()), server.base_url())

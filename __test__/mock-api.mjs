@@ -1123,6 +1123,15 @@ function cachePositions(body) {
   });
 }
 
+/** Whether the request has a cache breakpoint anywhere `cachePositions` would find one. */
+function hasBreakpoint(body) {
+  if (isObject(body.cache_control)) return true;
+  const marked = (item) => isObject(item) && isObject(item.cache_control);
+  if (Array.isArray(body.tools) && body.tools.some(marked)) return true;
+  if (Array.isArray(body.system) && body.system.some(marked)) return true;
+  return body.messages.some((m) => Array.isArray(m.content) && m.content.some(marked));
+}
+
 /** How far back from a breakpoint the real API looks for an earlier cached prefix. */
 const CACHE_LOOKBACK = 20;
 
@@ -1135,7 +1144,12 @@ const CACHE_LOOKBACK = 20;
  * `reset()` empties the cache).
  */
 function cacheUsage(body, cache) {
-  const positions = isObject(body) && Array.isArray(body.messages) ? cachePositions(body) : [];
+  // No breakpoint, no cache use: say so before hashing every prefix (the same answer, without
+  // the cost that would otherwise grow with the history on every request).
+  if (!isObject(body) || !Array.isArray(body.messages) || !hasBreakpoint(body)) {
+    return { cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  }
+  const positions = cachePositions(body);
   const breakpoints = positions.map((p, i) => (p.breakpoint ? i : -1)).filter((i) => i >= 0);
   if (breakpoints.length === 0) return { cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   let read = 0;

@@ -563,6 +563,22 @@ test('a script that runs one conversation exits by itself when done', () => {
   assert.match(child.stdout, /answer: Order #4821 is shipped/)
 })
 
+test('data.messages is the history exactly, short (copied into a V8 Buffer) or long (handed over without a copy)', async (t) => {
+  const api = await startApi(t)
+  // The binding copies a history up to 64 KiB and hands a longer one over: both sides of the line.
+  for (const size of [10, 60 * 1024, 64 * 1024, 200 * 1024]) {
+    const output = 'x'.repeat(size)
+    registerTool({ definition: { name: 'sized_tool', input_schema: { type: 'object' } }, execute: () => output })
+    api.script(reply([toolUse('sized_tool', {})]), reply([text('done')]))
+    const r = await runWithTools('hi', at(api, { tools: ['sized_tool'] }))
+    assert.equal(r.error, null)
+    const sent = JSON.parse(api.requests.at(-1).rawBody).messages
+    assert.deepEqual(r.data.messages.slice(0, 3), sent, `${size}: the history as the API received it`)
+    assert.equal(r.data.messages[2].content[0].content, output)
+    assert.deepEqual(r.data.messages[3], { role: 'assistant', content: [{ type: 'text', text: 'done' }] })
+  }
+})
+
 test('CommonJS and ESM load the same module: one registry, one ToolError', async () => {
   const cjs = require('../index.js')
   const esm = await import('../index.mjs')

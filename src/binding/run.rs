@@ -143,9 +143,19 @@ pub struct RunReply {
     pub messages: Option<History>,
 }
 
-/// The history's JSON handed to JS as a Buffer over this memory (no copy), its size told to V8
-/// as external memory while the Buffer lives (and taken back when it is collected), so that
-/// finished runs' histories count towards V8's GC heuristics and are collected sooner.
+/// The history's JSON handed to JS as a Buffer.
+///
+/// A short history (up to [`COPY_BELOW`]) is copied into a Buffer that V8 allocates and owns.
+/// Node tracks an external Buffer with a weak handle, which V8's scavenger treats as strong: every
+/// run's Buffer then survives two scavenges, is promoted, and waits for a mark-compact to be
+/// freed. At thousands of short runs a second that was ~1 MB promoted per scavenge, a
+/// mark-compact of 4-14 ms every second and the main thread's malloc heap at ~100 MB (issue 14).
+/// A V8-owned Buffer dies young like any other object.
+///
+/// A long history is handed over without a copy (a few hundred KB copied on the JS thread would
+/// cost more than its one handle), its size told to V8 as external memory while the Buffer lives
+/// (and taken back when it is collected), so that finished runs' histories count towards V8's GC
+/// heuristics and are collected sooner.
 pub struct History(Vec<u8>);
 
 impl TypeName for History {
@@ -164,6 +174,9 @@ impl ToNapiValue for History {
             return unsafe { Buffer::to_napi_value(env, Buffer::from(val.0)) };
         }
         let len = val.0.len();
+        if len <= COPY_BELOW {
+            return copied(env, &val.0);
+        }
         let data = val.0.as_ptr();
         let owned = Box::into_raw(Box::new(val.0));
         let mut out = std::ptr::null_mut();
@@ -180,12 +193,30 @@ impl ToNapiValue for History {
         if status != sys::Status::napi_ok {
             // No external buffers here (e.g. a sandbox that forbids them): a copy instead.
             let bytes = unsafe { Box::from_raw(owned) };
-            return unsafe { Buffer::to_napi_value(env, Buffer::from(bytes.to_vec())) };
+            return copied(env, &bytes);
         }
         let mut total = 0i64;
         unsafe { sys::napi_adjust_external_memory(env, len as i64, &mut total) };
         Ok(out)
     }
+}
+
+/// Histories up to this size are copied into a V8-owned Buffer (see [`History`]).
+pub const COPY_BELOW: usize = 64 * 1024;
+
+fn copied(env: sys::napi_env, bytes: &[u8]) -> napi::Result<sys::napi_value> {
+    let mut out = std::ptr::null_mut();
+    let mut data = std::ptr::null_mut();
+    let status = unsafe {
+        sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr().cast(), &mut data, &mut out)
+    };
+    if status != sys::Status::napi_ok {
+        return Err(napi::Error::new(
+            napi::Status::from(status),
+            "could not make the history's Buffer",
+        ));
+    }
+    Ok(out)
 }
 
 unsafe extern "C" fn drop_history(

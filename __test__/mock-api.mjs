@@ -1096,12 +1096,9 @@ const HTML_PAGE =
 
 /**
  * The cacheable prefix of a request, block by block: the tools, then the system prompt, then the
- * messages' blocks, in that order (as the real API builds it). Each position has a key (the model
- * and the JSON of everything up to it), a size (ceil(bytes / 4) tokens) and whether it is a cache
- * breakpoint: a tool, system block or message block with `cache_control`, or the last block when
- * the request has a top-level `cache_control` (automatic caching).
+ * messages' blocks, in that order (as the real API builds it).
  */
-function cachePositions(body) {
+function cacheItems(body) {
   const items = [];
   for (const tool of Array.isArray(body.tools) ? body.tools : []) items.push(tool);
   if (typeof body.system === 'string') items.push({ system: body.system });
@@ -1111,25 +1108,37 @@ function cachePositions(body) {
     if (typeof m.content === 'string') items.push({ type: 'text', text: m.content });
     else items.push(...m.content);
   }
+  return items;
+}
+
+/**
+ * Which positions of the prefix are cache breakpoints: a tool, system block or message block with
+ * `cache_control`, or the last block when the request has a top-level `cache_control` (automatic
+ * caching).
+ */
+function breakpointsOf(body, items) {
+  const at = [];
+  items.forEach((item, i) => {
+    const marked = isObject(item) && isObject(item.cache_control);
+    const automatic = i === items.length - 1 && isObject(body.cache_control);
+    if (marked || automatic) at.push(i);
+  });
+  return at;
+}
+
+/**
+ * Each position of the prefix: a key (the model and the JSON of everything up to it) and a size
+ * (ceil(bytes / 4) tokens).
+ */
+function cachePositions(body, items) {
   const hash = createHash('sha256').update(String(body.model));
   let bytes = 0;
-  return items.map((item, i) => {
+  return items.map((item) => {
     const json = JSON.stringify(item);
     hash.update(json);
     bytes += Buffer.byteLength(json);
-    const marked = isObject(item) && isObject(item.cache_control);
-    const automatic = i === items.length - 1 && isObject(body.cache_control);
-    return { key: hash.copy().digest('hex'), tokens: Math.ceil(bytes / 4), breakpoint: marked || automatic };
+    return { key: hash.copy().digest('hex'), tokens: Math.ceil(bytes / 4) };
   });
-}
-
-/** Whether the request has a cache breakpoint anywhere `cachePositions` would find one. */
-function hasBreakpoint(body) {
-  if (isObject(body.cache_control)) return true;
-  const marked = (item) => isObject(item) && isObject(item.cache_control);
-  if (Array.isArray(body.tools) && body.tools.some(marked)) return true;
-  if (Array.isArray(body.system) && body.system.some(marked)) return true;
-  return body.messages.some((m) => Array.isArray(m.content) && m.content.some(marked));
 }
 
 /** How far back from a breakpoint the real API looks for an earlier cached prefix. */
@@ -1144,14 +1153,12 @@ const CACHE_LOOKBACK = 20;
  * `reset()` empties the cache).
  */
 function cacheUsage(body, cache) {
-  // No breakpoint, no cache use: say so before hashing every prefix (the same answer, without
-  // the cost that would otherwise grow with the history on every request).
-  if (!isObject(body) || !Array.isArray(body.messages) || !hasBreakpoint(body)) {
-    return { cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-  }
-  const positions = cachePositions(body);
-  const breakpoints = positions.map((p, i) => (p.breakpoint ? i : -1)).filter((i) => i >= 0);
+  const items = isObject(body) && Array.isArray(body.messages) ? cacheItems(body) : [];
+  const breakpoints = breakpointsOf(body, items);
   if (breakpoints.length === 0) return { cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  // Only now every prefix is hashed: with no breakpoint that work (growing with the history, on
+  // every request) would only have answered zeros.
+  const positions = cachePositions(body, items);
   let read = 0;
   for (const b of breakpoints) {
     for (let i = Math.max(0, b - CACHE_LOOKBACK); i <= b; i++) {

@@ -4,26 +4,14 @@
 // @ai-sdk/anthropic adds `eager_input_streaming: true` to every tool of a streamed request (fine-grained
 // tool streaming), which the strict stand-in refuses and which the other contenders do not ask for;
 // off, the tools go out as they do for everyone else.
-import { streamText, tool, stepCountIs } from 'ai'
-import { createAnthropic } from '@ai-sdk/anthropic'
+import { streamText, stepCountIs } from 'ai'
 import { performance } from 'node:perf_hooks'
-import * as z from 'zod'
-import { MODEL, MAX_TOKENS, executeTool, zodSchemas } from '../workloads.mjs'
+import { MAX_TOKENS } from '../workloads.mjs'
+import { modelAndTools } from './ai.mjs'
 
-globalThis.AI_SDK_LOG_WARNINGS = false
-
-export async function setup({ url, apiKey, workload }) {
-  const anthropic = createAnthropic({ apiKey, baseURL: `${url}/v1` })
-  const model = anthropic(MODEL)
-  const schemas = zodSchemas(z, workload)
-  const tools = {}
-  for (const t of workload.tools) {
-    tools[t.name] = tool({
-      description: t.description,
-      inputSchema: schemas[t.name],
-      execute: (input) => executeTool(t.name, input),
-    })
-  }
+export async function setup(config) {
+  const { workload } = config
+  const { model, tools } = modelAndTools(config)
   return {
     info: {},
     async run() {

@@ -7,9 +7,9 @@ import { MODEL, MAX_TOKENS, executeTool, zodSchemas } from '../workloads.mjs'
 
 globalThis.AI_SDK_LOG_WARNINGS = false
 
-export async function setup({ url, apiKey, workload }) {
+/** The model and the workload's tools (Zod input schemas), as both AI SDK contenders use them. */
+export function modelAndTools({ url, apiKey, workload }) {
   const anthropic = createAnthropic({ apiKey, baseURL: `${url}/v1` })
-  const model = anthropic(MODEL)
   const schemas = zodSchemas(z, workload)
   const tools = {}
   for (const t of workload.tools) {
@@ -19,6 +19,12 @@ export async function setup({ url, apiKey, workload }) {
       execute: (input) => executeTool(t.name, input),
     })
   }
+  return { model: anthropic(MODEL), tools }
+}
+
+export async function setup(config) {
+  const { workload } = config
+  const { model, tools } = modelAndTools(config)
   return {
     info: {},
     async run() {

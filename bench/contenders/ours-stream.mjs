@@ -1,24 +1,14 @@
 // This package, streaming: streamWithTools with the workload's tools registered, every part read
 // as it comes (for await). Time to first text part: when the first `text-delta` part reaches the loop.
-import { createRequire } from 'node:module'
-import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { MODEL, MAX_TOKENS, executeTool } from '../workloads.mjs'
+import { loadPackage } from './ours.mjs'
 
-const require = createRequire(import.meta.url)
-
-export async function setup({ url, apiKey, workload }) {
-  // run.mjs copies the package's JS and addon to BENCH_PACKAGE_DIR (see there); by hand, the tree's.
-  const dir = process.env.BENCH_PACKAGE_DIR ?? new URL('../..', import.meta.url).pathname
-  const binding = require(path.join(dir, 'binding.js'))
-  const lib = require(path.join(dir, 'index.js'))
+export async function setup(config) {
+  const { workload } = config
+  const { lib, options, info } = loadPackage(config)
   if (typeof lib.streamWithTools !== 'function') throw new Error('this build of the package has no streamWithTools')
-  for (const definition of workload.tools) {
-    lib.registerTool({ definition, execute: (input) => executeTool(definition.name, input) })
-  }
-  const options = { apiKey, baseURL: url, model: MODEL, maxTokens: MAX_TOKENS, maxToolIterations: workload.rounds }
   return {
-    info: { buildProfile: binding.buildProfile(), addon: process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? null, dir },
+    info,
     async run() {
       let firstTextAt = null
       let streamed = ''

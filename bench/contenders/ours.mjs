@@ -7,7 +7,11 @@ import { MODEL, MAX_TOKENS, executeTool } from '../workloads.mjs'
 
 const require = createRequire(import.meta.url)
 
-export async function setup({ url, apiKey, workload }) {
+/**
+ * The package as both of its contenders load it (this one and ours-stream.mjs): its module, the
+ * workload's tools registered, the run options, and what the child reports it loaded.
+ */
+export function loadPackage({ url, apiKey, workload }) {
   // run.mjs copies the package's JS and addon to BENCH_PACKAGE_DIR (see there); by hand, the tree's.
   const dir = process.env.BENCH_PACKAGE_DIR ?? new URL('../..', import.meta.url).pathname
   const binding = require(path.join(dir, 'binding.js'))
@@ -16,8 +20,15 @@ export async function setup({ url, apiKey, workload }) {
     lib.registerTool({ definition, execute: (input) => executeTool(definition.name, input) })
   }
   const options = { apiKey, baseURL: url, model: MODEL, maxTokens: MAX_TOKENS, maxToolIterations: workload.rounds }
+  const info = { buildProfile: binding.buildProfile(), addon: process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? null, dir }
+  return { lib, options, info }
+}
+
+export async function setup(config) {
+  const { workload } = config
+  const { lib, options, info } = loadPackage(config)
   return {
-    info: { buildProfile: binding.buildProfile(), addon: process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? null, dir },
+    info,
     async run() {
       const { data, error } = await lib.runWithTools(workload.prompt, options)
       if (error) throw new Error(`${error.code}: ${error.message}`)

@@ -262,13 +262,30 @@ function checkResults(workload, k, assistant, user) {
   return null
 }
 
+/**
+ * Whether `text` is JSON for `value`. The text `JSON.stringify(value)` makes is compared as text
+ * (a contender that stringifies sends exactly it); any other text is parsed and compared in its
+ * canonical form, so a serialiser that spaces or orders differently still passes and a wrong
+ * value never does. The canonical text of each expected value is made once: it is the stand-in's
+ * own constant, and re-serialising it for every request was ~a third of the stand-in's CPU on
+ * `heavy-objects` (`--cpu-prof`), CPU taken from the contender on this 2-core machine.
+ */
 function sameJson(text, value) {
+  let want = canonical.get(value)
+  if (want === undefined) {
+    want = JSON.stringify(value)
+    canonical.set(value, want)
+  }
+  if (text === want) return true
   try {
-    return JSON.stringify(JSON.parse(text)) === JSON.stringify(value)
+    return JSON.stringify(JSON.parse(text)) === want
   } catch {
     return false
   }
 }
+
+/** `JSON.stringify` of each expected tool output (`toolOutput`'s cached objects). */
+const canonical = new WeakMap()
 
 /** The mock's step option for the pause between SSE events (used only when the request streams). */
 function pacing(workload) {

@@ -225,13 +225,83 @@ function bridge(name, execute, standard) {
       return
     }
     callTool(run, name, execute, standard, inputJson, toolUseId).then(
-      (reply) => control.settle(toolUseId, reply.kind, reply.content),
-      (e) => control.settle(toolUseId, 'error', `the tool wrapper failed: ${describeThrown(e)}`),
+      (reply) => handOver(() => settle(run, toolUseId, reply)),
+      (e) => handOver(() => settle(run, toolUseId, { kind: 'error', content: `the tool wrapper failed: ${describeThrown(e)}` })),
     )
   }
 }
 
-/** One started call: resolves with its ToolReply `{ kind, content }`. */
+/** Settles a call with its reply (an output turned into one here). Never throws. */
+function settle(run, toolUseId, reply) {
+  try {
+    if (reply.kind === null) {
+      try {
+        reply = replyOf(run, toolUseId, reply.content)
+      } catch (e) {
+        // An output that throws when looked at (a Proxy, a getter).
+        run.causes.set(toolUseId, e)
+        reply = { kind: 'error', content: `the tool wrapper failed: ${describeThrown(e)}` }
+      }
+    }
+    run.control.settle(toolUseId, reply.kind, reply.content)
+  } catch {
+    // Only something thrown while describing a throw gets here: the call still settles.
+    try {
+      run.control.settle(toolUseId, 'error', 'the tool wrapper failed on a value it could not describe')
+    } catch (e) {
+      console.error('[anthropic-tool-calling] a tool call could not be settled:', e)
+    }
+  }
+}
+
+/**
+ * How long the JS thread may spend per event-loop turn handing finished calls over (an output
+ * turned into JSON, then `settle`). The engine's threads answer many runs at once, so at high
+ * concurrency one turn could receive a hundred calls whose outputs are objects: serialising all
+ * of them in that turn held the event loop for 10-20 ms (issue 14, `heavy-objects`). What does
+ * not fit waits, first in first out, for the next turn, after its timers and I/O.
+ */
+const SLICE_MS = 1
+/** Hand-overs waiting for a turn (from `handOvers[handOversHead]` on), oldest first. */
+let handOvers = []
+let handOversHead = 0
+/** When this turn's slice ends (`performance.now()`); -1 when none is open. */
+let sliceEnd = -1
+
+/** Runs `job` (which never throws) now if this turn's slice has time left and nothing waits. */
+function handOver(job) {
+  if (sliceEnd < 0) {
+    sliceEnd = performance.now() + SLICE_MS
+    setImmediate(endSlice)
+  }
+  if (handOversHead === handOvers.length && performance.now() < sliceEnd) job()
+  else handOvers.push(job)
+}
+
+/** The check phase of the turn that opened the slice: what waits goes on in the next turn. */
+function endSlice() {
+  if (handOversHead < handOvers.length) setImmediate(nextSlice)
+  else sliceEnd = -1
+}
+
+/** A turn's slice of the waiting hand-overs; the rest waits one more turn. */
+function nextSlice() {
+  const end = performance.now() + SLICE_MS
+  do handOvers[handOversHead++]()
+  while (handOversHead < handOvers.length && performance.now() < end)
+  if (handOversHead < handOvers.length) {
+    setImmediate(nextSlice)
+    return
+  }
+  handOvers = []
+  handOversHead = 0
+  sliceEnd = -1
+}
+
+/**
+ * One started call: resolves with its ToolReply `{ kind, content }`, or, when `execute`
+ * returned, `{ kind: null, content: output }` for `replyOf` to turn into one.
+ */
 async function callTool(run, name, execute, standard, inputJson, toolUseId) {
   const ctx = new CallContext(toolUseId, run.context)
   run.calls.set(toolUseId, ctx)
@@ -267,6 +337,11 @@ async function callTool(run, name, execute, standard, inputJson, toolUseId) {
     run.calls.delete(toolUseId)
     run.pending.delete(pending)
   }
+  return { kind: null, content: output }
+}
+
+/** The ToolReply for what `execute` returned (`toolCalls[].output` keeps the value itself). */
+function replyOf(run, toolUseId, output) {
   if (output === undefined) output = null
   if (output !== null && typeof output === 'object' && output[TOOL_RESULT] === true) {
     try {

@@ -409,6 +409,22 @@ test('a tool result that cannot be serialised is tool_execution_error, not a cra
     assert.match(r.error.message, /cannot be turned into JSON/)
     assert.ok(r.error.cause instanceof TypeError)
   }
+  // An output that throws when looked at, even with a throw that cannot be described.
+  const trap = new Error('no peeking')
+  const undescribable = { toString() { throw new Error('nor this') }, toJSON() { throw new Error('nor this') } }
+  for (const [name, thrown, message] of [
+    ['peek', trap, /the tool wrapper failed: no peeking/],
+    ['peek_worse', undescribable, /the tool wrapper failed/],
+  ]) {
+    // Not a thenable (\`then\` is looked up when the tool's promise resolves): any other read throws.
+    const output = new Proxy({}, { get: (_, key) => { if (key === 'then') return undefined; throw thrown } })
+    registerTool({ definition: { name, input_schema: { type: 'object' } }, execute: async () => output })
+    api.reset()
+    api.script(reply([toolUse(name, {})]))
+    const r = await runWithTools('hi', at(api, { tools: [name] }))
+    assert.equal(r.error.code, 'tool_execution_error', name)
+    assert.match(r.error.message, message)
+  }
 })
 
 test('results: a string as it is, anything else as JSON, undefined as null', async (t) => {
@@ -474,6 +490,63 @@ test('the tool calls of one response run concurrently; results go back in one me
   const resultMessage = api.requests[1].body.messages.at(-1)
   assert.equal(resultMessage.content.length, 3)
   assert.deepEqual(r.data.toolCalls.map((c) => c.toolUseId), ['toolu_a', 'toolu_b', 'toolu_c'])
+})
+
+test('outputs that are slow to serialise are handed over a few per event-loop turn, oldest first', async (t) => {
+  const api = await startApi(t)
+  // Twelve calls of one reply whose outputs all become ready in one turn, each taking ~4 ms to
+  // turn into JSON: serialised all in that turn, they would hold the event loop for ~50 ms.
+  const N = 12
+  let turn = 0
+  let ticking = true
+  const tick = () => {
+    turn++
+    if (ticking) setImmediate(tick)
+  }
+  tick()
+  const log = []
+  let started = 0
+  let release
+  const allReady = new Promise((resolve) => (release = resolve))
+  registerTool({
+    definition: { name: 'slow_json', input_schema: { type: 'object', properties: { i: { type: 'integer' } } } },
+    execute: async ({ i }) => {
+      if (++started === N) {
+        setTimeout(() => log.push({ what: 'timer', turn }), 0)
+        release()
+      }
+      await allReady
+      return {
+        i,
+        toJSON() {
+          log.push({ what: `serialise ${i}`, turn })
+          const until = performance.now() + 4
+          while (performance.now() < until);
+          return { i, ok: true }
+        },
+      }
+    },
+  })
+  t.after(() => unregisterTool('slow_json'))
+  const uses = Array.from({ length: N }, (_, i) => toolUse('slow_json', { i }, `toolu_slow${i}`))
+  api.script(reply(uses), reply([text('done')]))
+  const r = await runWithTools('hi', at(api, { tools: ['slow_json'] }))
+  ticking = false
+  assert.equal(r.error, null)
+  assert.deepEqual(
+    toolResults(api, 1),
+    uses.map((u, i) => ({ type: 'tool_result', tool_use_id: u.id, content: JSON.stringify({ i, ok: true }) })),
+  )
+  const serialised = log.filter((e) => e.what.startsWith('serialise'))
+  // Oldest first: in the order the outputs became ready (the order the calls started).
+  assert.deepEqual(serialised.map((e) => e.what), uses.map((_, i) => `serialise ${i}`))
+  // At most one slice's worth per turn (a job that starts within the slice may overrun it).
+  const perTurn = new Map()
+  for (const e of serialised) perTurn.set(e.turn, (perTurn.get(e.turn) ?? 0) + 1)
+  assert.ok(Math.max(...perTurn.values()) <= 2, `serialisations per turn: ${JSON.stringify([...perTurn])}`)
+  // A timer due meanwhile ran between them, not after all of them.
+  const timerAt = log.findIndex((e) => e.what === 'timer')
+  assert.ok(timerAt >= 0 && timerAt < log.length - 2, `the timer ran at ${timerAt} of ${log.length}`)
 })
 
 test('parallelToolCalls: false runs the calls one by one, in order', async (t) => {

@@ -10,6 +10,27 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * Where runs end: the function given to the constructor is called once per run started
+ * through this channel, `(runId, resultJson, messages)`, through one ThreadsafeFunction made
+ * here for all of them. (A run resolving a promise of its own cost the JS thread a
+ * ThreadsafeFunction per run: a libuv handle made, signalled and closed, and an async
+ * resource.) The function is weak: it never keeps the event loop alive by itself; index.js
+ * holds a timer ref'd while runs are pending.
+ */
+export declare class RunChannel {
+  constructor(done: (runId: number, resultJson: string, messages: Buffer | null) => void)
+  /**
+   * Starts a conversation; it ends through this channel's function, always exactly once
+   * (unless its thread is shutting down). `request_json` is `{ prompt, options, env }`.
+   * `run_id` is handed back to tool calls and to the end. With `on_parts` the run's
+   * `StreamPart`s come in batches (`last` once, after the final one), and the replies are
+   * streamed unless `stream` is `false` (the lifecycle hooks of `runWithTools` need the parts,
+   * not the deltas).
+   */
+  start(requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean): void
+}
+
+/**
  * One run's handle in JS: aborts it, answers at each tool call's dispatch whether the call may
  * start, and takes each call's reply.
  */
@@ -71,26 +92,6 @@ export declare const enum ReplyKind {
   /** The call was cancelled, or its run ended, before it could start: it was not run. */
   NotStarted = 'not_started',
 }
-
-/**
- * What a run resolves with, as JSON text for `JSON.parse` in JS (one crossing, no object
- * conversion). `result` is `{ data, error }` with every successful tool call's `output` left
- * `null` (JS puts back the very value the tool returned) and `data.messages` empty: the history
- * comes apart in `messages`, UTF-8 JSON in a Buffer that takes over this memory (no copy, no
- * JS string of the whole history unless `data.messages` is read).
- */
-export interface RunReply {
-  result: string
-  messages?: Buffer
-}
-
-/**
- * Runs a conversation. `request_json` is `{ prompt, options, env }`; never rejects.
- * `run_id` is handed back to tool calls. With `on_parts` the run's `StreamPart`s come in
- * batches (`last` once, after the final one), and the replies are streamed unless `stream` is
- * `false` (the lifecycle hooks of `runWithTools` need the parts, not the deltas).
- */
-export declare function runWithTools(requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean): Promise<RunReply>
 
 /** Sets the function that aborts a running tool's `ctx.signal`: `(runId, toolUseId) => void`. */
 export declare function setCancelHook(cancel: (runId: number, toolUseId: string) => void): void

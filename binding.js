@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.RunChannel = nativeBinding.RunChannel
 module.exports.RunControl = nativeBinding.RunControl
 module.exports.buildProfile = nativeBinding.buildProfile
 module.exports.DEFAULT_MAX_TOKENS = nativeBinding.DEFAULT_MAX_TOKENS
@@ -843,6 +844,5 @@ module.exports.DEFAULT_MODEL = nativeBinding.DEFAULT_MODEL
 module.exports.listTools = nativeBinding.listTools
 module.exports.registerTool = nativeBinding.registerTool
 module.exports.ReplyKind = nativeBinding.ReplyKind
-module.exports.runWithTools = nativeBinding.runWithTools
 module.exports.setCancelHook = nativeBinding.setCancelHook
 module.exports.unregisterTool = nativeBinding.unregisterTool

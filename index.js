@@ -420,6 +420,34 @@ function lazyJson(target, key, json) {
   })
 }
 
+/**
+ * Where runs end: the binding calls this channel's function once per run (one
+ * ThreadsafeFunction for all of them), and `ending` holds each pending run's resolve. The
+ * function is weak, so `keepAlive`, a timer that never fires, holds the event loop open while
+ * any run is pending, as a native promise would.
+ */
+const ending = new Map()
+const keepAlive = setInterval(() => {}, 0x7fffffff)
+keepAlive.unref()
+const channel = new binding.RunChannel((runId, result, messages) => {
+  const resolve = ending.get(runId)
+  if (resolve === undefined) return
+  notWaiting(runId)
+  resolve({ result, messages })
+})
+
+/** The end of run `runId`, as `{ result, messages }`. */
+function ended(runId) {
+  return new Promise((resolve) => {
+    if (ending.size === 0) keepAlive.ref()
+    ending.set(runId, resolve)
+  })
+}
+
+function notWaiting(runId) {
+  if (ending.delete(runId) && ending.size === 0) keepAlive.unref()
+}
+
 /** Runs a conversation with the registered tools. Never rejects, never throws. */
 function runWithTools(prompt, options) {
   return execute(prompt, options, null)
@@ -526,7 +554,8 @@ async function execute(prompt, options, streaming) {
       let pending
       let lastBatch = null
       if (streaming === null && hooks === null) {
-        pending = binding.runWithTools(request, runId, control)
+        pending = ended(runId)
+        channel.start(request, runId, control)
       } else {
         if (streaming !== null) streaming.control = control
         // The run's promise and its last batch of parts come by different ways: the result is
@@ -540,7 +569,8 @@ async function execute(prompt, options, streaming) {
             if (last) sawLast()
           }
         }
-        pending = binding.runWithTools(request, runId, control, batch, streaming !== null)
+        pending = ended(runId)
+        channel.start(request, runId, control, batch, streaming !== null)
       }
       const reply = await pending
       if (lastBatch !== null) await lastBatch
@@ -558,6 +588,7 @@ async function execute(prompt, options, streaming) {
       }
       return result
     } finally {
+      notWaiting(runId)
       if (signal) signal.removeEventListener('abort', onAbort)
       for (const call of run.calls.values()) call[ABORT](new DOMException('The run ended.', 'AbortError'))
       runs.delete(runId)

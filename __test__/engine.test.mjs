@@ -3,7 +3,7 @@
 // the strict stand-in API received.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { execFile, spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
@@ -634,6 +634,24 @@ test('a script that runs one conversation exits by itself when done', () => {
   assert.equal(child.signal, null, `it had to be killed: ${child.stderr}`)
   assert.equal(child.status, 0, child.stderr)
   assert.match(child.stdout, /answer: Order #4821 is shipped/)
+})
+
+test('a pending run keeps the process alive until it ends, and nothing after', async (t) => {
+  const api = await startApi(t)
+  // Both replies come late; the script has nothing else open while it waits.
+  api.script(
+    { fault: 'delay', ms: 400, then: reply([toolUse('get_order_status', { orderId: '4821' }, 'toolu_late')]) },
+    { fault: 'delay', ms: 400, then: reply([text('Order #4821 is shipped.')]) },
+  )
+  const script = fileURLToPath(new URL('./fixtures/pending-run.mjs', import.meta.url))
+  const started = Date.now()
+  const child = await new Promise((resolve) => {
+    execFile(process.execPath, [script, api.url, KEY], { timeout: 30_000, encoding: 'utf8' }, (error, stdout, stderr) => resolve({ error, stdout, stderr }))
+  })
+  assert.equal(child.error, null, `${child.error?.message}\n${child.stderr}`)
+  assert.match(child.stdout, /answer: Order #4821 is shipped\./)
+  assert.equal(api.requests.length, 2)
+  assert.ok(Date.now() - started >= 800, 'it waited for both replies')
 })
 
 test('data.messages is the history exactly, short (copied into a V8 Buffer) or long (handed over without a copy)', async (t) => {

@@ -313,8 +313,14 @@ test('a redirect is not followed: unknown_error naming the status, and the key g
 
 test('no test hook ships: "__panicForTest" in a release request is an ordinary field', async () => {
   const { default: binding } = await import('../binding.js')
-  const reply = await binding.runWithTools(JSON.stringify({ prompt: 'x', __panicForTest: true, options: { baseURL: 'http://127.0.0.1:9', apiKey: KEY, maxRetries: 0 } }), 1, new binding.RunControl())
-  const out = JSON.parse(reply.result)
+  // A channel of the test's own (index.js has its own); the timer holds the loop open meanwhile.
+  const keep = setInterval(() => {}, 1000)
+  const result = await new Promise((resolve) => {
+    const channel = new binding.RunChannel((runId, resultJson) => resolve(resultJson))
+    channel.start(JSON.stringify({ prompt: 'x', __panicForTest: true, options: { baseURL: 'http://127.0.0.1:9', apiKey: KEY, maxRetries: 0 } }), 1, new binding.RunControl())
+  })
+  clearInterval(keep)
+  const out = JSON.parse(result)
   assert.equal(out.error.code, 'network_error', out.error.message)
 })
 

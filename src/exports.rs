@@ -3,14 +3,18 @@
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::PromiseRaw;
+use napi::bindgen_prelude::FnArgs;
+use napi::threadsafe_function::{
+    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
+};
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 
 use crate::binding::control::{ReplyKind, RunShared, ToolReply};
+use crate::binding::guard::catch_panics;
 use crate::binding::js_text::JsText;
 use crate::binding::registry::{Approval, Registry};
-use crate::binding::run::{self, PartsFn, RunReply};
+use crate::binding::run::{self, History, PartsFn};
 use crate::binding::tool_bridge::{ApprovalFn, CancelFn, ToolFn};
 use crate::engine::{self, ToolSpec};
 
@@ -121,33 +125,90 @@ impl RunControl {
     }
 }
 
-/// Runs a conversation. `request_json` is `{ prompt, options, env }`; never rejects.
-/// `run_id` is handed back to tool calls. With `on_parts` the run's `StreamPart`s come in
-/// batches (`last` once, after the final one), and the replies are streamed unless `stream` is
-/// `false` (the lifecycle hooks of `runWithTools` need the parts, not the deltas).
-#[napi(
-    catch_unwind,
-    ts_args_type = "requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean"
-)]
-pub fn run_with_tools<'env>(
-    env: &'env Env,
-    request_json: String,
-    run_id: u32,
-    control: &RunControl,
-    on_parts: Option<PartsFn>,
-    stream: Option<bool>,
-) -> Result<PromiseRaw<'env, RunReply>> {
-    crate::binding::logging::init_from_env();
-    let registry = Registry::of(env)?.snapshot();
-    let shared = control.shared.clone();
-    env.spawn_future(async move {
-        let parts = on_parts.map(|f| (f, stream.unwrap_or(true)));
-        // Boxed where it is first polled, on the runtime: the run's state machine is large, and
-        // held inline it was copied on the JS thread each time napi-rs moved the future on its
-        // way to the runtime (`memmove` was ~5% of the JS thread's samples on `order` c=64).
-        let result = Box::pin(run::run(request_json, registry, run_id, shared, parts)).await;
-        run::reply_of(result).map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
-    })
+/// Where runs end: the function given to the constructor is called once per run started
+/// through this channel, `(runId, resultJson, messages)`, through one ThreadsafeFunction made
+/// here for all of them. (A run resolving a promise of its own cost the JS thread a
+/// ThreadsafeFunction per run: a libuv handle made, signalled and closed, and an async
+/// resource.) The function is weak: it never keeps the event loop alive by itself; index.js
+/// holds a timer ref'd while runs are pending.
+#[napi]
+pub struct RunChannel {
+    done: Arc<DoneFn>,
+}
+
+/// `(runId, resultJson, messages) => void`.
+pub type DoneFn = ThreadsafeFunction<
+    FnArgs<(u32, String, Option<History>)>,
+    UnknownReturnValue,
+    FnArgs<(u32, String, Option<History>)>,
+    Status,
+    false,
+    true,
+>;
+
+#[napi]
+impl RunChannel {
+    #[napi(
+        constructor,
+        ts_args_type = "done: (runId: number, resultJson: string, messages: Buffer | null) => void"
+    )]
+    pub fn new(done: DoneFn) -> Self {
+        RunChannel {
+            done: Arc::new(done),
+        }
+    }
+
+    /// Starts a conversation; it ends through this channel's function, always exactly once
+    /// (unless its thread is shutting down). `request_json` is `{ prompt, options, env }`.
+    /// `run_id` is handed back to tool calls and to the end. With `on_parts` the run's
+    /// `StreamPart`s come in batches (`last` once, after the final one), and the replies are
+    /// streamed unless `stream` is `false` (the lifecycle hooks of `runWithTools` need the parts,
+    /// not the deltas).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean"
+    )]
+    pub fn start(
+        &self,
+        env: &Env,
+        request_json: String,
+        run_id: u32,
+        control: &RunControl,
+        on_parts: Option<PartsFn>,
+        stream: Option<bool>,
+    ) -> Result<()> {
+        crate::binding::logging::init_from_env();
+        let registry = Registry::of(env)?.snapshot();
+        let shared = control.shared.clone();
+        let done = self.done.clone();
+        napi::bindgen_prelude::spawn(async move {
+            let parts = on_parts.map(|f| (f, stream.unwrap_or(true)));
+            // Boxed where it is first polled, on the runtime: the run's state machine is large,
+            // and held inline it was copied on the JS thread each time the future was moved on
+            // its way to the runtime (`memmove` was ~5% of the JS thread's samples on `order`).
+            let ended = catch_panics(Box::pin(run::run(
+                request_json,
+                registry,
+                run_id,
+                shared,
+                parts,
+            )))
+            .await;
+            let (result, messages) = match run::reply_of(ended) {
+                Ok(reply) => (reply.result, reply.messages),
+                Err(e) => (
+                    run::unknown_error(&format!("its result could not be written as JSON ({e})")),
+                    None,
+                ),
+            };
+            // Only a thread shutting down refuses the call, and nobody waits there any more.
+            done.call(
+                FnArgs::from((run_id, result, messages)),
+                ThreadsafeFunctionCallMode::NonBlocking,
+            );
+        });
+        Ok(())
+    }
 }
 
 /// `"release"` or `"debug"`: benchmarks refuse to measure a debug build.

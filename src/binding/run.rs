@@ -131,16 +131,29 @@ async fn run_parsed(
     }
 }
 
-/// What a run resolves with, as JSON text for `JSON.parse` in JS (one crossing, no object
-/// conversion). `result` is `{ data, error }` with every successful tool call's `output` left
-/// `null` (JS puts back the very value the tool returned) and `data.messages` empty: the history
-/// comes apart in `messages`, UTF-8 JSON in a Buffer that takes over this memory (no copy, no
-/// JS string of the whole history unless `data.messages` is read).
-#[napi_derive::napi(object, object_from_js = false)]
+/// What a run ends with (`RunChannel`'s function), as JSON text for `JSON.parse` in JS (one
+/// crossing, no object conversion). `result` is `{ data, error }` with every successful tool
+/// call's `output` left `null` (JS puts back the very value the tool returned) and
+/// `data.messages` empty: the history comes apart in `messages`, UTF-8 JSON in a Buffer (see
+/// [`History`]; no JS string of the whole history unless `data.messages` is read).
 pub struct RunReply {
     pub result: String,
-    #[napi(ts_type = "Buffer")]
     pub messages: Option<History>,
+}
+
+/// A run's `result` when something in the binding itself failed: `unknown_error`.
+pub fn unknown_error(what: &str) -> String {
+    let error = RunError::new(
+        ErrorCode::UnknownError,
+        format!("Internal error in anthropic-tool-calling: {what}. Please report it."),
+    );
+    serde_json::to_string(&Envelope {
+        data: None,
+        error: Some(&error),
+    })
+    .unwrap_or_else(|_| {
+        r#"{"data":null,"error":{"code":"unknown_error","message":"Internal error in anthropic-tool-calling. Please report it."}}"#.to_owned()
+    })
 }
 
 /// The history's JSON handed to JS as a Buffer.

@@ -14,11 +14,16 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  * through this channel, `(runId, resultJson, messages)`, through one ThreadsafeFunction made
  * here for all of them. (A run resolving a promise of its own cost the JS thread a
  * ThreadsafeFunction per run: a libuv handle made, signalled and closed, and an async
- * resource.) The function is weak: it never keeps the event loop alive by itself; index.js
- * holds a timer ref'd while runs are pending.
+ * resource.) It keeps the event loop alive only while index.js says runs are pending
+ * ([`RunChannel::hold`]), as their promises would.
  */
 export declare class RunChannel {
   constructor(done: (runId: number, resultJson: string, messages: Buffer | null) => void)
+  /**
+   * Whether runs of this channel are pending: while they are, its function keeps the event
+   * loop alive; an idle channel never does.
+   */
+  hold(pending: boolean): void
   /**
    * Starts a conversation; it ends through this channel's function, always exactly once
    * (unless its thread is shutting down). `request_json` is `{ prompt, options, env }`.

@@ -423,12 +423,10 @@ function lazyJson(target, key, json) {
 /**
  * Where runs end: the binding calls this channel's function once per run (one
  * ThreadsafeFunction for all of them), and `ending` holds each pending run's resolve. The
- * function is weak, so `keepAlive`, a timer that never fires, holds the event loop open while
- * any run is pending, as a native promise would.
+ * channel holds the event loop open while any run is pending (`hold`), as a native promise
+ * would, and never while none is.
  */
 const ending = new Map()
-const keepAlive = setInterval(() => {}, 0x7fffffff)
-keepAlive.unref()
 const channel = new binding.RunChannel((runId, result, messages) => {
   const resolve = ending.get(runId)
   if (resolve === undefined) return
@@ -439,13 +437,13 @@ const channel = new binding.RunChannel((runId, result, messages) => {
 /** The end of run `runId`, as `{ result, messages }`. */
 function ended(runId) {
   return new Promise((resolve) => {
-    if (ending.size === 0) keepAlive.ref()
+    if (ending.size === 0) channel.hold(true)
     ending.set(runId, resolve)
   })
 }
 
 function notWaiting(runId) {
-  if (ending.delete(runId) && ending.size === 0) keepAlive.unref()
+  if (ending.delete(runId) && ending.size === 0) channel.hold(false)
 }
 
 /** Runs a conversation with the registered tools. Never rejects, never throws. */

@@ -313,13 +313,15 @@ test('a redirect is not followed: unknown_error naming the status, and the key g
 
 test('no test hook ships: "__panicForTest" in a release request is an ordinary field', async () => {
   const { default: binding } = await import('../binding.js')
-  // A channel of the test's own (index.js has its own); the timer holds the loop open meanwhile.
-  const keep = setInterval(() => {}, 1000)
+  // A channel of the test's own (index.js has its own), held while its run is pending.
+  const channel = new binding.RunChannel((runId, resultJson) => ended(resultJson))
+  let ended
   const result = await new Promise((resolve) => {
-    const channel = new binding.RunChannel((runId, resultJson) => resolve(resultJson))
+    ended = resolve
+    channel.hold(true)
     channel.start(JSON.stringify({ prompt: 'x', __panicForTest: true, options: { baseURL: 'http://127.0.0.1:9', apiKey: KEY, maxRetries: 0 } }), 1, new binding.RunControl())
   })
-  clearInterval(keep)
+  channel.hold(false)
   const out = JSON.parse(result)
   assert.equal(out.error.code, 'network_error', out.error.message)
 })

@@ -129,8 +129,8 @@ impl RunControl {
 /// through this channel, `(runId, resultJson, messages)`, through one ThreadsafeFunction made
 /// here for all of them. (A run resolving a promise of its own cost the JS thread a
 /// ThreadsafeFunction per run: a libuv handle made, signalled and closed, and an async
-/// resource.) The function is weak: it never keeps the event loop alive by itself; index.js
-/// holds a timer ref'd while runs are pending.
+/// resource.) It keeps the event loop alive only while index.js says runs are pending
+/// ([`RunChannel::hold`]), as their promises would.
 #[napi]
 pub struct RunChannel {
     done: Arc<DoneFn>,
@@ -156,6 +156,24 @@ impl RunChannel {
         RunChannel {
             done: Arc::new(done),
         }
+    }
+
+    /// Whether runs of this channel are pending: while they are, its function keeps the event
+    /// loop alive; an idle channel never does.
+    #[napi]
+    pub fn hold(&self, env: &Env, pending: bool) -> Result<()> {
+        let raw = self.done.raw();
+        let status = unsafe {
+            if pending {
+                napi::sys::napi_ref_threadsafe_function(env.raw(), raw)
+            } else {
+                napi::sys::napi_unref_threadsafe_function(env.raw(), raw)
+            }
+        };
+        napi::check_status!(
+            status,
+            "could not change whether runs keep the event loop alive"
+        )
     }
 
     /// Starts a conversation; it ends through this channel's function, always exactly once

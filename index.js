@@ -270,11 +270,12 @@ let sliceEnd = -1
 
 /** Runs `job` (which never throws) now if this turn's slice has time left and nothing waits. */
 function handOver(job) {
+  const now = performance.now()
   if (sliceEnd < 0) {
-    sliceEnd = performance.now() + SLICE_MS
+    sliceEnd = now + SLICE_MS
     setImmediate(endSlice)
   }
-  if (handOversHead === handOvers.length && performance.now() < sliceEnd) job()
+  if (handOversHead === handOvers.length && now < sliceEnd) job()
   else handOvers.push(job)
 }
 

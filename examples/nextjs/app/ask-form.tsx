@@ -50,7 +50,7 @@ function Result({ state, formAction }: { state: AskState; formAction: (form: For
         <span>You asked</span> {state.question} <span className="mode">onToolError: &quot;{state.onToolError}&quot;</span>
       </p>
       {result.ok === 'approval_required' ? (
-        <Approval state={state} result={result} formAction={formAction} />
+        <Approval result={result} formAction={formAction} />
       ) : result.ok ? (
         <div className="answer" data-testid="answer">
           <h2>Answer</h2>
@@ -71,17 +71,16 @@ function Result({ state, formAction }: { state: AskState; formAction: (form: For
 
 /**
  * A call waiting for the user's yes: what it would do, Approve / Decline and an optional reason.
- * The paused conversation and the server-issued approvalIds travel in hidden fields: plain data,
- * which the package checks on the way back (an edited call is refused and nothing runs).
+ * The paused conversation stays on the server: the form carries only its id and the approvalIds
+ * the server issued, which the package checks on the way back (a made-up id, or one from another
+ * conversation, is refused and nothing runs).
  */
-function Approval({ state, result, formAction }: { state: AskState; result: Extract<AskResult, { ok: 'approval_required' }>; formAction: (form: FormData) => void }) {
+function Approval({ result, formAction }: { result: Extract<AskResult, { ok: 'approval_required' }>; formAction: (form: FormData) => void }) {
   return (
     <form action={formAction} className="approval" data-testid="approval">
       <h2>Your approval is needed</h2>
       <input type="hidden" name="intent" value="answer" />
-      <input type="hidden" name="question" value={state.question} />
-      <input type="hidden" name="onToolError" value={state.onToolError} />
-      <input type="hidden" name="messages" value={result.messages} data-testid="approval-messages" />
+      <input type="hidden" name="conversationId" value={result.conversationId} />
       <ul>
         {result.pendingApprovals.map((p) => (
           <li key={p.approvalId} data-testid="pending-call" data-tool={p.toolName}>

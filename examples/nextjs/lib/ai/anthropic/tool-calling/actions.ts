@@ -1,8 +1,8 @@
 'use server'
 // The server actions the form posts to. They run on the server only, where the API key lives.
-import type { ApprovalDecision, MessageParam } from 'anthropic-tool-calling'
+import type { ApprovalDecision } from 'anthropic-tool-calling'
 import { revalidatePath } from 'next/cache'
-import { APPROVAL_REFUSED, askAssistant, resumeAssistant } from './service'
+import { askAssistant, resumeAssistant } from './service'
 import type { AskResult, AskState, OnToolError } from './types'
 
 function readForm(form: FormData): { question: string; onToolError: OnToolError } {
@@ -24,30 +24,23 @@ export async function ask(_previous: AskState | null, form: FormData): Promise<A
 }
 
 /**
- * The user's answer to a pending call: the form posts back the paused conversation (`messages`,
- * the JSON of `data.messages`), the `approvalId`s the server issued, and which button was pressed
- * (`decision`: approve | decline, with an optional `reason`). The package checks every approvalId
- * against its call: an edited call or a made-up id is refused (invalid_request) and nothing runs.
+ * The user's answer to a pending call. The form posts only the conversation's id, the
+ * `approvalId`s the server issued, and which button was pressed (`decision`: approve | decline,
+ * with an optional `reason`). The paused conversation is the server's (lib/chats.ts): nothing
+ * else of the form is read, so there is no call, input or history on the page to edit. The
+ * package checks every approvalId against the stored call and this conversation: a made-up id,
+ * or one from another conversation, is refused (invalid_request) and nothing runs.
  */
 export async function answerApproval(_previous: AskState | null, form: FormData): Promise<AskState> {
-  const { question, onToolError } = readForm(form)
-  const refused = (): AskState => ({ question, onToolError, result: { ok: false, error: { code: 'invalid_request', message: APPROVAL_REFUSED }, toolCalls: [] } })
-  let messages: MessageParam[]
-  try {
-    messages = JSON.parse(String(form.get('messages') ?? ''))
-    if (!Array.isArray(messages)) throw new TypeError('messages is not an array')
-  } catch (err) {
-    console.error(`[tool-calling] invalid_request: the posted messages are not a conversation: ${(err as Error).message}`)
-    return refused()
-  }
+  const conversationId = String(form.get('conversationId') ?? '').slice(0, 100)
   const approved = form.get('decision') === 'approve'
   const reason = String(form.get('reason') ?? '').trim().slice(0, 500)
   const approvals: ApprovalDecision[] = form.getAll('approvalId').map((id) =>
-    approved ? { approvalId: String(id), approved: true } : { approvalId: String(id), approved: false, ...(reason ? { reason } : {}) },
+    approved ? { approvalId: String(id).slice(0, 200), approved: true } : { approvalId: String(id).slice(0, 200), approved: false, ...(reason ? { reason } : {}) },
   )
-  const result = await resumeAssistant(messages, approvals, { onToolError })
-  refreshOrders(result)
-  return { question, onToolError, result }
+  const state = await resumeAssistant(conversationId, approvals)
+  refreshOrders(state.result)
+  return state
 }
 
 /** A return changed the database: re-render the orders table with the rest of this response. */

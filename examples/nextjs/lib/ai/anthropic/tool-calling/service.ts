@@ -1,30 +1,80 @@
 // Runs one question through the tool-calling loop and turns the outcome into what the page shows.
-import { runWithTools, ToolError, type AIError, type ApprovalDecision, type MessageParam, type PendingApproval, type RunResult, type ToolCall } from 'anthropic-tool-calling'
+// Each question is a conversation kept on the server (lib/chats.ts): a run paused for approval is
+// resumed from the stored history, so the page never holds, and cannot edit, the calls it approves.
+import { runWithTools, ToolError, type AIError, type ApprovalDecision, type MessageParam, type PendingApproval, type RunOptions, type RunResult, type ToolCall } from 'anthropic-tool-calling'
+import { claimChat, createChat, findChat, releaseChat, saveRun, type StoredChat } from '@/lib/chats'
 import './tools' // registers the tools (again, on a dev reload: a name registered again is replaced)
-import type { AskResult, JsonValue, OnToolError, PendingApprovalView, ToolCallView } from './types'
+import type { AskResult, AskState, JsonValue, OnToolError, PendingApprovalView, ToolCallView } from './types'
 
 export const SYSTEM =
   'You are the customer support assistant of an online shop. Use the tools to look up orders and to ' +
   'start returns; never guess an order status. Answer in the language of the customer, briefly.'
 
+/**
+ * The options every run of a stored conversation gets. `approvalScope` binds the approval ids the
+ * run issues to this conversation: an id from another one is refused on resume.
+ */
+export function runOptions(chat: StoredChat): RunOptions {
+  // TEMPORARY while the package does not know approvalScope yet (EXAMPLE_NO_APPROVAL_SCOPE=1).
+  const scope = process.env.EXAMPLE_NO_APPROVAL_SCOPE === '1' ? {} : ({ approvalScope: chat.id } as RunOptions)
+  return { system: SYSTEM, onToolError: chat.onToolError, maxToolIterations: 5, toolTimeoutMs: 10_000, ...scope }
+}
+
+/** A question from the form on /: a new conversation, run until it answers or waits for approval. */
 export async function askAssistant(question: string, { onToolError = 'stop' }: { onToolError?: OnToolError } = {}): Promise<AskResult> {
+  const chat = createChat('ask', onToolError)
+  const lease = await claimChat(chat.id)
+  if (!lease) return refusal(BUSY)
   // The key, base URL and model come from the environment (.env.local), read at every call.
-  return outcome(await runWithTools(question, { system: SYSTEM, onToolError, maxToolIterations: 5, toolTimeoutMs: 10_000 }))
+  const result = await runWithTools(question, runOptions(chat))
+  saveRun(lease, chat, result)
+  return outcome(result, chat)
 }
 
 /**
- * Resumes a run that stopped with `approval_required`: `messages` is its `data.messages` as the
- * page posted it back, `approvals` the user's decisions. An edited call, a made-up or expired
- * approvalId is `invalid_request`, and nothing runs.
+ * The person's answer to the calls a conversation waits for: resumes its stored history with
+ * `approvals`. Only the approval ids and the decision come from the page; the calls, their input
+ * and the rest of the conversation are the server's. The package checks each approval id against
+ * the stored call and this conversation's scope: a made-up one, one from another conversation,
+ * or an expired one is refused (invalid_request) and nothing runs.
  */
-export async function resumeAssistant(messages: MessageParam[], approvals: ApprovalDecision[], { onToolError = 'stop' }: { onToolError?: OnToolError } = {}): Promise<AskResult> {
-  return outcome(await runWithTools(messages, { system: SYSTEM, onToolError, maxToolIterations: 5, toolTimeoutMs: 10_000, approvals }), { resuming: true })
+export async function resumeAssistant(conversationId: string, approvals: ApprovalDecision[]): Promise<AskState> {
+  const known = findChat(conversationId, 'ask')
+  if (!known) {
+    console.error('[tool-calling] invalid_request: an answer was posted for a conversation this server does not have')
+    return { question: '', onToolError: 'stop', result: refusal(APPROVAL_REFUSED) }
+  }
+  const lease = await claimChat(known.id)
+  const question = questionOf(known.messages)
+  if (!lease) return { question, onToolError: known.onToolError, result: refusal(BUSY) }
+  // Read again under the lease: another request may have resumed it meanwhile.
+  const chat = findChat(known.id, 'ask')!
+  if (!chat.pendingApprovals) {
+    releaseChat(lease)
+    console.error('[tool-calling] invalid_request: an answer was posted for a conversation that waits for none')
+    return { question, onToolError: chat.onToolError, result: refusal(APPROVAL_REFUSED) }
+  }
+  const result = await runWithTools(chat.messages, { ...runOptions(chat), approvals })
+  saveRun(lease, chat, result, approvals)
+  return { question, onToolError: chat.onToolError, result: outcome(result, chat, { resuming: true }) }
 }
+
+/** The question a conversation of / began with. */
+function questionOf(messages: MessageParam[]): string {
+  const first = messages[0]
+  if (!first) return ''
+  return typeof first.content === 'string' ? first.content : first.content.map((b) => (b.type === 'text' ? String(b.text) : '')).join('')
+}
+
+const refusal = (message: string): AskResult => ({ ok: false, error: { code: 'invalid_request', message }, toolCalls: [] })
+
+/** Two answers at once for the same conversation (a double click, two tabs): the second waits, then gives up. */
+export const BUSY = 'This conversation is still being answered. Wait a moment, then try again.'
 
 /** A refused resume (forged, edited or expired approval), as the user reads it. */
 export const APPROVAL_REFUSED = 'This approval is not valid: the request was changed or has expired. Nothing was done. Please ask again.'
 
-function outcome({ data, error }: RunResult, { resuming = false } = {}): AskResult {
+function outcome({ data, error }: RunResult, chat: StoredChat, { resuming = false } = {}): AskResult {
   const declined = declinedCalls(data?.messages ?? [])
   // The developer's view (which tool, what it threw, what to fix) goes to the server log only.
   logFailedCalls(error ? (error.toolCalls ?? []) : data.toolCalls, declined)
@@ -35,7 +85,7 @@ function outcome({ data, error }: RunResult, { resuming = false } = {}): AskResu
     return { ok: false, error: { code: error.code, message, retryAfter: error.retryAfter }, toolCalls: (error.toolCalls ?? []).map(view) }
   }
   if (data.stopReason === 'approval_required') {
-    return { ok: 'approval_required', pendingApprovals: (data.pendingApprovals ?? []).map(pendingView), messages: JSON.stringify(data.messages), toolCalls: data.toolCalls.map(view) }
+    return { ok: 'approval_required', conversationId: chat.id, pendingApprovals: (data.pendingApprovals ?? []).map(pendingView), toolCalls: data.toolCalls.map(view) }
   }
   return { ok: true, answer: data.text, toolCalls: data.toolCalls.map(view) }
 }

@@ -30,7 +30,7 @@ export interface AskError {
 
 /** A call waiting for the user's yes (a tool registered with `needsApproval`). */
 export interface PendingApprovalView {
-  /** Signed by the server (HMAC over the call); posted back with the decision. */
+  /** Signed by the server (HMAC over the call and its conversation); posted back with the decision. */
   approvalId: string
   toolName: string
   input: JsonValue
@@ -43,13 +43,12 @@ export type AskResult =
   | { ok: false; error: AskError; toolCalls: ToolCallView[] }
   | {
       ok: 'approval_required'
-      pendingApprovals: PendingApprovalView[]
       /**
-       * The paused conversation (`data.messages`) as JSON, carried by the page in a hidden field
-       * and posted back with the decision. It is plain data the user could edit: the package
-       * refuses a resume whose pending call was changed (its approvalId no longer matches).
+       * The conversation, kept on the server (lib/chats.ts). The answer posts this id back with
+       * the approval ids and the decision; the paused history never leaves the server.
        */
-      messages: string
+      conversationId: string
+      pendingApprovals: PendingApprovalView[]
       toolCalls: ToolCallView[]
     }
 

@@ -20,7 +20,10 @@ export default async function Page() {
     <main>
       <header>
         <nav className="nav">
-          <strong>Ask (server action)</strong> · <Link href="/chat">Chat (streaming)</Link>
+          <strong>Ask (server action)</strong> ·{' '}
+          <Link href="/chat" prefetch={false}>
+            Chat (streaming)
+          </Link>
         </nav>
         <h1>Order assistant</h1>
         <p className="lead">

@@ -1,36 +1,75 @@
 'use client'
-// The chat: useChat (from @ai-sdk/react) posts the conversation to /api/chat and renders the UI
-// message stream as it comes: text parts grow, tool parts go input-streaming → input-available →
-// output-available (or output-error). A call of a tool that needs approval stops at
-// approval-requested: Approve / Decline call addToolApprovalResponse, and useChat posts the
-// conversation again with the answer (sendAutomaticallyWhen), so the run goes on.
+// The chat: useChat (from @ai-sdk/react) posts to /api/chat and renders the UI message stream as
+// it comes: text parts grow, tool parts go input-streaming → input-available → output-available
+// (or output-error). A call of a tool that needs approval stops at approval-requested: Approve /
+// Decline call addToolApprovalResponse, and useChat posts the answer (sendAutomaticallyWhen), so
+// the run goes on.
+//
+// The conversation is the server's: the page starts from the messages the server rebuilt from
+// it, and each post carries only the chat's id and what is new (see `newPart` below), never the
+// history, so nothing the page holds can change what the model said or which calls run.
 import { useChat } from '@ai-sdk/react'
-import { lastAssistantMessageIsCompleteWithApprovalResponses, type DynamicToolUIPart, type ToolUIPart, type UIMessage } from 'ai'
+import {
+  DefaultChatTransport,
+  isToolUIPart,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  type DynamicToolUIPart,
+  type ToolUIPart,
+  type UIMessage,
+} from 'ai'
 import { useState, type FormEvent } from 'react'
 
 const EXAMPLES = ["What's the status of order #4821?", 'And order #1234?', 'I want to return order #6060']
 
 type Answer = (response: { id: string; approved: boolean; reason?: string }) => void | PromiseLike<void>
 
-export function Chat() {
+/**
+ * What a post sends: the chat's id (`id`: useChat's id, which is the server's chat id) and the
+ * last message only. A new message is its text; the assistant message the person answered is
+ * cut down to the answers (each approval id, yes or no, the reason): the route takes nothing else.
+ */
+const transport = new DefaultChatTransport<UIMessage>({
+  api: '/api/chat',
+  prepareSendMessagesRequest: ({ id, messages }) => ({ body: { id, message: newPart(messages[messages.length - 1]) } }),
+})
+
+function newPart(message: UIMessage | undefined) {
+  if (!message) return null
+  if (message.role === 'user') {
+    return { id: message.id, role: 'user', parts: message.parts.flatMap((p) => (p.type === 'text' ? [{ type: 'text', text: p.text }] : [])) }
+  }
+  const answers = message.parts.flatMap((p) =>
+    isToolUIPart(p) && p.state === 'approval-responded' ? [{ type: p.type, state: p.state, approval: { id: p.approval.id, approved: p.approval.approved, ...(p.approval.reason ? { reason: p.approval.reason } : {}) } }] : [],
+  )
+  return { id: message.id, role: message.role, parts: answers }
+}
+
+/** A call in the last message that waits for the person's answer: the next message waits too. */
+const waitingForApproval = (messages: UIMessage[]) => messages[messages.length - 1]?.parts.some((p) => isToolUIPart(p) && p.state === 'approval-requested') ?? false
+
+export function Chat({ chatId, initialMessages }: { chatId: string; initialMessages: UIMessage[] }) {
   const { messages, sendMessage, status, stop, error, addToolApprovalResponse } = useChat({
-    // Once every pending call of the last step has an answer, post the chat again: the route
-    // resumes the run with them (fromUIMessages → prompt.approvals).
+    id: chatId,
+    messages: initialMessages,
+    transport,
+    // Once every pending call of the last step has an answer, post the answers: the route
+    // resumes the stored run with them.
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
-  }) // POST /api/chat by default
+  })
   const [input, setInput] = useState('')
   const busy = status === 'submitted' || status === 'streaming'
+  const waiting = waitingForApproval(messages)
 
   function onSubmit(e: FormEvent) {
     e.preventDefault()
     const text = input.trim()
-    if (!text || busy) return
+    if (!text || busy || waiting) return
     sendMessage({ text })
     setInput('')
   }
 
   return (
-    <section className="chat" data-testid="chat" data-status={status}>
+    <section className="chat" data-testid="chat" data-status={status} data-chat-id={chatId}>
       <ol className="messages">
         {messages.map((m) => (
           <Message key={m.id} message={m} answer={addToolApprovalResponse} busy={busy} />
@@ -46,14 +85,14 @@ export function Chat() {
         <label htmlFor="message">Message</label>
         <div className="row">
           <input id="message" value={input} onChange={(e) => setInput(e.target.value)} placeholder={EXAMPLES[0]} autoComplete="off" />
-          <button type="submit" disabled={busy || input.trim() === ''}>
+          <button type="submit" disabled={busy || waiting || input.trim() === ''}>
             Send
           </button>
           <button type="button" onClick={() => stop()} disabled={!busy}>
             Stop
           </button>
         </div>
-        <p className="examples">Try: {EXAMPLES.map((q) => <q key={q}>{q}</q>)}</p>
+        {waiting ? <p className="examples">Answer the approval request above first.</p> : <p className="examples">Try: {EXAMPLES.map((q) => <q key={q}>{q}</q>)}</p>}
       </form>
     </section>
   )

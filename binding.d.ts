@@ -49,6 +49,11 @@ export declare class RunControl {
    */
   begin(toolUseId: string): boolean
   /**
+   * Called by the tool wrapper when a call it began has finished but its reply must wait for
+   * a later turn of the event loop: the call finished now, whatever its timeout says later.
+   */
+  finished(toolUseId: string): void
+  /**
    * Called by the tool wrapper, once per call it was sent, when the call has settled: hands
    * the engine its reply (nothing happens if the engine no longer waits for it).
    */

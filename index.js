@@ -225,8 +225,8 @@ function bridge(name, execute, standard) {
       return
     }
     callTool(run, name, execute, standard, inputJson, toolUseId).then(
-      (reply) => handOver(() => settle(run, toolUseId, reply)),
-      (e) => handOver(() => settle(run, toolUseId, { kind: 'error', content: `the tool wrapper failed: ${describeThrown(e)}` })),
+      (reply) => handOver(run, toolUseId, () => settle(run, toolUseId, reply)),
+      (e) => handOver(run, toolUseId, () => settle(run, toolUseId, { kind: 'error', content: `the tool wrapper failed: ${describeThrown(e)}` })),
     )
   }
 }
@@ -268,15 +268,25 @@ let handOversHead = 0
 /** When this turn's slice ends (`performance.now()`); -1 when none is open. */
 let sliceEnd = -1
 
-/** Runs `job` (which never throws) now if this turn's slice has time left and nothing waits. */
-function handOver(job) {
+/**
+ * Runs `job` (which never throws) now if this turn's slice has time left and nothing waits. A
+ * job that must wait first tells the engine that its call finished now: the time it waits is
+ * not the tool's, and never makes a call that finished in time a timeout (toolTimeoutMs).
+ */
+function handOver(run, toolUseId, job) {
   const now = performance.now()
   if (sliceEnd < 0) {
     sliceEnd = now + SLICE_MS
     setImmediate(endSlice)
   }
-  if (handOversHead === handOvers.length && now < sliceEnd) job()
-  else handOvers.push(job)
+  if (handOversHead === handOvers.length && now < sliceEnd) {
+    job()
+    return
+  }
+  try {
+    run.control.finished(toolUseId)
+  } catch {}
+  handOvers.push(job)
 }
 
 /** The check phase of the turn that opened the slice: what waits goes on in the next turn. */

@@ -7,10 +7,9 @@
 // Every resumed history is checked by the stand-in's pairing rules (it answers 400 otherwise).
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 'ai'
 import { registerTool, runWithTools, streamWithTools, fromUIMessages } from '../index.mjs'
 import { reply, text, toolUse } from './mock-api.mjs'
-import { at, startApi, orderTool, toolResults, assertNoSecret } from './helpers.mjs'
+import { at, startApi, orderTool, toolResults, assertNoSecret, collect, uiMessageOf } from './helpers.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const SECRET = 'approval-test-secret-7f3a9c'
@@ -94,30 +93,6 @@ function assertPausedHistory(data, assistantContent, ranIds) {
       'the user message holds only the results of the calls that ran',
     )
   }
-}
-
-/** Parts of a stream. */
-async function collect(stream) {
-  const parts = []
-  for await (const part of stream) parts.push(part)
-  return parts
-}
-
-/** The UIMessage useChat would build from a UI message stream Response (the SDK's own parser and reader). */
-async function uiMessageOf(res) {
-  const errors = []
-  const chunks = parseJsonEventStream({ stream: res.body, schema: uiMessageChunkSchema }).pipeThrough(
-    new TransformStream({
-      transform(parsed, controller) {
-        if (!parsed.success) throw parsed.error
-        controller.enqueue(parsed.value)
-      },
-    }),
-  )
-  let last
-  for await (const message of readUIMessageStream({ stream: chunks, onError: (e) => errors.push(e) })) last = message
-  assert.deepEqual(errors, [], 'the AI SDK reads the stream without errors')
-  return last
 }
 
 /** Captures console.error while `fn` runs. */
@@ -501,34 +476,40 @@ test('an async needsApproval is awaited; a throwing, rejecting or non-boolean on
 
 // --- 9: ordered mode ---------------------------------------------------------------------------
 
-test('parallelToolCalls: false: a runs, b waits, c (after b) waits unrun; approving b runs b then c, results in tool_use order', async (t) => {
+test('parallelToolCalls: false: a runs, b waits, c (after b) is not run and told so; approving b runs b alone, results in tool_use order', async (t) => {
   const api = await startApi(t)
   const order = []
   const a = plainTool('a_look', { order, delayMs: 5 })
   const b = refundTool('b_refund', { order, delayMs: 5 })
   const c = plainTool('c_look', { order, delayMs: 5 })
   const turn = [toolUse(a.name, { orderId: 'A' }, 'toolu_ord_a'), toolUse(b.name, { orderId: 'B', amount: 9 }, 'toolu_ord_b'), toolUse(c.name, { orderId: 'C' }, 'toolu_ord_c')]
-  api.script(reply(turn), reply([text('All three done.')]))
+  api.script(reply(turn), reply([text('b is done; c again?')]))
   const options = at(api, { tools: [a.name, b.name, c.name], approvalSecret: SECRET, parallelToolCalls: false })
   const paused = await runWithTools('Do a, b and c', options)
   assert.equal(paused.error, null, JSON.stringify(paused.error))
   assert.equal(paused.data.stopReason, 'approval_required')
   assert.deepEqual(order, [`start:${a.name}`, `end:${a.name}`])
-  assert.equal(c.runs.length, 0, 'a call after the first one waiting for approval waits too')
+  assert.equal(c.runs.length, 0, 'a call after the first one waiting for approval is not run')
   assert.deepEqual(paused.data.pendingApprovals.map((p) => p.toolUseId), ['toolu_ord_b'], 'only b needs a decision')
-  assertPausedHistory(paused.data, turn, ['toolu_ord_a'])
+  assertPausedHistory(paused.data, turn, ['toolu_ord_a', 'toolu_ord_c'])
+  const notRun = paused.data.messages.at(-1).content[1]
+  assert.equal(notRun.is_error, true)
+  assert.match(notRun.content, new RegExp(`^This call to ${c.name} was not run: an earlier call in this turn \\(${b.name}\\) is waiting for the user's approval`))
+  const reported = paused.data.toolCalls.find((call) => call.toolUseId === 'toolu_ord_c')
+  assert.equal(reported.isError, true)
+  assert.match(reported.error, /^Not run: /)
   assert.equal(api.requests.length, 1)
 
   const done = await runWithTools(paused.data.messages, { ...options, approvals: [{ approvalId: paused.data.pendingApprovals[0].approvalId, approved: true }] })
   assert.equal(done.error, null, JSON.stringify(done.error))
-  assert.equal(done.data.text, 'All three done.')
-  assert.deepEqual(order, [`start:${a.name}`, `end:${a.name}`, `start:${b.name}`, `end:${b.name}`, `start:${c.name}`, `end:${c.name}`], 'b then c, one by one')
-  assert.deepEqual([a.runs.length, b.runs.length, c.runs.length], [1, 1, 1])
+  assert.equal(done.data.text, 'b is done; c again?')
+  assert.deepEqual(order, [`start:${a.name}`, `end:${a.name}`, `start:${b.name}`, `end:${b.name}`], 'b alone on resume')
+  assert.deepEqual([a.runs.length, b.runs.length, c.runs.length], [1, 1, 0])
   allAccepted(api)
   assert.deepEqual(toolResults(api, 1), [
     { type: 'tool_result', tool_use_id: 'toolu_ord_a', content: shipped('A') },
     { type: 'tool_result', tool_use_id: 'toolu_ord_b', content: 'refunded 9 on B' },
-    { type: 'tool_result', tool_use_id: 'toolu_ord_c', content: shipped('C') },
+    notRun,
   ])
 })
 

@@ -1,5 +1,6 @@
 // Shared by the node:test suites: a stand-in API per test and the seed's tool.
 import assert from 'node:assert/strict'
+import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 'ai'
 import { registerTool } from '../index.mjs'
 import { startMockApi } from './mock-api.mjs'
 
@@ -51,4 +52,28 @@ export function toolResults(api, i) {
   const last = messages[messages.length - 1]
   assert.equal(last.role, 'user')
   return last.content.filter((b) => b.type === 'tool_result')
+}
+
+/** Parts of a stream. */
+export async function collect(stream) {
+  const parts = []
+  for await (const part of stream) parts.push(part)
+  return parts
+}
+
+/** The UIMessage useChat would build from a UI message stream Response (the SDK's own parser and reader). */
+export async function uiMessageOf(res) {
+  const errors = []
+  const chunks = parseJsonEventStream({ stream: res.body, schema: uiMessageChunkSchema }).pipeThrough(
+    new TransformStream({
+      transform(parsed, controller) {
+        if (!parsed.success) throw parsed.error
+        controller.enqueue(parsed.value)
+      },
+    }),
+  )
+  let last
+  for await (const message of readUIMessageStream({ stream: chunks, onError: (e) => errors.push(e) })) last = message
+  assert.deepEqual(errors, [], 'the AI SDK reads the stream without errors')
+  return last
 }

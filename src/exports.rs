@@ -111,6 +111,13 @@ impl RunControl {
         self.shared.begin(&tool_use_id)
     }
 
+    /// Called by the tool wrapper when a call it began has finished but its reply must wait for
+    /// a later turn of the event loop: the call finished now, whatever its timeout says later.
+    #[napi]
+    pub fn finished(&self, tool_use_id: String) {
+        self.shared.finished(&tool_use_id);
+    }
+
     /// Called by the tool wrapper, once per call it was sent, when the call has settled: hands
     /// the engine its reply (nothing happens if the engine no longer waits for it).
     #[napi(ts_args_type = "toolUseId: string, kind: ReplyKind, content: string")]

@@ -9,9 +9,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
+
+use crate::engine::tools::TimeLeft;
 
 /// How a tool call ended, as the JS wrapper reports it.
 #[cfg_attr(feature = "node", napi_derive::napi(string_enum = "snake_case"))]
@@ -44,8 +47,9 @@ pub struct ToolReply {
 /// Where one call stands, as far as starting it goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CallState {
-    /// JS began `execute`.
-    Started,
+    /// JS began the call at this moment, and finished it at the second one (its reply waiting
+    /// for its turn on the JS thread).
+    Started(Instant, Option<Instant>),
     /// The engine gave up on it before JS began it: never start it.
     Cancelled,
 }
@@ -95,14 +99,40 @@ impl RunShared {
                 calls.states.remove(tool_use_id);
                 false
             }
-            Some(CallState::Started) => false,
+            Some(CallState::Started(..)) => false,
             None => {
-                calls
-                    .states
-                    .insert(tool_use_id.to_owned(), CallState::Started);
+                calls.states.insert(
+                    tool_use_id.to_owned(),
+                    CallState::Started(Instant::now(), None),
+                );
                 calls.begun.insert(tool_use_id.to_owned());
                 true
             }
+        }
+    }
+
+    /// JS: a call it began has finished, and its reply waits for its turn on the JS thread. The
+    /// moment is taken here, under the lock [`RunShared::time_left`] takes, so that the two agree
+    /// on which came first.
+    pub fn finished(&self, tool_use_id: &str) {
+        let mut calls = self.lock();
+        if let Some(CallState::Started(_, done @ None)) = calls.states.get_mut(tool_use_id) {
+            *done = Some(Instant::now());
+        }
+    }
+
+    /// The engine, when its timer for a call has run for `limit`: a call JS began later than
+    /// that has time until `began + limit`; one JS finished within its `limit` is waited for.
+    pub fn time_left(&self, tool_use_id: &str, limit: Duration) -> TimeLeft {
+        let calls = self.lock();
+        match calls.states.get(tool_use_id) {
+            Some(CallState::Started(began, Some(done))) if done.duration_since(*began) <= limit => {
+                TimeLeft::Finished
+            }
+            Some(CallState::Started(began, None)) if began.elapsed() < limit => {
+                TimeLeft::Until(*began + limit)
+            }
+            _ => TimeLeft::None,
         }
     }
 
@@ -129,7 +159,7 @@ impl RunShared {
         let mut calls = self.lock();
         calls.replies.remove(tool_use_id);
         match calls.states.remove(tool_use_id) {
-            Some(CallState::Started) => GiveUp::AbortRunning,
+            Some(CallState::Started(..)) => GiveUp::AbortRunning,
             _ => {
                 if !calls.ended {
                     calls

@@ -63,6 +63,7 @@ pub const KNOWN_OPTIONS: &[&str] = &[
     "approvals",
     "approvalSecret",
     "approvalTtlMs",
+    "approvalScope",
 ];
 
 /// Headers the `headers` option may not replace.
@@ -457,6 +458,7 @@ fn parse_options(
     }
     cfg.server_tools = server_tools(options)?;
     cfg.container = string_opt(options, "container")?;
+    cfg.approval_scope = string_opt(options, "approvalScope")?.unwrap_or_default();
     cfg.extra_body = extra_body(options)?;
     cfg.api.headers = headers(options)?;
     let secret = secret_opt(options, "approvalSecret")?

@@ -3,6 +3,7 @@
 //! [`MAX_BATCH`] parts, whichever comes first, never one per token. Adjacent deltas of the same
 //! kind are joined, so a batch of text costs JS one part.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -10,6 +11,7 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::control::RunShared;
 use crate::engine::result::{ToolCall, ToolOutput, Usage};
 use crate::engine::{EventSink, RunEvent};
 
@@ -19,12 +21,21 @@ pub const BATCH_WINDOW: Duration = Duration::from_millis(8);
 pub const MAX_BATCH: usize = 256;
 
 /// The engine's side: events go into a channel, never blocking the run.
-pub struct ChannelSink(pub mpsc::UnboundedSender<RunEvent>);
+pub struct ChannelSink {
+    pub tx: mpsc::UnboundedSender<RunEvent>,
+    /// Which calls JS began: a call stopped before JS began it had no effect, and is not told.
+    pub run: Arc<RunShared>,
+}
 
 impl EventSink for ChannelSink {
     fn emit(&self, event: RunEvent) {
+        if let RunEvent::ToolResult { call, .. } = &event {
+            if call.interrupted && !self.run.began(&call.tool_use_id) {
+                return;
+            }
+        }
         // The forwarder is gone only when the run is over: nothing left to tell.
-        let _ = self.0.send(event);
+        let _ = self.tx.send(event);
     }
 }
 

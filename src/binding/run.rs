@@ -62,15 +62,11 @@ pub async fn run(
         })
         .await
     });
-    let result = run_parsed(
-        request_json,
-        registry,
-        run_id,
-        shared,
-        Some(ChannelSink(tx)),
-        stream,
-    )
-    .await;
+    let sink = ChannelSink {
+        tx,
+        run: shared.clone(),
+    };
+    let result = run_parsed(request_json, registry, run_id, shared, Some(sink), stream).await;
     // The sink is gone with the run: the forwarder sends what is left, then `last`.
     let _ = forwarder.await;
     result

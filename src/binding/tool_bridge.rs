@@ -24,7 +24,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::engine::approval::ApprovalPolicy;
-use crate::engine::tools::{ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
+use crate::engine::tools::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
 
 /// `(inputJson, toolUseId, runId) => void`; the wrapper settles the call through its run's
 /// `RunControl.settle(toolUseId, kind, content)`.
@@ -91,6 +91,10 @@ impl ToolExecutor for JsTool {
     fn json_is_trusted(&self) -> bool {
         // index.js makes every "json" reply with JSON.stringify.
         true
+    }
+
+    fn time_left(&self, tool_use_id: &str, limit: std::time::Duration) -> TimeLeft {
+        self.run.time_left(tool_use_id, limit)
     }
 
     fn execute(&self, call: ToolInvocation) -> ToolFuture {

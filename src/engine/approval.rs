@@ -1,9 +1,11 @@
 //! Approval of risky tools (`needsApproval`): which calls wait for a person, the signed ids that
 //! carry them through the browser and back, and the decisions that resume a paused run.
 //!
-//! An approval id is `apr_<issued-at ms>_<HMAC-SHA256 hex>` over the tool's name, the `tool_use`
-//! id, the canonical input and the issue time, keyed by the run's secret: a page can show it and
-//! post it back, but cannot change the call it approves, make one up, or keep it past its TTL.
+//! An approval id is `apr_<issued-at ms>_<HMAC-SHA256 hex>` over the run's scope (the user's or
+//! the chat's id, `""` without one), the tool's name, the `tool_use` id, the canonical input and
+//! the issue time, keyed by the run's secret: a page can show it and post it back, but cannot
+//! change the call it approves, make one up, carry it into another user's chat, or keep it past
+//! its TTL.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -74,6 +76,16 @@ pub enum Refused {
 
 type HmacSha256 = Hmac<Sha256>;
 
+/// What an approval id is bound to: one call, in one scope.
+#[derive(Debug, Clone, Copy)]
+pub struct Bound<'a> {
+    /// `approvalScope` (the user's or the chat's id), `""` without one.
+    pub scope: &'a str,
+    pub name: &'a str,
+    pub tool_use_id: &'a str,
+    pub input: &'a RawValue,
+}
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -81,42 +93,40 @@ fn now_ms() -> u64 {
 }
 
 impl Signer {
-    fn mac(&self, name: &str, tool_use_id: &str, input: &RawValue, issued_at: u64) -> HmacSha256 {
+    fn mac(&self, call: &Bound<'_>, issued_at: u64) -> HmacSha256 {
         let mut mac = HmacSha256::new_from_slice(self.secret.expose().as_bytes())
             .expect("HMAC takes a key of any length");
-        let canonical = serde_json::from_str::<serde_json::Value>(input.get())
+        let canonical = serde_json::from_str::<serde_json::Value>(call.input.get())
             .map(|v| canonical_json(&v))
-            .unwrap_or_else(|_| input.get().to_owned());
+            .unwrap_or_else(|_| call.input.get().to_owned());
+        let issued_at = issued_at.to_be_bytes();
         // Length-prefixed, so no two different calls write the same bytes.
-        for part in [name, tool_use_id, canonical.as_str()] {
+        for part in [
+            call.scope.as_bytes(),
+            call.name.as_bytes(),
+            call.tool_use_id.as_bytes(),
+            canonical.as_bytes(),
+            &issued_at,
+        ] {
             mac.update(&(part.len() as u64).to_be_bytes());
-            mac.update(part.as_bytes());
+            mac.update(part);
         }
-        mac.update(&issued_at.to_be_bytes());
         mac
     }
 
     /// A new approval id for this call.
-    pub fn issue(&self, name: &str, tool_use_id: &str, input: &RawValue) -> String {
+    pub fn issue(&self, call: &Bound<'_>) -> String {
         let issued_at = now_ms();
-        let tag = self
-            .mac(name, tool_use_id, input, issued_at)
-            .finalize()
-            .into_bytes();
+        let tag = self.mac(call, issued_at).finalize().into_bytes();
         let hex: String = tag.iter().map(|b| format!("{b:02x}")).collect();
         format!("apr_{issued_at}_{hex}")
     }
 
-    /// Checks that `approval_id` was issued for exactly this call, with this secret, within the TTL.
-    pub fn verify(
-        &self,
-        approval_id: &str,
-        name: &str,
-        tool_use_id: &str,
-        input: &RawValue,
-    ) -> Result<(), Refused> {
+    /// Checks that `approval_id` was issued for exactly this call, in this scope, with this
+    /// secret, within the TTL.
+    pub fn verify(&self, approval_id: &str, call: &Bound<'_>) -> Result<(), Refused> {
         let (issued_at, tag) = parse_id(approval_id).ok_or(Refused::Malformed)?;
-        self.mac(name, tool_use_id, input, issued_at)
+        self.mac(call, issued_at)
             .verify_slice(&tag)
             .map_err(|_| Refused::Forged)?;
         let now = now_ms();
@@ -168,51 +178,77 @@ mod tests {
         RawValue::from_string(s.to_owned()).unwrap()
     }
 
+    fn call<'a>(scope: &'a str, name: &'a str, id: &'a str, input: &'a RawValue) -> Bound<'a> {
+        Bound {
+            scope,
+            name,
+            tool_use_id: id,
+            input,
+        }
+    }
+
     #[test]
     fn an_id_approves_exactly_its_call() {
         let s = signer("k1");
         let input = raw(r#"{"orderId":"1","amount":5}"#);
-        let id = s.issue("refund", "toolu_1", &input);
+        let id = s.issue(&call("", "refund", "toolu_1", &input));
         assert!(id.starts_with("apr_"));
-        assert_eq!(s.verify(&id, "refund", "toolu_1", &input), Ok(()));
-        // key order does not matter; anything else does
         assert_eq!(
-            s.verify(
-                &id,
-                "refund",
-                "toolu_1",
-                &raw(r#"{"amount":5,"orderId":"1"}"#)
-            ),
+            s.verify(&id, &call("", "refund", "toolu_1", &input)),
             Ok(())
         );
+        // key order does not matter; anything else does
+        let reordered = raw(r#"{"amount":5,"orderId":"1"}"#);
         assert_eq!(
-            s.verify(
-                &id,
-                "refund",
-                "toolu_1",
-                &raw(r#"{"orderId":"1","amount":500}"#)
-            ),
+            s.verify(&id, &call("", "refund", "toolu_1", &reordered)),
+            Ok(())
+        );
+        let more = raw(r#"{"orderId":"1","amount":500}"#);
+        for other in [
+            call("", "refund", "toolu_1", &more),
+            call("", "refund", "toolu_2", &input),
+            call("", "delete", "toolu_1", &input),
+        ] {
+            assert_eq!(s.verify(&id, &other), Err(Refused::Forged));
+        }
+        assert_eq!(
+            signer("k2").verify(&id, &call("", "refund", "toolu_1", &input)),
             Err(Refused::Forged)
         );
+        for made_up in ["apr_1_zz", "made-up"] {
+            assert_eq!(
+                s.verify(made_up, &call("", "refund", "toolu_1", &input)),
+                Err(Refused::Malformed)
+            );
+        }
+    }
+
+    #[test]
+    fn an_id_is_bound_to_its_scope() {
+        let s = signer("k1");
+        let input = raw("{}");
+        let in_chat_a = s.issue(&call("chat-a", "refund", "toolu_1", &input));
         assert_eq!(
-            s.verify(&id, "refund", "toolu_2", &input),
+            s.verify(&in_chat_a, &call("chat-a", "refund", "toolu_1", &input)),
+            Ok(())
+        );
+        for scope in ["chat-b", "", "chat-a "] {
+            assert_eq!(
+                s.verify(&in_chat_a, &call(scope, "refund", "toolu_1", &input)),
+                Err(Refused::Forged),
+                "scope {scope:?}"
+            );
+        }
+        let unscoped = s.issue(&call("", "refund", "toolu_1", &input));
+        assert_eq!(
+            s.verify(&unscoped, &call("chat-a", "refund", "toolu_1", &input)),
             Err(Refused::Forged)
         );
+        // The fields are length-prefixed: moving bytes from one field into the next is no match.
+        let shifted = s.issue(&call("ab", "c", "toolu_1", &input));
         assert_eq!(
-            s.verify(&id, "delete", "toolu_1", &input),
+            s.verify(&shifted, &call("a", "bc", "toolu_1", &input)),
             Err(Refused::Forged)
-        );
-        assert_eq!(
-            signer("k2").verify(&id, "refund", "toolu_1", &input),
-            Err(Refused::Forged)
-        );
-        assert_eq!(
-            s.verify("apr_1_zz", "refund", "toolu_1", &input),
-            Err(Refused::Malformed)
-        );
-        assert_eq!(
-            s.verify("made-up", "refund", "toolu_1", &input),
-            Err(Refused::Malformed)
         );
     }
 
@@ -220,27 +256,22 @@ mod tests {
     fn an_old_id_is_expired() {
         let s = signer("k");
         let input = raw("{}");
+        let bound = call("", "t", "toolu_1", &input);
         // An id issued an hour ago, signed correctly.
         let issued_at = now_ms() - 3_600_000;
-        let tag = s
-            .mac("t", "toolu_1", &input, issued_at)
-            .finalize()
-            .into_bytes();
+        let tag = s.mac(&bound, issued_at).finalize().into_bytes();
         let hex: String = tag.iter().map(|b| format!("{b:02x}")).collect();
         let old = format!("apr_{issued_at}_{hex}");
         let day = Signer {
             secret: Secret::new("k"),
             ttl: DEFAULT_APPROVAL_TTL,
         };
-        assert_eq!(day.verify(&old, "t", "toolu_1", &input), Ok(()));
+        assert_eq!(day.verify(&old, &bound), Ok(()));
         let minute = Signer {
             secret: Secret::new("k"),
             ttl: Duration::from_secs(60),
         };
-        assert_eq!(
-            minute.verify(&old, "t", "toolu_1", &input),
-            Err(Refused::Expired)
-        );
+        assert_eq!(minute.verify(&old, &bound), Err(Refused::Expired));
     }
 
     #[test]

@@ -67,8 +67,10 @@ impl CallLog {
         }
     }
 
-    /// The calls still running are reported as failed with `why`: they were stopped.
-    pub fn interrupt(&self, why: &str) {
+    /// The calls still running are reported as failed with `why`: they were stopped. Returns
+    /// them (copies, for observers).
+    pub fn interrupt(&self, why: &str) -> Vec<ToolCall> {
+        let mut interrupted = Vec::new();
         let mut inner = self.lock();
         for slot in inner.round.iter_mut() {
             if let Slot::Running {
@@ -80,7 +82,7 @@ impl CallLog {
             {
                 let input = RawValue::from_string(input.get().to_owned())
                     .expect("the input was valid JSON when the call started");
-                *slot = Slot::Settled(ToolCall {
+                let call = ToolCall {
                     tool_name: std::mem::take(name),
                     input,
                     output: ToolOutput::None,
@@ -89,9 +91,12 @@ impl CallLog {
                     duration_ms: started.elapsed().as_secs_f64() * 1000.0,
                     tool_use_id: std::mem::take(id),
                     interrupted: true,
-                });
+                };
+                interrupted.push(call.clone());
+                *slot = Slot::Settled(call);
             }
         }
+        interrupted
     }
 
     /// The round's settled calls join the run's, in `tool_use` order; calls that never started

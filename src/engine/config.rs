@@ -113,6 +113,9 @@ pub struct RunConfig {
     pub signer: Option<Signer>,
     /// The person's answers to the calls a paused run waits for.
     pub approvals: Vec<Decision>,
+    /// Bound into every approval id the run issues or accepts (`approvalScope`: the user's or
+    /// the chat's id); `""` without one. An id issued in one scope is refused in another.
+    pub approval_scope: String,
     pub max_tool_iterations: u32,
     pub on_tool_error: OnToolError,
     pub max_tool_failures: u32,
@@ -138,6 +141,7 @@ impl RunConfig {
             stream: false,
             signer: None,
             approvals: Vec::new(),
+            approval_scope: String::new(),
             max_tool_iterations: DEFAULT_MAX_TOOL_ITERATIONS,
             on_tool_error: OnToolError::Stop,
             max_tool_failures: DEFAULT_MAX_TOOL_FAILURES,

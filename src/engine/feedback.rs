@@ -52,6 +52,32 @@ pub fn timeout_for_developer(name: &str, ms: u128) -> String {
     format!("The tool {name} timed out after {ms} ms (toolTimeoutMs); its ctx.signal was aborted.")
 }
 
+/// Model, in-order calls: this call was not run because an earlier one of its turn waits for
+/// the user. Not a failure: the model may ask for it again once that one is answered.
+pub fn not_run_waiting_for_model(name: &str, waiting: &str) -> String {
+    format!(
+        "This call to {name} was not run: an earlier call in this turn ({waiting}) is waiting for the user's approval, \
+         and the calls after it are not run meanwhile. Call {name} again once that is answered, if it is still needed."
+    )
+}
+
+/// Developer, in-order calls: this call was not run because an earlier one waits for the user.
+pub fn not_run_waiting_for_developer(name: &str, waiting: &str) -> String {
+    format!(
+        "Not run: {waiting}, before {name} in the same turn, waits for the user's approval (parallelToolCalls: false runs calls in order). \
+         The model was told to call {name} again if still needed."
+    )
+}
+
+/// Model: a call that started was stopped before it finished (the run was aborted, or in stop
+/// mode another call failed). It may have had effects, and the next turn must not assume either way.
+pub fn interrupted_for_model(name: &str) -> String {
+    format!(
+        "The call to {name} was started but interrupted before it finished (the run was stopped); it may or may not have taken effect. \
+         Check before calling it again."
+    )
+}
+
 /// Model: this exact call has failed too often to be run again.
 pub fn repeated_for_model(name: &str, times: u32) -> String {
     format!(

@@ -21,6 +21,7 @@ pub mod secret;
 pub mod stop;
 pub mod stream;
 pub mod tools;
+pub mod trust;
 
 pub use api::{ApiClient, ApiConfig};
 pub use config::{OnMaxIterations, OnToolError, RunConfig, ToolChoice};

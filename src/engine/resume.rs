@@ -1,7 +1,7 @@
 //! Resuming a run paused for approval: the history ends with the model's `tool_use` turn, or
-//! with that turn and a user message holding the results of the calls that did run. The calls
-//! without a result are run (or declined) and their results join that user message in
-//! `tool_use` order, before anything is sent.
+//! with that turn and a user message holding the results of the calls that did run. Each call
+//! without a result must have a verified decision; approved ones run, declined ones are told so,
+//! and their results join that user message in `tool_use` order, before anything is sent.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -9,12 +9,11 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::approval::{Decision, Refused, Signer};
+use super::approval::{Bound, Decision, Refused, Signer};
 use super::error::RunError;
 use super::feedback as fb;
 use super::protocol::{self, RawMessage};
 use super::round::{Answer, Requested};
-use super::tools::{Tool, ToolInvocation};
 
 /// The calls of the history's last `tool_use` turn that have no result yet.
 pub struct Waiting {
@@ -115,13 +114,15 @@ pub fn waiting(messages: &[RawMessage]) -> Option<Waiting> {
     })
 }
 
-/// Matches each decision to the waiting call it was issued for, and checks that every call
-/// whose tool asks for approval has one. Nothing has run or been sent when this fails.
-pub async fn decisions(
+/// Matches each decision to the waiting call it was issued for. Every waiting call needs one:
+/// the history comes from outside, and only a pause this package issued (its approval ids,
+/// signed for exactly these calls in this scope) may make a call run without the model asking
+/// for it in this run. Nothing has run or been sent when this fails.
+pub fn decisions(
     waiting: &Waiting,
     given: &[Decision],
     signer: Option<&Signer>,
-    tools: &[Tool],
+    scope: &str,
 ) -> Result<HashMap<String, Decision>, RunError> {
     let mut out: HashMap<String, Decision> = HashMap::new();
     if !given.is_empty() {
@@ -130,7 +131,13 @@ pub async fn decisions(
             let mut why = Refused::Malformed;
             let mut matched = None;
             for call in &waiting.calls {
-                match signer.verify(&decision.approval_id, &call.name, &call.id, &call.input) {
+                let bound = Bound {
+                    scope,
+                    name: &call.name,
+                    tool_use_id: &call.id,
+                    input: &call.input,
+                };
+                match signer.verify(&decision.approval_id, &bound) {
                     Ok(()) => {
                         matched = Some(call);
                         break;
@@ -151,27 +158,14 @@ pub async fn decisions(
             }
         }
     }
-    for call in &waiting.calls {
-        if out.contains_key(&call.id) {
-            continue;
-        }
-        let Some(policy) = tools
-            .iter()
-            .find(|t| t.name == call.name)
-            .and_then(|t| t.approval.as_ref())
-        else {
-            continue;
-        };
-        let asked = ToolInvocation {
-            tool_use_id: call.id.clone(),
-            input: std::sync::Arc::from(call.input.clone()),
-        };
-        if policy.needs_approval(asked).await {
-            return Err(RunError::invalid_request(format!(
-                "The call {} ({}) is waiting for approval and approvals has no decision for it. Resume with {{ approvalId, approved }} for every call in data.pendingApprovals. Nothing was sent.",
-                call.id, call.name
-            )));
-        }
+    if let Some(call) = waiting.calls.iter().find(|c| !out.contains_key(&c.id)) {
+        return Err(RunError::invalid_request(format!(
+            "The prompt's history ends with the call {} ({}) without a result, and approvals holds no decision for it. \
+             A run only resumes calls it paused for approval: resume with data.messages of the run that stopped with \
+             approval_required and {{ approvalId, approved }} for every call in data.pendingApprovals \
+             (to go on without running it, give it a tool_result in a user message). Nothing was sent and nothing ran.",
+            call.id, call.name
+        )));
     }
     Ok(out)
 }

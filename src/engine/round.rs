@@ -11,7 +11,7 @@ use serde_json::Value;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 
-use super::approval::{self, Decision, PendingApproval};
+use super::approval::{self, Bound, Decision, PendingApproval};
 use super::calls::CallLog;
 use super::canonical::canonical_json;
 use super::config::{OnToolError, RunConfig};
@@ -21,7 +21,7 @@ use super::feedback as fb;
 use super::protocol::{self, RawMessage, ResultContent, ToolResultBlock};
 use super::result::{ToolCall, ToolOutput};
 use super::schema;
-use super::tools::{Tool, ToolInvocation, ToolOutcome};
+use super::tools::{TimeLeft, Tool, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
 
 /// A `tool_use` block of the model's reply.
 #[derive(Clone)]
@@ -47,7 +47,7 @@ impl Settled {
     /// Whether this failure counts towards `maxToolFailures` (a call refused as repeated was
     /// not run, so it adds nothing).
     fn counts_as_failure(&self) -> bool {
-        matches!(self.why, Some(why) if why != Why::Repeated && why != Why::Declined)
+        matches!(self.why, Some(why) if !matches!(why, Why::Repeated | Why::Declined | Why::NotRunWaiting))
     }
 
     fn log(&self) {
@@ -74,8 +74,8 @@ pub struct Answer {
 pub enum RoundOutcome {
     Done(Vec<Answer>),
     /// The calls that ran have their answers; `pending` wait for approval. With
-    /// `parallelToolCalls: false` the calls after the first pending one wait too (not run, not
-    /// answered).
+    /// `parallelToolCalls: false` the calls after the first pending one are not run and are
+    /// answered so (not held: every unanswered call of a paused turn is a pending approval).
     Paused {
         answers: Vec<Answer>,
         pending: Vec<PendingApproval>,
@@ -189,11 +189,16 @@ pub async fn run_round(
     }
 
     // Approval: a decided call runs (yes) or is answered with the denial (no); an undecided one
-    // whose tool asks for approval waits.
+    // whose tool asks for approval waits. In order, the calls after the first one that waits are
+    // not run: they are answered once the round's other calls are done.
     let mut pending: Vec<PendingApproval> = Vec::new();
-    let mut first_pending = usize::MAX;
     let mut allowed: Vec<(usize, Ready)> = Vec::with_capacity(ready.len());
+    let mut not_run: Vec<(usize, Ready)> = Vec::new();
     for (i, r) in ready {
+        if !cfg.parallel_tool_calls && !pending.is_empty() {
+            not_run.push((i, r));
+            continue;
+        }
         if let Some(decision) = decisions.get(&r.id) {
             if decision.approved {
                 allowed.push((i, r));
@@ -212,9 +217,14 @@ pub async fn run_round(
                 let Some(signer) = cfg.signer.as_ref() else {
                     return Err(fb::no_approval_secret());
                 };
-                first_pending = first_pending.min(i);
+                let bound = Bound {
+                    scope: &cfg.approval_scope,
+                    name: &r.tool.name,
+                    tool_use_id: &r.id,
+                    input: &r.input,
+                };
                 pending.push(PendingApproval {
-                    approval_id: signer.issue(&r.tool.name, &r.id, &r.input),
+                    approval_id: signer.issue(&bound),
                     tool_use_id: r.id.clone(),
                     tool_name: r.tool.name.clone(),
                     input: RawValue::from_string(r.input.get().to_owned())
@@ -225,15 +235,7 @@ pub async fn run_round(
         }
         allowed.push((i, r));
     }
-    let ready: Vec<(usize, Ready)> = if cfg.parallel_tool_calls {
-        allowed
-    } else {
-        // In order: the calls after the first one waiting for approval wait too.
-        allowed
-            .into_iter()
-            .filter(|(i, _)| *i < first_pending)
-            .collect()
-    };
+    let ready = allowed;
 
     let timeout = cfg.tool_timeout;
     if cfg.parallel_tool_calls {
@@ -249,8 +251,10 @@ pub async fn run_round(
                     settle(j, done, &mut keys, memory, log, events);
                 }
                 drop(running);
-                log.interrupt(&fb::interrupted_by(&settled.call.tool_name));
-                return Err(stop_here(i, settled, log, events));
+                let why = fb::interrupted_by(&settled.call.tool_name);
+                let failure = stop_here(i, settled, log, events);
+                tell_interrupted(log.interrupt(&why), events);
+                return Err(failure);
             }
             slots[i] = Some(settle(i, settled, &mut keys, memory, log, events));
         }
@@ -263,12 +267,64 @@ pub async fn run_round(
             slots[i] = Some(settle(i, settled, &mut keys, memory, log, events));
         }
     }
+    if let Some(waiting) = pending.first() {
+        for (i, r) in not_run {
+            let settled = not_run_waiting(r, &waiting.tool_name);
+            slots[i] = Some(settle(i, settled, &mut keys, memory, log, events));
+        }
+    }
     log.end_round();
     let answers = slots.into_iter().flatten().collect();
     if pending.is_empty() {
         Ok(RoundOutcome::Done(answers))
     } else {
         Ok(RoundOutcome::Paused { answers, pending })
+    }
+}
+
+/// In order, a call after one that waits for approval: not run, and told so. Not a failure.
+fn not_run_waiting(ready: Ready, waiting: &str) -> Settled {
+    let name = ready.tool.name.clone();
+    let call = Call {
+        id: ready.id,
+        name: name.clone(),
+        input: RawValue::from_string(ready.input.get().to_owned())
+            .expect("a checked input is JSON"),
+    };
+    Settled {
+        call: record(
+            call,
+            ToolOutput::None,
+            Some(fb::not_run_waiting_for_developer(&name, waiting)),
+            Duration::ZERO,
+        ),
+        content: fb::not_run_waiting_for_model(&name, waiting),
+        blocks: false,
+        failure: None,
+        why: Some(Why::NotRunWaiting),
+    }
+}
+
+/// Calls that started and were stopped before they finished are told to the observer like any
+/// settled call, so that what it shows (a UI, the next post of a chat) knows they ran.
+pub fn tell_interrupted(calls: Vec<ToolCall>, events: Option<&dyn EventSink>) {
+    let Some(sink) = events else {
+        return;
+    };
+    for call in calls {
+        tracing::info!(
+            tool = call.tool_name.as_str(),
+            tool_use_id = call.tool_use_id.as_str(),
+            outcome = "interrupted",
+            duration_ms = format_args!("{:.1}", call.duration_ms),
+            "tool call"
+        );
+        let model_text = fb::interrupted_for_model(&call.tool_name);
+        sink.emit(RunEvent::ToolResult {
+            call,
+            model_text: Some(model_text),
+            declined: false,
+        });
     }
 }
 
@@ -359,6 +415,8 @@ enum Why {
     BadOutput,
     /// The person declined it (an answer, not a failure).
     Declined,
+    /// In order, an earlier call of the turn waits for approval (not run; not a failure).
+    NotRunWaiting,
 }
 
 impl Why {
@@ -379,6 +437,7 @@ impl Why {
             Why::Threw => "threw",
             Why::BadOutput => "bad_output",
             Why::Declined => "declined",
+            Why::NotRunWaiting => "not_run_waiting",
         }
     }
 }
@@ -471,7 +530,7 @@ async fn execute(
         input: input.clone(),
     });
     let outcome = match timeout {
-        Some(limit) => tokio::time::timeout(limit, future).await.ok(),
+        Some(limit) => within(limit, future, &*tool.executor, &id).await,
         None => Some(future.await),
     };
     let elapsed = started.elapsed();
@@ -561,6 +620,34 @@ async fn execute(
         }
     };
     failed(call, why, words, elapsed)
+}
+
+/// The call's outcome, or `None` if it did not finish within `limit` — by the clock of the
+/// executor's own thread when it has one ([`ToolExecutor::time_left`]).
+async fn within(
+    limit: Duration,
+    future: ToolFuture,
+    executor: &dyn ToolExecutor,
+    id: &str,
+) -> Option<ToolOutcome> {
+    tokio::pin!(future);
+    let mut deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if let Ok(outcome) = tokio::time::timeout_at(deadline, &mut future).await {
+            return Some(outcome);
+        }
+        match executor.time_left(id, limit) {
+            TimeLeft::None => return None,
+            TimeLeft::Finished => return Some(future.await),
+            TimeLeft::Until(until) => {
+                let until = tokio::time::Instant::from_std(until);
+                if until <= deadline {
+                    return None;
+                }
+                deadline = until;
+            }
+        }
+    }
 }
 
 fn record(call: Call, output: ToolOutput, error: Option<String>, elapsed: Duration) -> ToolCall {

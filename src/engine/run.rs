@@ -16,10 +16,13 @@ use super::protocol::{self, Container, ContentBlock, RawMessage};
 use super::request::{self, Turn};
 use super::result::{RunOutput, ToolCall, ToolOutput, Usage};
 use super::resume;
-use super::round::{results_message, run_round, Answer, FailureMemory, Requested, RoundOutcome};
+use super::round::{
+    results_message, run_round, tell_interrupted, Answer, FailureMemory, Requested, RoundOutcome,
+};
 use super::stop::StopReason;
 use super::stream::StreamEvent;
 use super::tools::Tool;
+use super::trust;
 
 /// Runs a conversation to its answer. `messages` is the history so far (the last one from the
 /// user); `tools` are the tools offered. Cancelling `cancel` ends the run at once with `aborted`,
@@ -58,6 +61,10 @@ pub async fn run_observed(
             result = &mut work => Some(result),
         }
     };
+    // Calls still running were stopped (abort, the run ended by an error): their results are
+    // told like any other, before the end, so that nothing shown hides a call that ran.
+    let interrupted = log.interrupt(fb::ABORTED_CALL);
+    tell_interrupted(interrupted, events);
     match finished {
         Some(Ok(mut output)) => {
             output.tool_calls = log.take(fb::ABORTED_CALL);
@@ -115,13 +122,19 @@ async fn run_loop(
     if cfg.signer.is_none() && tools.iter().any(|t| t.approval.is_some()) {
         return Err(fb::no_approval_secret());
     }
+    // The history is untrusted: one id, one call, so that no decision or reply can cover two.
+    let mut call_ids = trust::call_ids(&messages)?;
     let no_decisions = HashMap::new();
     // A run paused for approval resumes here: its waiting calls run (or are declined) and their
     // results join the history before the first request.
     match resume::waiting(&messages) {
         Some(waiting) => {
-            let decided =
-                resume::decisions(&waiting, &cfg.approvals, cfg.signer.as_ref(), tools).await?;
+            let decided = resume::decisions(
+                &waiting,
+                &cfg.approvals,
+                cfg.signer.as_ref(),
+                &cfg.approval_scope,
+            )?;
             rounds += 1;
             let requested = waiting.calls.clone();
             match run_round(requested, tools, cfg, &mut memory, log, events, &decided).await? {
@@ -273,6 +286,7 @@ async fn run_loop(
             }
         }
 
+        trust::add_reply_ids(&mut call_ids, &reply.requested)?;
         messages.push(protocol::assistant_message(&content));
         let answers = if rounds >= cfg.max_tool_iterations {
             if limit_reached || cfg.on_max_iterations == OnMaxIterations::Error {

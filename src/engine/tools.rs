@@ -36,6 +36,19 @@ pub enum ToolOutcome {
     InvalidInput(Vec<String>),
 }
 
+/// What is left of a call's time when the engine's timer for it (`toolTimeoutMs`) runs out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeLeft {
+    /// None: the call timed out.
+    None,
+    /// The tool began later than the engine's timer did (it waited for its thread): its time
+    /// runs until then.
+    Until(std::time::Instant),
+    /// The tool finished in time and its result is on its way (queued on a busy thread): wait
+    /// for it.
+    Finished,
+}
+
 /// A boxed future of a tool's outcome.
 pub type ToolFuture = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'static>>;
 
@@ -50,6 +63,14 @@ pub trait ToolExecutor: Send + Sync {
     /// come from `JSON.stringify`), so the engine need not parse each one to check it.
     fn json_is_trusted(&self) -> bool {
         false
+    }
+
+    /// Asked when the engine's timer for call `tool_use_id` has run for `limit`. An executor
+    /// whose tool runs on another thread (the Node binding: the JS thread) knows when the tool
+    /// really began and finished, and a call that finished within `limit` by that clock is not a
+    /// timeout, however late its result reaches the engine.
+    fn time_left(&self, _tool_use_id: &str, _limit: std::time::Duration) -> TimeLeft {
+        TimeLeft::None
     }
 }
 

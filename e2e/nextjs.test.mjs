@@ -957,10 +957,7 @@ const sameCallIds = (body) => {
   return { ...step, streamDelayMs: 5 }
 }
 
-// TEMPORARY: skipped while the package does not know approvalScope (EXAMPLE_NO_APPROVAL_SCOPE=1).
-const NO_SCOPE = process.env.EXAMPLE_NO_APPROVAL_SCOPE === '1' && 'the package does not know approvalScope yet'
-
-test('/chat: an approval id issued in one chat is refused in another, even for an identical call', { timeout: 90_000, skip: NO_SCOPE }, async () => {
+test('/chat: an approval id issued in one chat is refused in another, even for an identical call', { timeout: 90_000 }, async () => {
   api.handler = sameCallIds
   try {
     await onPage('19-chat-other-scope', async (page) => {
@@ -1000,7 +997,7 @@ test('/chat: an approval id issued in one chat is refused in another, even for a
   }
 })
 
-test('approval on /: an approval id issued in another conversation is refused, even for an identical call', { timeout: 90_000, skip: NO_SCOPE }, async () => {
+test('approval on /: an approval id issued in another conversation is refused, even for an identical call', { timeout: 90_000 }, async () => {
   api.handler = sameCallIds
   const logFrom = server.output.length
   try {

@@ -14,7 +14,10 @@ async function submit(previous: AskState | null, form: FormData): Promise<AskSta
   if (form.get('intent') !== 'answer') return ask(null, form)
   const next = await answerApproval(null, form)
   const before = previous?.result.ok === 'approval_required' ? previous.result.toolCalls : []
-  return { ...next, result: { ...next.result, toolCalls: [...before, ...next.result.toolCalls] } as AskResult }
+  // A refused answer for a conversation the server does not have comes back without its
+  // question: keep showing the one this page asked.
+  const asked = next.question === '' && previous ? { question: previous.question, onToolError: previous.onToolError } : {}
+  return { ...next, ...asked, result: { ...next.result, toolCalls: [...before, ...next.result.toolCalls] } as AskResult }
 }
 
 export function AskForm() {

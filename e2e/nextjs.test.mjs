@@ -890,6 +890,36 @@ test('/chat: a reload, or leaving and coming back, shows the stored chat again, 
   }
 })
 
+test('/chat: two posts at once for one chat: the second is refused (409) and the first is stored alone', { timeout: 60_000 }, async () => {
+  api.handler = slowly(250) // the first run takes several seconds
+  try {
+    await onPage('21-chat-two-posts', async (page) => {
+      await page.goto(`${base}/chat`, { waitUntil: 'networkidle' })
+      const id = chatIdOf(page)
+      const from = api.requests.length
+      const says = (text) => ({ id, message: { id: `m-${text.length}`, role: 'user', parts: [{ type: 'text', text }] } })
+      const [first, second] = await page.evaluate(async ([a, b]) => {
+        const post = (body) => fetch('/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+        const one = post(a)
+        await new Promise((r) => setTimeout(r, 300))
+        const two = await post(b)
+        const twoText = await two.text()
+        const res = await one
+        return [{ status: res.status, text: await res.text() }, { status: two.status, text: twoText }]
+      }, [says("What's the status of order #4821?"), says("What's the status of order #5555?")])
+      assert.equal(second.status, 409, second.text)
+      assert.equal(first.status, 200)
+      assert.match(first.text, /Order #4821 is shipped/)
+      assert.equal(api.requests.length - from, 2, 'only the first post ran')
+      const stored = await eventually(() => chatRow(id).messages, (m) => m.length === 4)
+      assert.deepEqual(stored.map((m) => m.role), ['user', 'assistant', 'user', 'assistant'])
+      assert.equal(stored[0].content, "What's the status of order #4821?")
+    })
+  } finally {
+    api.handler = demoModel
+  }
+})
+
 test('/chat: an unknown chat id in the address opens a new chat', { timeout: 30_000 }, async () => {
   await onPage('18-chat-unknown-id', async (page, problems) => {
     const unknown = crypto.randomUUID()

@@ -312,6 +312,12 @@ export interface RunOptions<C = unknown> {
   approvalSecret?: string
   /** How long an approval id stays valid. Default 24 h. */
   approvalTtlMs?: number
+  /**
+   * The user's or the chat's id, bound into every approval id this run issues: a decision issued
+   * under another scope (another user's chat), or without one, is refused. Pass the same value
+   * when you resume. Default: none (`""` is bound).
+   */
+  approvalScope?: string
   /** Before each `execute` (an observer: a throw is logged and ignored). */
   onToolCall?: (call: { toolName: string; input: unknown; toolUseId: string }) => void | Promise<void>
   /** After each call settles. */

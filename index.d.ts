@@ -252,9 +252,15 @@ export interface RunOptions<C = unknown> {
   onToolError?: 'stop' | 'continue'
   /** With `"continue"`: how often one identical call may fail before it is no longer run. Default 2. */
   maxToolFailures?: number
-  /** Per tool call; a late tool is a failure and its `ctx.signal` is aborted. Default: none. */
+  /**
+   * Per tool call, from when JS begins it; a late tool is a failure and its `ctx.signal` is
+   * aborted. A call that finished in time is never late. Default: none.
+   */
   toolTimeoutMs?: number
-  /** Run the tool calls of one response concurrently. Default true. */
+  /**
+   * Run the tool calls of one response concurrently. Default true. `false`: one by one, in order;
+   * the calls after one that waits for approval are not run, and the model is told so.
+   */
   parallelToolCalls?: boolean
   /** Handed to every `execute` as `ctx.context`. */
   context?: C
@@ -312,6 +318,12 @@ export interface RunOptions<C = unknown> {
   approvalSecret?: string
   /** How long an approval id stays valid. Default 24 h. */
   approvalTtlMs?: number
+  /**
+   * The user's or the chat's id, bound into every approval id this run issues: a decision issued
+   * under another scope (another user's chat), or without one, is refused. Pass the same value
+   * when you resume. Default: none (`""` is bound).
+   */
+  approvalScope?: string
   /** Before each `execute` (an observer: a throw is logged and ignored). */
   onToolCall?: (call: { toolName: string; input: unknown; toolUseId: string }) => void | Promise<void>
   /** After each call settles. */

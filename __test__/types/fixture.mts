@@ -1,7 +1,7 @@
 // Type fixture for index.d.ts, checked by `tsc -p __test__/types` (types.test.mjs, in npm test).
 // Each `Expect<Equal<…>>` must hold; each `@ts-expect-error` line must be an error.
 import { z } from 'zod'
-import { registerTool, listTools, ToolError, type InferToolInput, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
+import { registerTool, listTools, runWithTools, ToolError, type InferToolInput, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 function expect<T extends true>(): void {}
@@ -123,3 +123,8 @@ registerTool({
 registerTool({ definition: { name: 'delete_all', input_schema: { type: 'object' } }, needsApproval: true, execute: () => 'gone' })
 // @ts-expect-error needsApproval is a boolean or a function
 registerTool({ definition: { name: 'bad_approval', input_schema: z.object({}) }, needsApproval: 'yes', execute: () => null })
+
+// approvalScope binds approval ids to a user or a chat: a string.
+void runWithTools('refund', { approvalScope: 'chat_7f3a', approvals: [{ approvalId: 'apr_1_ab', approved: true }] })
+// @ts-expect-error approvalScope is a string
+void runWithTools('refund', { approvalScope: 42 })

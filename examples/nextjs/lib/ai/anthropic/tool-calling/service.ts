@@ -1,7 +1,7 @@
 // Runs one question through the tool-calling loop and turns the outcome into what the page shows.
 // Each question is a conversation kept on the server (lib/chats.ts): a run paused for approval is
 // resumed from the stored history, so the page never holds, and cannot edit, the calls it approves.
-import { runWithTools, ToolError, type AIError, type ApprovalDecision, type MessageParam, type PendingApproval, type RunResult, type ToolCall } from 'anthropic-tool-calling'
+import { runWithTools, ToolError, type AIError, type ApprovalDecision, type MessageParam, type PendingApproval, type RunOptions, type RunResult, type ToolCall } from 'anthropic-tool-calling'
 import { claimChat, createChat, findChat, releaseChat, saveRun, type StoredChat } from '@/lib/chats'
 import './tools' // registers the tools (again, on a dev reload: a name registered again is replaced)
 import type { AskResult, AskState, JsonValue, OnToolError, PendingApprovalView, ToolCallView } from './types'
@@ -15,7 +15,7 @@ export const SYSTEM =
  * run issues to this conversation: an id from another one is refused on resume, even for a call
  * that is the same in name, id and input.
  */
-export function runOptions(chat: StoredChat) {
+export function runOptions(chat: StoredChat): RunOptions {
   return { system: SYSTEM, onToolError: chat.onToolError, maxToolIterations: 5, toolTimeoutMs: 10_000, approvalScope: chat.id }
 }
 

@@ -292,11 +292,16 @@ fn secret_opt(options: &Options, name: &str) -> Result<Option<Secret>, RunError>
     match opt(options, name) {
         None => Ok(None),
         Some(Value::String(s)) if !s.is_empty() => Ok(Some(Secret::new(s))),
-        Some(other) => Err(RunError::invalid_request(format!(
-            "Option {name} must be a non-empty string; got {}. Nothing was sent.",
-            kind_of(&other)
-        ))),
+        Some(other) => Err(bad_kind(name, "a non-empty string", &other)),
     }
+}
+
+/// Like [`bad`], for an option whose value may be a credential: only its kind is shown.
+fn bad_kind(option: &str, expected: &str, got: &Value) -> RunError {
+    RunError::invalid_request(format!(
+        "Option {option} must be {expected}; got {}. Nothing was sent.",
+        kind_of(got)
+    ))
 }
 
 fn int_opt(options: &Options, name: &str, min: u64, max: u64) -> Result<Option<u32>, RunError> {
@@ -462,6 +467,7 @@ fn parse_options(
     let secret = secret_opt(options, "approvalSecret")?
         .or_else(|| env_str(env, "ANTHROPIC_TOOL_CALLING_SECRET").map(Secret::from));
     let ttl = millis_opt(options, "approvalTtlMs")?.unwrap_or(DEFAULT_APPROVAL_TTL);
+    cfg.api.unsent_secrets.extend(secret.clone());
     cfg.signer = secret.map(|secret| Signer { secret, ttl });
     cfg.approvals = approvals(options)?;
     let tool_names = match opt(options, "tools") {
@@ -638,9 +644,11 @@ fn headers(options: &Options) -> Result<Vec<(HeaderName, HeaderValue)>, RunError
             }
         }
     }
+    // The `headers` option's values are shown in no message (they may be credentials) and
+    // marked sensitive: never quoted from what the API says back, never indexed by HTTP/2.
     if let Some(v) = opt(options, "headers") {
         let Value::Object(map) = &v else {
-            return Err(bad(
+            return Err(bad_kind(
                 "headers",
                 "an object of header names and string values",
                 &v,
@@ -662,10 +670,14 @@ fn headers(options: &Options) -> Result<Vec<(HeaderName, HeaderValue)>, RunError
                 )
             })?;
             let Some(text) = value.as_str() else {
-                return Err(bad(&format!("headers[{name:?}]"), "a string", value));
+                return Err(bad_kind(&format!("headers[{name:?}]"), "a string", value));
             };
-            let value = HeaderValue::from_str(text)
-                .map_err(|_| bad(&format!("headers[{name:?}]"), "a valid header value", value))?;
+            let mut value = HeaderValue::from_str(text).map_err(|_| {
+                RunError::invalid_request(format!(
+                    "Option headers[{name:?}] must be a valid header value (no line breaks or control characters). Nothing was sent."
+                ))
+            })?;
+            value.set_sensitive(true);
             out.push((header, value));
         }
     }

@@ -293,3 +293,33 @@ fn bad_types_and_refused_keys_name_the_option() {
         );
     }
 }
+
+#[test]
+fn header_values_are_marked_sensitive_and_never_shown() {
+    let r = parse(r#"{"prompt":"hi","options":{"betas":["b-1"],"headers":{"x-gateway-key":"gk-0123456789"}}}"#)
+        .unwrap();
+    let sensitive: Vec<(String, bool)> = r
+        .config
+        .api
+        .headers
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.is_sensitive()))
+        .collect();
+    assert_eq!(
+        sensitive,
+        [
+            ("anthropic-beta".to_owned(), false),
+            ("x-gateway-key".to_owned(), true)
+        ]
+    );
+    for options in [
+        r#"{"headers":{"x-gateway-key":"gk-0123456789\n"}}"#,
+        r#"{"headers":{"x-gateway-key":1234567890123}}"#,
+        r#"{"headers":["gk-0123456789"]}"#,
+    ] {
+        let err = refused(options, "Option headers");
+        for secret in ["gk-0123456789", "1234567890123"] {
+            assert!(!err.message.contains(secret), "{options}: {}", err.message);
+        }
+    }
+}

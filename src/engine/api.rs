@@ -51,7 +51,18 @@ impl Default for ApiClient {
 
 impl ApiClient {
     /// A client with a keep-alive pool and rustls.
+    ///
+    /// # Panics
+    ///
+    /// When reqwest cannot build one (see [`ApiClient::try_new`], which the binding uses).
     pub fn new() -> Self {
+        Self::try_new().unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    /// A client with a keep-alive pool and rustls, or why reqwest could not build one (its TLS
+    /// backend did not start). There is no fallback: a default client would follow redirects,
+    /// carrying the key to wherever they point.
+    pub fn try_new() -> Result<Self, String> {
         let http = reqwest::Client::builder()
             .pool_idle_timeout(Duration::from_secs(60))
             // The key goes to baseURL and nowhere else: a redirect is an error, never followed
@@ -63,8 +74,8 @@ impl ApiClient {
                 env!("CARGO_PKG_VERSION")
             ))
             .build()
-            .unwrap_or_else(|_| reqwest::Client::new());
-        ApiClient { http }
+            .map_err(|e| format!("the HTTP client could not be built: {}", source_chain(&e)))?;
+        Ok(ApiClient { http })
     }
 
     /// Sends one `POST /v1/messages`, retrying as the SDK does, and parses the answer.

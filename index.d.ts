@@ -308,7 +308,10 @@ export interface RunOptions<C = unknown> {
   container?: string
   /** The person's answers to `data.pendingApprovals`, to resume a run that stopped with `approval_required`. */
   approvals?: ApprovalDecision[]
-  /** Signs approval ids (HMAC-SHA256). Default: `ANTHROPIC_TOOL_CALLING_SECRET`. The same on every server. */
+  /**
+   * Signs approval ids (HMAC-SHA256). Default: `ANTHROPIC_TOOL_CALLING_SECRET`. The same on every server;
+   * at least 32 characters (a shorter one is `invalid_request`): make one with `openssl rand -hex 32`.
+   */
   approvalSecret?: string
   /** How long an approval id stays valid. Default 24 h. */
   approvalTtlMs?: number

@@ -17,7 +17,9 @@ use serde_json::Value;
 
 use crate::engine::approval::{Decision, Signer, DEFAULT_APPROVAL_TTL};
 use crate::engine::config::{DEFAULT_BASE_URL, DEFAULT_MODEL};
+use crate::engine::feedback as fb;
 use crate::engine::protocol::{self, RawMessage};
+use crate::engine::secret::MIN_APPROVAL_SECRET_CHARS;
 use crate::engine::tools::kind_of;
 use crate::engine::{OnMaxIterations, OnToolError, RunConfig, RunError, Secret, ToolChoice};
 
@@ -304,6 +306,27 @@ fn bad_kind(option: &str, expected: &str, got: &Value) -> RunError {
     ))
 }
 
+/// `approvalSecret`, else `ANTHROPIC_TOOL_CALLING_SECRET`. A short one is refused whether or not
+/// this run needs it: a short secret given is always a mistake, better found on the first run
+/// than on the first one that pauses for approval.
+fn approval_secret(
+    options: &Options,
+    env: &BTreeMap<String, Value>,
+) -> Result<Option<Secret>, RunError> {
+    let (secret, source) = match secret_opt(options, "approvalSecret")? {
+        Some(secret) => (secret, "Option approvalSecret"),
+        None => match env_str(env, "ANTHROPIC_TOOL_CALLING_SECRET") {
+            Some(secret) => (Secret::from(secret), "ANTHROPIC_TOOL_CALLING_SECRET"),
+            None => return Ok(None),
+        },
+    };
+    let chars = secret.expose().chars().count();
+    if chars < MIN_APPROVAL_SECRET_CHARS {
+        return Err(fb::short_approval_secret(source, chars));
+    }
+    Ok(Some(secret))
+}
+
 fn int_opt(options: &Options, name: &str, min: u64, max: u64) -> Result<Option<u32>, RunError> {
     match opt(options, name) {
         None => Ok(None),
@@ -464,8 +487,7 @@ fn parse_options(
     cfg.container = string_opt(options, "container")?;
     cfg.extra_body = extra_body(options)?;
     cfg.api.headers = headers(options)?;
-    let secret = secret_opt(options, "approvalSecret")?
-        .or_else(|| env_str(env, "ANTHROPIC_TOOL_CALLING_SECRET").map(Secret::from));
+    let secret = approval_secret(options, env)?;
     let ttl = millis_opt(options, "approvalTtlMs")?.unwrap_or(DEFAULT_APPROVAL_TTL);
     cfg.api.unsent_secrets.extend(secret.clone());
     cfg.signer = secret.map(|secret| Signer { secret, ttl });

@@ -300,7 +300,10 @@ export interface RunOptions<C = unknown> {
   serverTools?: ServerToolDefinition[]
   /** Sent as the `anthropic-beta` header, comma-joined. */
   betas?: string[]
-  /** Extra request headers. `x-api-key`, `authorization`, `anthropic-version` and `content-type` are refused. */
+  /**
+   * Extra request headers. `x-api-key`, `authorization`, `anthropic-version` and `content-type` are refused.
+   * Their values (of 8 characters or more) are taken out of any API text passed on, like the key.
+   */
   headers?: Record<string, string>
   /** Merged into the request body last. `model`, `messages`, `tools` and `stream` are refused. */
   extraBody?: Record<string, unknown>

@@ -5,13 +5,15 @@
 mod support;
 
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::{Mutex, Once};
 
 use anthropic_tool_calling::engine::run::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, ErrorCode, RunConfig, RunError, RunEvent, Secret};
 use reqwest::header::{HeaderName, HeaderValue};
 use support::*;
 use tokio_util::sync::CancellationToken;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
 
 const TOKEN: &str = "gateway-token-7c1e5a90b3d2f486aa";
 /// A `headers` option value that is a credential.
@@ -230,32 +232,35 @@ async fn a_redirect_that_carries_the_key_is_reported_without_it() {
     );
 }
 
-/// The crate's log lines, as `ANTHROPIC_TOOL_CALLING_LOG=debug` prints them, while `f` runs on
-/// this thread.
-async fn logged<T>(f: impl std::future::Future<Output = T>) -> (T, String) {
-    #[derive(Clone)]
-    struct Lines(Arc<Mutex<Vec<u8>>>);
-    impl Write for Lines {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
+/// The crate's log lines, as `ANTHROPIC_TOOL_CALLING_LOG=debug` prints them, from the moment
+/// [`capture_logs`] was first called. One subscriber for the whole process: a per-thread one
+/// misses events whose callsite another test thread has already found uninteresting.
+static LOG: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+
+struct Lines;
+
+impl Write for Lines {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        LOG.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
     }
-    let lines = Lines(Arc::default());
-    let writer = lines.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let guard = tracing::subscriber::set_default(subscriber);
-    let out = f.await;
-    drop(guard);
-    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
-    (out, text)
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn capture_logs() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // The crate's own events, as the binding's logger lets through.
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
+            .with_writer(|| Lines)
+            .finish()
+            .with(Targets::new().with_target("anthropic_tool_calling", tracing::Level::DEBUG));
+        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+    });
 }
 
 #[tokio::test]
@@ -273,13 +278,16 @@ async fn log_lines_name_no_secret_even_in_an_echoed_request_id() {
         .await;
         let mut cfg = echoed_config(&server, false, stream);
         cfg.api.max_retries = 1;
-        let (error, log) = logged(fails(&cfg)).await;
-        assert_eq!(error.code, ErrorCode::AuthenticationError);
-        assert_clean(&error);
+        capture_logs();
+        let error = fails(&cfg).await;
+        // Every line so far, this test's and any other's: none may hold a secret.
+        let log = String::from_utf8(LOG.lock().unwrap().clone()).unwrap();
         assert!(log.contains("api attempt: failed"), "{log}");
-        assert!(log.contains("req_[redacted]"), "{log}");
         for secret in SECRETS {
             assert!(!log.contains(secret), "{secret} leaked into the log: {log}");
         }
+        assert!(log.contains("req_[redacted]"), "{log}");
+        assert_eq!(error.code, ErrorCode::AuthenticationError);
+        assert_clean(&error);
     }
 }

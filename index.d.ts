@@ -306,7 +306,10 @@ export interface RunOptions<C = unknown> {
   serverTools?: ServerToolDefinition[]
   /** Sent as the `anthropic-beta` header, comma-joined. */
   betas?: string[]
-  /** Extra request headers. `x-api-key`, `authorization`, `anthropic-version` and `content-type` are refused. */
+  /**
+   * Extra request headers. `x-api-key`, `authorization`, `anthropic-version` and `content-type` are refused.
+   * Their values (of 8 characters or more) are taken out of any API text passed on, like the key.
+   */
   headers?: Record<string, string>
   /** Merged into the request body last. `model`, `messages`, `tools` and `stream` are refused. */
   extraBody?: Record<string, unknown>
@@ -314,7 +317,10 @@ export interface RunOptions<C = unknown> {
   container?: string
   /** The person's answers to `data.pendingApprovals`, to resume a run that stopped with `approval_required`. */
   approvals?: ApprovalDecision[]
-  /** Signs approval ids (HMAC-SHA256). Default: `ANTHROPIC_TOOL_CALLING_SECRET`. The same on every server. */
+  /**
+   * Signs approval ids (HMAC-SHA256). Default: `ANTHROPIC_TOOL_CALLING_SECRET`. The same on every server;
+   * at least 32 characters (a shorter one is `invalid_request`): make one with `openssl rand -hex 32`.
+   */
   approvalSecret?: string
   /** How long an approval id stays valid. Default 24 h. */
   approvalTtlMs?: number

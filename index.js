@@ -180,11 +180,35 @@ function describeIssues(issues) {
       if (typeof key === 'number' || (typeof key === 'string' && /^[0-9]+$/.test(key))) field += `[${String(key)}]`
       else field += (field ? '.' : '') + String(key)
     }
-    const message = String(issue.message || 'invalid').replace(/\s*\n\s*/g, ' ')
+    const message = oneLine(String(issue.message || 'invalid'))
     return `${field || '(root)'}: ${message}`
   })
   if (issues.length > lines.length) lines.push(`(and ${issues.length - lines.length} more)`)
   return lines.length > 0 ? lines.join('\n') : '(root): the input was refused by its schema'
+}
+
+/**
+ * `text` with each run of whitespace that holds a line break turned into one space — what
+ * replacing the regex `\s*\n\s*` (global) with ' ' gives — in linear time. The regex tries every
+ * start inside a long run of whitespace without a newline and scans to its end each time
+ * (quadratic), and an issue message may quote the model's input. `trim` removes the same
+ * characters as `\s` matches.
+ */
+function oneLine(text) {
+  if (!text.includes('\n')) return text
+  const pieces = text.split('\n')
+  let out = pieces[0].trimEnd()
+  // Whether the run of whitespace around the last newline still waits for its space.
+  let open = false
+  for (let i = 1; i < pieces.length; i++) {
+    const piece = i < pieces.length - 1 ? pieces[i].trim() : pieces[i].trimStart()
+    open = true
+    if (piece !== '') {
+      out += ` ${piece}`
+      open = false
+    }
+  }
+  return open ? `${out} ` : out
 }
 
 

@@ -12,7 +12,7 @@ import { reply, text, toolUse } from './mock-api.mjs'
 import { at, startApi, orderTool, toolResults, assertNoSecret, collect, uiMessageOf } from './helpers.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-const SECRET = 'approval-test-secret-7f3a9c'
+const SECRET = 'approval-test-secret-7f3a9c0e1d2b4a6f58c9'
 const ENV = 'ANTHROPIC_TOOL_CALLING_SECRET'
 const APPROVAL_ID = /^apr_\d+_[0-9a-f]{64}$/
 
@@ -371,7 +371,7 @@ test('the secret from ANTHROPIC_TOOL_CALLING_SECRET (read at call time) works; a
   api.script(reply(turn), reply([text('Refunded.')]))
   const options = at(api, { tools: [refund.name] })
   let paused
-  process.env[ENV] = 'env-secret-0b1c2d'
+  process.env[ENV] = 'env-secret-0b1c2d3e4f5a6b7c8d9e0f1a2b3c'
   try {
     paused = await runWithTools('Refund order 4', options)
   } finally {
@@ -380,12 +380,12 @@ test('the secret from ANTHROPIC_TOOL_CALLING_SECRET (read at call time) works; a
   assert.equal(paused.error, null, JSON.stringify(paused.error))
   assert.equal(paused.data.stopReason, 'approval_required')
   const { approvalId } = paused.data.pendingApprovals[0]
-  assert.ok(!JSON.stringify(paused).includes('env-secret-0b1c2d'))
+  assert.ok(!JSON.stringify(paused).includes('env-secret-0b1c2d3e4f5a6b7c8d9e0f1a2b3c'))
 
   // Another secret (the option) on resume: the id does not verify.
-  await assertRefused(api, refund, paused.data.messages, { ...options, approvalSecret: 'another-secret', approvals: [{ approvalId, approved: true }] }, /approvals\[0\]/)
+  await assertRefused(api, refund, paused.data.messages, { ...options, approvalSecret: 'another-secret-0a1b2c3d4e5f6a7b8c9d0e1f', approvals: [{ approvalId, approved: true }] }, /approvals\[0\]/)
   // The env secret changed between pause and resume: refused too.
-  process.env[ENV] = 'rotated-secret'
+  process.env[ENV] = 'rotated-secret-0a1b2c3d4e5f6a7b8c9d0e1f'
   try {
     await assertRefused(api, refund, paused.data.messages, { ...options, approvals: [{ approvalId, approved: true }] }, /approvals\[0\]/)
   } finally {
@@ -395,7 +395,7 @@ test('the secret from ANTHROPIC_TOOL_CALLING_SECRET (read at call time) works; a
   await assertRefused(api, refund, paused.data.messages, { ...options, approvals: [{ approvalId, approved: true }] }, /approvalSecret[\s\S]*ANTHROPIC_TOOL_CALLING_SECRET|ANTHROPIC_TOOL_CALLING_SECRET[\s\S]*approvalSecret/)
 
   // The same env secret again: it resumes.
-  process.env[ENV] = 'env-secret-0b1c2d'
+  process.env[ENV] = 'env-secret-0b1c2d3e4f5a6b7c8d9e0f1a2b3c'
   let done
   try {
     done = await runWithTools(paused.data.messages, { ...options, approvals: [{ approvalId, approved: true }] })

@@ -32,6 +32,12 @@
 //   { fault: 'reset' | 'hang' | 'html' | 'badjson' | 'wrong-shape' | 'truncated' | 'stall-body' | 'huge' }
 //   { fault: 'delay', ms, then: step }
 //
+// A gateway that echoes the request: in the wire text of an error (the message of an error step
+// or `sseError`, a `body` step, a 3xx step's headers), `{echo:NAME}` becomes the value of the
+// request's header NAME as it arrived (`(none)` without one), and `{echo-escaped:NAME}` the same
+// written as JSON \uXXXX escapes (inside a JSON string it decodes to the value, yet never matches
+// it as text). E.g. { status: 401, error: { message: 'invalid x-api-key {echo:x-api-key}' } }.
+//
 // SSE step options (on a reply step, used when the request streams):
 //   streamDelayMs: N      pause between events (default: the server's `streamDelayMs`, 0 = just yield)
 //   sseError: { type, message? }, sseErrorAfter: N   after N events, `event: error` and the end
@@ -1253,6 +1259,17 @@ export function sseEvents(message, { unknownDelta } = {}) {
 
 const sseFrame = (name, data) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
+/** `text` with `{echo:NAME}` / `{echo-escaped:NAME}` replaced from the request's `headers` (see the top). */
+export function echoed(text, headers) {
+  return text.replace(/\{echo(-escaped)?:([a-z0-9-]+)\}/g, (_, escaped, name) => {
+    const value = headers[name] === undefined ? '(none)' : String(headers[name]);
+    if (!escaped) return value;
+    let out = '';
+    for (let i = 0; i < value.length; i++) out += `\\u${value.charCodeAt(i).toString(16).padStart(4, '0')}`;
+    return out;
+  });
+}
+
 const SSE_ERROR_MESSAGES = {
   overloaded_error: 'Overloaded',
   api_error: 'Internal server error',
@@ -1333,9 +1350,11 @@ export async function startMockApi({
     return { 'content-type': 'application/json', 'request-id': record.requestId, ...extra };
   }
 
-  function send(res, record, status, payload, extraHeaders) {
+  /** Sends `payload`; `echo`: the text is an error's, which may echo the request (see echoed). */
+  function send(res, record, status, payload, extraHeaders, echo = false) {
     if (res.destroyed || res.headersSent) return;
-    const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
+    const text = typeof payload === 'string' ? payload : JSON.stringify(payload);
+    const body = echo ? echoed(text, record.headers) : text;
     record.status = status;
     res.writeHead(status, { ...headersFor(record, extraHeaders), 'content-length': Buffer.byteLength(body) });
     res.end(body);
@@ -1345,7 +1364,7 @@ export async function startMockApi({
     const type = error.type ?? ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
     const message = error.message ?? ERROR_MESSAGES[status] ?? `HTTP ${status}`;
     const headers = status === 429 ? { 'anthropic-ratelimit-requests-remaining': '0', ...extraHeaders } : extraHeaders;
-    send(res, record, status, { type: 'error', error: { type, message }, request_id: record.requestId }, headers);
+    send(res, record, status, { type: 'error', error: { type, message }, request_id: record.requestId }, headers, true);
   }
 
   function messageFor(step, body) {
@@ -1395,7 +1414,7 @@ export async function startMockApi({
         const type = step.sseError.type ?? 'overloaded_error';
         const error = { type, message: step.sseError.message ?? SSE_ERROR_MESSAGES[type] ?? type };
         record.sseEvents.push('error');
-        if (await write(sseFrame('error', { type: 'error', error }))) res.end();
+        if (await write(echoed(sseFrame('error', { type: 'error', error }), record.headers))) res.end();
         return;
       }
       if (i === cutAt) {
@@ -1440,8 +1459,11 @@ export async function startMockApi({
       if (body?.stream === true) return streamMessage(message, step, record, res);
       return send(res, record, 200, message, step.headers);
     }
-    if (has(step, 'body')) return send(res, record, step.status ?? 200, step.body, step.headers);
-    if (has(step, 'status') && step.status >= 300 && step.status < 400) return send(res, record, step.status, '', step.headers);
+    if (has(step, 'body')) return send(res, record, step.status ?? 200, step.body, step.headers, true);
+    if (has(step, 'status') && step.status >= 300 && step.status < 400) {
+      const headers = Object.fromEntries(Object.entries(step.headers ?? {}).map(([k, v]) => [k, echoed(String(v), record.headers)]));
+      return send(res, record, step.status, '', headers);
+    }
     if (has(step, 'status')) return sendError(res, record, step.status, step.error, step.headers);
     return sendError(res, record, 500, { type: 'api_error', message: `mock-api: unknown step shape: ${JSON.stringify(step)}` });
   }

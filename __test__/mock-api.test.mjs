@@ -308,6 +308,25 @@ test('error steps: body, default types, extra headers', async () => {
   await again.text();
 });
 
+test('echo: an error step, a body step, a redirect and an SSE error repeat the request\'s headers', async () => {
+  api.script(
+    { status: 401, error: { message: 'invalid x-api-key {echo:x-api-key}; x-extra {echo:x-extra}; none {echo:x-absent}' } },
+    { status: 401, body: '{"detail":"{echo-escaped:x-api-key}"}' },
+    { status: 307, headers: { location: 'https://elsewhere.example/?k={echo:x-api-key}' } },
+    { ...reply([text('Hello there.')]), sseError: { type: 'authentication_error', message: 'key {echo:x-api-key}' }, sseErrorAfter: 1 },
+  );
+  const extra = { headers: { 'x-extra': 'v-1' } };
+  await expectError(request([user('hi')]), 401, 'authentication_error', `invalid x-api-key ${KEY}; x-extra v-1; none (none)`, extra);
+  const escaped = await post(request([user('hi')]));
+  const raw = await escaped.text();
+  assert.ok(!raw.includes(KEY) && raw.includes('\\u0073\\u006b'), raw);
+  assert.deepEqual(JSON.parse(raw), { detail: KEY });
+  const moved = await post(request([user('hi')]), { redirect: 'manual' });
+  assert.equal(moved.headers.get('location'), `https://elsewhere.example/?k=${KEY}`);
+  const streamed = await (await post(request([user('hi')], { stream: true }))).text();
+  assert.ok(streamed.includes(`event: error\ndata: {"type":"error","error":{"type":"authentication_error","message":"key ${KEY}"}}`), streamed);
+});
+
 test('429 carries retry-after and the rate-limit header', async () => {
   api.script({ status: 429, headers: { 'retry-after': '3' } });
   const res = await post(request([user('hi')]));

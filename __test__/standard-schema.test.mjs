@@ -243,3 +243,53 @@ test('a transform that throws is the tool’s failure (tool_execution_error), no
   assert.equal(seen.length, 0)
   unregisterTool('z_throws')
 })
+
+/** How issue messages were put on one line before that was linear, to compare short inputs with. */
+const regexOneLine = (s) => s.replace(/\s*\n\s*/g, ' ')
+
+/** A Standard Schema that refuses every input `{ i }` with the issue message `messages[i]` at `q`. */
+function refusing(messages) {
+  const json = { type: 'object', properties: { i: { type: 'integer' } }, required: ['i'] }
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'test',
+      jsonSchema: { input: () => json, output: () => json },
+      validate: (value) => ({ issues: [{ message: messages[value.i], path: ['q'] }] }),
+    },
+  }
+}
+
+/** Each message as the model is told it, from one round calling `name` once per message. */
+async function toldAbout(t, name, messages) {
+  const api = await startApi(t)
+  zodTool(name, refusing(messages))
+  api.script(reply(messages.map((_, i) => toolUse(name, { i }, `toolu_${name}_${i}`))), reply([text('ok')]))
+  const r = await runWithTools('go', at(api, { tools: [name], onToolError: 'continue' }))
+  assert.equal(r.error, null, r.error && r.error.message)
+  unregisterTool(name)
+  const prefix = `Invalid input for ${name}: q: `
+  const suffix = `. Call ${name} again with input that matches its input_schema.`
+  return toolResults(api, 1).map(({ content }) => {
+    assert.ok(content.startsWith(prefix) && content.endsWith(suffix), content.slice(0, 200))
+    return content.slice(prefix.length, content.length - suffix.length)
+  })
+}
+
+test('issue messages: each run of whitespace holding a line break becomes one space, exactly as before', async (t) => {
+  const messages = [
+    'a\nb', 'a \n b', 'a\r\nb', '\ta\t\n\tb\t', '\nleading', 'trailing\n', '\n', '\n\n', ' \n \n ', 'a\n\n\nb',
+    'a \n \n b', '  kept  as is  ', 'a\r\n\r\nb', 'a\n b\n  c', 'a\u00a0\n\u3000b', 'x\u2028y\n\u2029z', '\v\n\f', 'a\r\rb',
+  ]
+  const told = await toldAbout(t, 'ss_lines', messages)
+  assert.deepEqual(told, messages.map(regexOneLine))
+})
+
+test('issue messages: a long run of whitespace is put on one line in linear time', { timeout: 20_000 }, async (t) => {
+  // The regex took minutes on the first: it scanned to the end of the run from every start in it.
+  const spaces = ' '.repeat(400_000)
+  const messages = [`${spaces}x`, `${spaces}\n${spaces}x`, `x${spaces}\n`, `x\n${spaces}`]
+  const told = await toldAbout(t, 'ss_long', messages)
+  assert.deepEqual(told.map((m) => m.length), [400_001, 2, 2, 2])
+  assert.deepEqual(told, [`${spaces}x`, ' x', 'x ', 'x '])
+})

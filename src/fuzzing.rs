@@ -4,12 +4,17 @@
 
 use reqwest::StatusCode;
 
+use crate::engine::redact::Redactor;
 use crate::engine::{api, run, schema, ErrorCode};
+
+/// A secret the API answer may echo; it must never reach the error's message.
+const FUZZ_SECRET: &str = "sk-ant-fuzz-0123456789";
 
 /// An API answer: the body of a 200 parsed as a Messages API response and its content read;
 /// the same bytes as an error body of a few statuses.
 pub fn api_response(body: &[u8]) {
-    if let Ok(message) = api::parse_message(body) {
+    let secrets = Redactor::new([FUZZ_SECRET]);
+    if let Ok(message) = api::parse_message(body, &secrets) {
         let _ = run::read_content(&message.content);
     }
     for (status, code) in [
@@ -18,9 +23,16 @@ pub fn api_response(body: &[u8]) {
         (529, ErrorCode::Overloaded),
     ] {
         let http = StatusCode::from_u16(status).expect("a valid status");
-        let error = api::http_error(http, body, crate::engine::retry::Hint::None);
+        let error = secrets.error(api::http_error(
+            http,
+            body,
+            crate::engine::retry::Hint::None,
+            &secrets,
+        ));
         // Whatever the body says, the status decides the code, and the message names it.
         assert_eq!(error.code, code);
+        // And a secret it echoes, plainly or JSON-escaped, is not passed on.
+        assert!(!error.message.contains(FUZZ_SECRET), "{}", error.message);
         assert_eq!(error.status, Some(status));
         assert!(error
             .message

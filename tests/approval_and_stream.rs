@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 fn signer() -> Signer {
     Signer {
-        secret: Secret::new("approval-test-secret"),
+        secret: Secret::new("approval-test-secret-0123456789abcdef"),
         ttl: Duration::from_secs(60),
     }
 }

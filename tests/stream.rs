@@ -7,6 +7,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use anthropic_tool_calling::engine::protocol::MessageResponse;
+use anthropic_tool_calling::engine::redact::Redactor;
 use anthropic_tool_calling::engine::stream::{read_reply, Failure, StreamError, StreamEvent};
 use anthropic_tool_calling::engine::ErrorCode;
 use serde_json::{json, Value};
@@ -33,7 +34,7 @@ async fn streamed(
     response: reqwest::Response,
 ) -> (Result<MessageResponse, StreamError>, Vec<StreamEvent>) {
     let mut seen = Vec::new();
-    let reply = read_reply(response, &mut |e| seen.push(e)).await;
+    let reply = read_reply(response, &mut |e| seen.push(e), &Redactor::default()).await;
     (reply, seen)
 }
 
@@ -212,9 +213,13 @@ async fn deltas_arrive_before_the_reply_ends() {
     let server = Server::start([Step::text(text).stream_delay(delay)]).await;
     let response = post(&server.base_url(), true).await;
     let mut seen: Vec<(Instant, StreamEvent)> = Vec::new();
-    let reply = read_reply(response, &mut |e| seen.push((Instant::now(), e)))
-        .await
-        .expect("the reply");
+    let reply = read_reply(
+        response,
+        &mut |e| seen.push((Instant::now(), e)),
+        &Redactor::default(),
+    )
+    .await
+    .expect("the reply");
     let done = Instant::now();
     let events: Vec<StreamEvent> = seen.iter().map(|(_, e)| e.clone()).collect();
     assert_eq!(text_of(&events), text);

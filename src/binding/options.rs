@@ -17,7 +17,9 @@ use serde_json::Value;
 
 use crate::engine::approval::{Decision, Signer, DEFAULT_APPROVAL_TTL};
 use crate::engine::config::{DEFAULT_BASE_URL, DEFAULT_MODEL};
+use crate::engine::feedback as fb;
 use crate::engine::protocol::{self, RawMessage};
+use crate::engine::secret::MIN_APPROVAL_SECRET_CHARS;
 use crate::engine::tools::kind_of;
 use crate::engine::{OnMaxIterations, OnToolError, RunConfig, RunError, Secret, ToolChoice};
 
@@ -293,11 +295,37 @@ fn secret_opt(options: &Options, name: &str) -> Result<Option<Secret>, RunError>
     match opt(options, name) {
         None => Ok(None),
         Some(Value::String(s)) if !s.is_empty() => Ok(Some(Secret::new(s))),
-        Some(other) => Err(RunError::invalid_request(format!(
-            "Option {name} must be a non-empty string; got {}. Nothing was sent.",
-            kind_of(&other)
-        ))),
+        Some(other) => Err(bad_kind(name, "a non-empty string", &other)),
     }
+}
+
+/// Like [`bad`], for an option whose value may be a credential: only its kind is shown.
+fn bad_kind(option: &str, expected: &str, got: &Value) -> RunError {
+    RunError::invalid_request(format!(
+        "Option {option} must be {expected}; got {}. Nothing was sent.",
+        kind_of(got)
+    ))
+}
+
+/// `approvalSecret`, else `ANTHROPIC_TOOL_CALLING_SECRET`. A short one is refused whether or not
+/// this run needs it: a short secret given is always a mistake, better found on the first run
+/// than on the first one that pauses for approval.
+fn approval_secret(
+    options: &Options,
+    env: &BTreeMap<String, Value>,
+) -> Result<Option<Secret>, RunError> {
+    let (secret, source) = match secret_opt(options, "approvalSecret")? {
+        Some(secret) => (secret, "Option approvalSecret"),
+        None => match env_str(env, "ANTHROPIC_TOOL_CALLING_SECRET") {
+            Some(secret) => (Secret::from(secret), "ANTHROPIC_TOOL_CALLING_SECRET"),
+            None => return Ok(None),
+        },
+    };
+    let chars = secret.expose().chars().count();
+    if chars < MIN_APPROVAL_SECRET_CHARS {
+        return Err(fb::short_approval_secret(source, chars));
+    }
+    Ok(Some(secret))
 }
 
 fn int_opt(options: &Options, name: &str, min: u64, max: u64) -> Result<Option<u32>, RunError> {
@@ -461,9 +489,9 @@ fn parse_options(
     cfg.approval_scope = string_opt(options, "approvalScope")?.unwrap_or_default();
     cfg.extra_body = extra_body(options)?;
     cfg.api.headers = headers(options)?;
-    let secret = secret_opt(options, "approvalSecret")?
-        .or_else(|| env_str(env, "ANTHROPIC_TOOL_CALLING_SECRET").map(Secret::from));
+    let secret = approval_secret(options, env)?;
     let ttl = millis_opt(options, "approvalTtlMs")?.unwrap_or(DEFAULT_APPROVAL_TTL);
+    cfg.api.unsent_secrets.extend(secret.clone());
     cfg.signer = secret.map(|secret| Signer { secret, ttl });
     cfg.approvals = approvals(options)?;
     let tool_names = match opt(options, "tools") {
@@ -640,9 +668,11 @@ fn headers(options: &Options) -> Result<Vec<(HeaderName, HeaderValue)>, RunError
             }
         }
     }
+    // The `headers` option's values are shown in no message (they may be credentials) and
+    // marked sensitive: never quoted from what the API says back, never indexed by HTTP/2.
     if let Some(v) = opt(options, "headers") {
         let Value::Object(map) = &v else {
-            return Err(bad(
+            return Err(bad_kind(
                 "headers",
                 "an object of header names and string values",
                 &v,
@@ -664,10 +694,14 @@ fn headers(options: &Options) -> Result<Vec<(HeaderName, HeaderValue)>, RunError
                 )
             })?;
             let Some(text) = value.as_str() else {
-                return Err(bad(&format!("headers[{name:?}]"), "a string", value));
+                return Err(bad_kind(&format!("headers[{name:?}]"), "a string", value));
             };
-            let value = HeaderValue::from_str(text)
-                .map_err(|_| bad(&format!("headers[{name:?}]"), "a valid header value", value))?;
+            let mut value = HeaderValue::from_str(text).map_err(|_| {
+                RunError::invalid_request(format!(
+                    "Option headers[{name:?}] must be a valid header value (no line breaks or control characters). Nothing was sent."
+                ))
+            })?;
+            value.set_sensitive(true);
             out.push((header, value));
         }
     }

@@ -23,10 +23,15 @@ use crate::engine::protocol::RawMessage;
 use crate::engine::result::ToolOutput;
 use crate::engine::{ApiClient, ErrorCode, EventSink, RunError, RunOutput, ToolCall};
 
-/// One HTTP client, and so one keep-alive pool, per process.
-fn client() -> &'static ApiClient {
-    static CLIENT: OnceLock<ApiClient> = OnceLock::new();
-    CLIENT.get_or_init(ApiClient::new)
+/// One HTTP client, and so one keep-alive pool, per process. One that cannot be built is a bug
+/// of ours (reqwest's TLS backend did not start): every run then ends with `unknown_error`
+/// asking for a report, rather than a crash or a client that follows redirects.
+fn client() -> Result<&'static ApiClient, RunError> {
+    static CLIENT: OnceLock<Result<ApiClient, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(ApiClient::try_new)
+        .as_ref()
+        .map_err(|why| internal_error(why))
 }
 
 /// `(partsJson, last) => void`: a batch of `StreamPart`s; `last` once, after the final batch.
@@ -93,6 +98,7 @@ async fn run_parsed(
             request.tool_names.as_deref(),
             request.config.tool_choice.as_ref(),
         )?;
+        let client = client()?;
         // A run whose thread is gone (a terminated worker) ends here, dropping its request and
         // tools, rather than going on talking to the API for nobody.
         tokio::select! {
@@ -102,7 +108,7 @@ async fn run_parsed(
                 "The run was stopped: the JS thread that started it is shutting down.",
             )),
             result = crate::engine::run::run_observed(
-                client(),
+                client,
                 &request.config,
                 &tools,
                 request.messages,
@@ -137,12 +143,17 @@ pub struct RunReply {
     pub messages: Option<History>,
 }
 
-/// A run's `result` when something in the binding itself failed: `unknown_error`.
-pub fn unknown_error(what: &str) -> String {
-    let error = RunError::new(
+/// Something in the binding itself failed: `unknown_error`, asking for a report.
+fn internal_error(what: &str) -> RunError {
+    RunError::new(
         ErrorCode::UnknownError,
         format!("Internal error in anthropic-tool-calling: {what}. Please report it."),
-    );
+    )
+}
+
+/// A run's `result` when something in the binding itself failed: `unknown_error`.
+pub fn unknown_error(what: &str) -> String {
+    let error = internal_error(what);
     serde_json::to_string(&Envelope {
         data: None,
         error: Some(&error),

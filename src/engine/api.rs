@@ -8,6 +8,7 @@ use reqwest::StatusCode;
 
 use super::error::{ErrorCode, RunError};
 use super::protocol::{ErrorBody, MessageResponse};
+use super::redact::Redactor;
 use super::request::Body;
 use super::retry::{self, Hint};
 use super::secret::Secret;
@@ -27,8 +28,12 @@ pub struct ApiConfig {
     pub max_retries: u32,
     pub timeout: Duration,
     /// Extra request headers (`betas` as `anthropic-beta`, the `headers` option), already
-    /// checked not to replace the credential, version or content-type headers.
+    /// checked not to replace the credential, version or content-type headers. Values marked
+    /// sensitive (the `headers` option's) are never quoted: see [`Redactor::of`].
     pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// Secrets of the run that are never sent (the approval secret), kept here so that they
+    /// are taken out of what the API says back like the key is.
+    pub unsent_secrets: Vec<Secret>,
 }
 
 /// An HTTP client with its keep-alive connection pool. Build one per process (or per runtime,
@@ -46,7 +51,18 @@ impl Default for ApiClient {
 
 impl ApiClient {
     /// A client with a keep-alive pool and rustls.
+    ///
+    /// # Panics
+    ///
+    /// When reqwest cannot build one (see [`ApiClient::try_new`], which the binding uses).
     pub fn new() -> Self {
+        Self::try_new().unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    /// A client with a keep-alive pool and rustls, or why reqwest could not build one (its TLS
+    /// backend did not start). There is no fallback: a default client would follow redirects,
+    /// carrying the key to wherever they point.
+    pub fn try_new() -> Result<Self, String> {
         let http = reqwest::Client::builder()
             .pool_idle_timeout(Duration::from_secs(60))
             // The key goes to baseURL and nowhere else: a redirect is an error, never followed
@@ -58,8 +74,8 @@ impl ApiClient {
                 env!("CARGO_PKG_VERSION")
             ))
             .build()
-            .unwrap_or_else(|_| reqwest::Client::new());
-        ApiClient { http }
+            .map_err(|e| format!("the HTTP client could not be built: {}", source_chain(&e)))?;
+        Ok(ApiClient { http })
     }
 
     /// Sends one `POST /v1/messages`, retrying as the SDK does, and parses the answer.
@@ -90,20 +106,17 @@ impl ApiClient {
         body: Body,
         mut events: Option<&mut (dyn FnMut(StreamEvent) + Send)>,
     ) -> Result<MessageResponse, RunError> {
-        let url = format!("{}/v1/messages", cfg.base_url.trim_end_matches('/'));
-        let headers = auth_headers(cfg)?;
+        let target = Target {
+            url: format!("{}/v1/messages", cfg.base_url.trim_end_matches('/')),
+            headers: auth_headers(cfg)?,
+            secrets: Redactor::of(cfg),
+        };
+        let secrets = &target.secrets;
         let mut retries_done = 0u32;
         loop {
             let started = Instant::now();
             let attempt = self
-                .attempt(
-                    &url,
-                    cfg,
-                    &headers,
-                    &body,
-                    retries_done,
-                    events.as_deref_mut(),
-                )
+                .attempt(&target, cfg, &body, retries_done, events.as_deref_mut())
                 .await;
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             let failure = match attempt {
@@ -112,12 +125,17 @@ impl ApiClient {
                         retry = retries_done,
                         status = 200,
                         duration_ms = format_args!("{ms:.1}"),
-                        request_id = response.request_id.as_deref().unwrap_or("-"),
+                        request_id =
+                            &*secrets.redact(response.request_id.as_deref().unwrap_or("-")),
                         "api attempt: ok"
                     );
                     return Ok(response);
                 }
-                Err(failure) => failure,
+                // Everything below quotes the error (log line, the run's error, a stream part).
+                Err(failure) => Failure {
+                    error: secrets.error(failure.error),
+                    ..failure
+                },
             };
             tracing::info!(
                 retry = retries_done,
@@ -146,17 +164,17 @@ impl ApiClient {
 
     async fn attempt(
         &self,
-        url: &str,
+        target: &Target,
         cfg: &ApiConfig,
-        headers: &HeaderMap,
         body: &Body,
         retries_done: u32,
         events: Option<&mut (dyn FnMut(StreamEvent) + Send + '_)>,
     ) -> Result<MessageResponse, Failure> {
+        let (url, secrets) = (target.url.as_str(), &target.secrets);
         let sent = self
             .http
             .post(url)
-            .headers(headers.clone())
+            .headers(target.headers.clone())
             .header("x-stainless-retry-count", retries_done)
             .timeout(cfg.timeout)
             .body(reqwest::Body::wrap(Pieces::new(body)))
@@ -174,7 +192,7 @@ impl ApiClient {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|t| t.starts_with("text/event-stream"));
         if let (true, true, Some(events)) = (status.is_success(), event_stream, events) {
-            return read_streamed(response, status, events).await;
+            return read_streamed(response, status, secrets, events).await;
         }
         let body = read_body(response)
             .await
@@ -189,7 +207,7 @@ impl ApiClient {
             return Err(Failure::fatal(error));
         };
         if status.is_success() {
-            return parse_message(&body)
+            return parse_message(&body, secrets)
                 .map(|mut message| {
                     message.request_id = request_id.clone();
                     message
@@ -213,7 +231,7 @@ impl ApiClient {
                     headers
                         .get(reqwest::header::LOCATION)
                         .and_then(|v| v.to_str().ok())
-                        .map(|to| format!(" to {}", preview(to.as_bytes())))
+                        .map(|to| format!(" to {}", secrets.quote(to.as_bytes())))
                         .unwrap_or_default()
                 ),
             );
@@ -222,7 +240,7 @@ impl ApiClient {
             return Err(Failure::fatal(error));
         }
         let hint = retry::server_hint(&headers);
-        let mut error = http_error(status, &body, hint);
+        let mut error = http_error(status, &body, hint, secrets);
         error.request_id = error.request_id.or(request_id);
         Err(Failure {
             error,
@@ -230,6 +248,14 @@ impl ApiClient {
             hint,
         })
     }
+}
+
+/// What every attempt of one request shares: where it goes, with which headers, and the
+/// secrets to take out of what comes back.
+struct Target {
+    url: String,
+    headers: HeaderMap,
+    secrets: Redactor,
 }
 
 /// A request body sent piece by piece (each a shared `Bytes`, written with vectored writes),
@@ -276,6 +302,7 @@ impl http_body::Body for Pieces {
 async fn read_streamed(
     response: reqwest::Response,
     status: StatusCode,
+    secrets: &Redactor,
     events: &mut (dyn FnMut(StreamEvent) + Send + '_),
 ) -> Result<MessageResponse, Failure> {
     let mut shown = false;
@@ -283,7 +310,7 @@ async fn read_streamed(
         shown = true;
         events(event)
     };
-    match stream::read_reply(response, &mut forward).await {
+    match stream::read_reply(response, &mut forward, secrets).await {
         Ok(message) => Ok(message),
         Err(e) => {
             let mut error = e.run_error();
@@ -383,9 +410,9 @@ async fn read_body(mut response: reqwest::Response) -> Result<Option<Vec<u8>>, r
     Ok(Some(body))
 }
 
-pub(crate) fn parse_message(body: &[u8]) -> Result<MessageResponse, String> {
+pub(crate) fn parse_message(body: &[u8], secrets: &Redactor) -> Result<MessageResponse, String> {
     let message: MessageResponse = serde_json::from_slice(body)
-        .map_err(|e| format!("{e} (body starts {:?})", preview(body)))?;
+        .map_err(|e| format!("{e} (body starts {:?})", secrets.quote(body)))?;
     if message.kind != "message" || message.role != "assistant" {
         return Err(format!(
             "type {:?} and role {:?}, expected \"message\" and \"assistant\"",
@@ -398,22 +425,32 @@ pub(crate) fn parse_message(body: &[u8]) -> Result<MessageResponse, String> {
     Ok(message)
 }
 
-fn preview(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&body[..body.len().min(80)]);
-    text.into_owned()
-}
-
 /// Maps an HTTP error answer to its code, passing the API's own message on.
-pub(crate) fn http_error(status: StatusCode, body: &[u8], hint: Hint) -> RunError {
+pub(crate) fn http_error(
+    status: StatusCode,
+    body: &[u8],
+    hint: Hint,
+    secrets: &Redactor,
+) -> RunError {
     let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();
     let (kind, api_message, request_id) = match parsed {
         Some(b) => (b.error.kind, b.error.message, b.request_id),
         None => (
             String::new(),
-            format!("(no JSON error body; body starts {:?})", preview(body)),
+            format!(
+                "(no JSON error body; body starts {:?})",
+                secrets.quote(body)
+            ),
             None,
         ),
     };
+    let mut error = api_error(status, &kind, &api_message, hint);
+    error.request_id = request_id;
+    error
+}
+
+/// The error of an answer of this status, with the API's `error.type` and `error.message`.
+pub(crate) fn api_error(status: StatusCode, kind: &str, api_message: &str, hint: Hint) -> RunError {
     let code = match status.as_u16() {
         401 | 403 => ErrorCode::AuthenticationError,
         429 => ErrorCode::RateLimited,
@@ -449,7 +486,6 @@ pub(crate) fn http_error(status: StatusCode, body: &[u8], hint: Hint) -> RunErro
         ),
     );
     error.status = Some(status.as_u16());
-    error.request_id = request_id;
     if matches!(code, ErrorCode::RateLimited | ErrorCode::Overloaded) {
         error.retry_after = hint.asked().map(|h| h.as_secs_f64());
     }

@@ -154,6 +154,7 @@ impl RunConfig {
                 api_version: DEFAULT_API_VERSION.to_owned(),
                 max_retries: DEFAULT_MAX_RETRIES,
                 headers: Vec::new(),
+                unsent_secrets: Vec::new(),
                 timeout: DEFAULT_TIMEOUT,
             },
         }

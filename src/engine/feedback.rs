@@ -115,12 +115,30 @@ pub fn interrupted_by(failed: &str) -> String {
 pub const ABORTED_CALL: &str =
     "Aborted: the run's signal fired while this call was running; its ctx.signal was aborted and its result discarded.";
 
+/// How to make an approval secret, for the messages that ask for one.
+fn make_a_secret() -> String {
+    format!(
+        "at least {} characters, e.g. the output of `openssl rand -hex 32`, the same on every server",
+        crate::engine::secret::MIN_APPROVAL_SECRET_CHARS
+    )
+}
+
 /// A tool needs approval but there is no secret to sign approval ids with.
 pub fn no_approval_secret() -> crate::engine::RunError {
-    crate::engine::RunError::invalid_request(
+    crate::engine::RunError::invalid_request(format!(
         "A tool offered in this run needs approval (needsApproval), which needs a secret to sign approval ids: \
-         set ANTHROPIC_TOOL_CALLING_SECRET in the environment or pass the approvalSecret option (the same on every server). Nothing was sent.",
-    )
+         set ANTHROPIC_TOOL_CALLING_SECRET in the environment or pass the approvalSecret option ({}). Nothing was sent.",
+        make_a_secret()
+    ))
+}
+
+/// The approval secret given (`source`: the option or the variable) is too short to be one.
+pub fn short_approval_secret(source: &str, chars: usize) -> crate::engine::RunError {
+    crate::engine::RunError::invalid_request(format!(
+        "{source} is {chars} characters long; an approval secret (approvalSecret or ANTHROPIC_TOOL_CALLING_SECRET) must be \
+         {}: anyone who guesses it can approve any call. Nothing was sent.",
+        make_a_secret()
+    ))
 }
 
 /// An approval decision that matches no waiting call.

@@ -10,6 +10,7 @@ pub mod error;
 pub mod events;
 pub mod feedback;
 pub mod protocol;
+pub mod redact;
 pub mod request;
 pub mod result;
 pub mod resume;

@@ -1,7 +1,12 @@
 //! A credential that never prints: `Debug` shows `[redacted]`, so a config or error logged with
 //! `{:?}` cannot leak the API key.
 
-/// An API key or auth token.
+/// The shortest approval secret accepted, in characters. Anyone who finds the secret can sign
+/// an approval for any call, and a short one (a word, a password a person typed) can be guessed
+/// offline from one approval id; `openssl rand -hex 32` makes 64.
+pub const MIN_APPROVAL_SECRET_CHARS: usize = 32;
+
+/// An API key, an auth token or an approval secret.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
 

@@ -11,9 +11,10 @@ use futures::StreamExt;
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 
-use super::api::{http_error, MAX_RESPONSE_BYTES};
+use super::api::{api_error, MAX_RESPONSE_BYTES};
 use super::error::{ErrorCode, RunError};
 use super::protocol::{ErrorBody, MessageResponse};
+use super::redact::Redactor;
 use super::retry::{self, Hint};
 
 /// What a streamed reply shows before it is complete, for the loop to forward to JS.
@@ -68,10 +69,12 @@ pub enum Failure {
 }
 
 /// Reads a 2xx `text/event-stream` response to its end and assembles the reply, calling
-/// `events` as deltas arrive. `ping` and unknown event names are ignored.
+/// `events` as deltas arrive. `ping` and unknown event names are ignored. An error event whose
+/// data is not the API's JSON is quoted with `secrets` taken out.
 pub async fn read_reply(
     response: reqwest::Response,
     events: &mut (dyn FnMut(StreamEvent) + Send),
+    secrets: &Redactor,
 ) -> Result<MessageResponse, StreamError> {
     let request_id = response
         .headers()
@@ -102,7 +105,7 @@ pub async fn read_reply(
             })
         })?;
         if event.event == "error" {
-            return Err(fail(api_failure(&event.data)));
+            return Err(fail(api_failure(&event.data, secrets)));
         }
         reply
             .apply(&event.event, &event.data, events)
@@ -131,7 +134,7 @@ impl std::fmt::Display for Body {
     }
 }
 
-fn api_failure(data: &str) -> Failure {
+fn api_failure(data: &str, secrets: &Redactor) -> Failure {
     match serde_json::from_str::<ErrorBody>(data) {
         Ok(body) => Failure::Api {
             kind: body.error.kind,
@@ -141,7 +144,7 @@ fn api_failure(data: &str) -> Failure {
             kind: String::new(),
             message: format!(
                 "(no JSON error body; data starts {:?})",
-                data.chars().take(80).collect::<String>()
+                secrets.quote(data.as_bytes())
             ),
         },
     }
@@ -184,8 +187,7 @@ impl StreamError {
         let mut error = match &self.failure {
             Failure::Api { kind, message } => {
                 let status = twin_status(kind);
-                let body = serde_json::json!({ "type": "error", "error": { "type": kind, "message": message } });
-                let mut error = http_error(status, body.to_string().as_bytes(), Hint::None);
+                let mut error = api_error(status, kind, message, Hint::None);
                 // Same code and advice as the HTTP error, but the answer was a 200.
                 let said = format!("The Anthropic API answered HTTP {}", status.as_u16());
                 error.message = match error.message.strip_prefix(&said) {

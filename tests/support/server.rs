@@ -6,6 +6,11 @@
 //! sequence as the JS stand-in: message_start, ping, per block content_block_start / deltas /
 //! content_block_stop, message_delta, message_stop. Step options (builder methods on a reply):
 //! `stream_delay`, `sse_error_after`, `sse_cut_after`, `unknown_delta`, `require_container`.
+//!
+//! A gateway that echoes the request back (see [`echo`]): in the wire text of an error (an
+//! [`Step::Error`]'s body and headers, a [`Step::Raw`] body, the `sse_error_after` event),
+//! `{echo:NAME}` is replaced by the value of the request's header NAME, and `{echo-escaped:NAME}`
+//! by the same written as JSON `\uXXXX` escapes.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
@@ -334,6 +339,7 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 return;
             }
         };
+        let sent_headers = incoming.headers.clone();
         let (step, request_id, wants_stream, index) = {
             let mut st = state.lock().unwrap();
             let (body, problems) = rules::check_request(
@@ -401,7 +407,7 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         let written = match step {
             Step::ReplyWith(body, options) if wants_stream => {
                 state.lock().unwrap().requests[index].streamed = true;
-                match sse::respond(&mut stream, &body, &options, &request_id).await {
+                match sse::respond(&mut stream, &body, &options, &request_id, &sent_headers).await {
                     Ok(sse::End::Finished) => Ok(()),
                     Ok(sse::End::Cut) => {
                         let _ = stream.set_zero_linger();
@@ -431,11 +437,15 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 headers,
             } => {
                 let body = json!({ "type": "error", "error": { "type": kind, "message": message }, "request_id": request_id });
+                let headers: Vec<(String, String)> = headers
+                    .into_iter()
+                    .map(|(name, value)| (name, echo(&value, &sent_headers)))
+                    .collect();
                 respond(
                     &mut stream,
                     status,
                     "application/json",
-                    &body.to_string(),
+                    &echo(&body.to_string(), &sent_headers),
                     &headers,
                     &request_id,
                 )
@@ -445,7 +455,10 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 status,
                 content_type,
                 body,
-            } => respond(&mut stream, status, &content_type, &body, &[], &request_id).await,
+            } => {
+                let body = echo(&body, &sent_headers);
+                respond(&mut stream, status, &content_type, &body, &[], &request_id).await
+            }
             Step::Reset => {
                 // SO_LINGER 0: closing sends RST instead of FIN.
                 let _ = stream.set_zero_linger();
@@ -462,6 +475,41 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             return;
         }
     }
+}
+
+/// `text` with `{echo:NAME}` replaced by the request's header NAME as it was sent (`(none)` if
+/// it was not), and `{echo-escaped:NAME}` by the same value with every character written as a
+/// JSON `\uXXXX` escape: in a JSON string it decodes to the value, yet never matches it as text.
+pub fn echo(text: &str, headers: &BTreeMap<String, String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("{echo") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let Some(end) = tail.find('}') else {
+            break;
+        };
+        let (escaped, name) = match tail[1..end].split_once(':') {
+            Some(("echo", name)) => (false, name),
+            Some(("echo-escaped", name)) => (true, name),
+            _ => {
+                out.push_str(&tail[..=end]);
+                rest = &tail[end + 1..];
+                continue;
+            }
+        };
+        let value = headers.get(name).map_or("(none)", String::as_str);
+        if escaped {
+            for unit in value.encode_utf16() {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push_str(value);
+        }
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Reads one request (`Ok(None)`: the client closed the connection between requests).
@@ -550,7 +598,7 @@ pub mod sse {
     use tokio::io::AsyncWriteExt;
     use tokio::net::TcpStream;
 
-    use super::ReplyOptions;
+    use super::{echo, ReplyOptions};
 
     const TEXT_CHUNKS: [usize; 5] = [3, 5, 2, 7, 4];
     const JSON_CHUNKS: [usize; 4] = [6, 9, 4, 11];
@@ -694,12 +742,14 @@ pub mod sse {
         format!("event: {name}\ndata: {data}\n\n")
     }
 
-    /// Writes `message` as a 200 `text/event-stream` (chunked), with the step's options.
+    /// Writes `message` as a 200 `text/event-stream` (chunked), with the step's options; the
+    /// error event echoes `sent_headers` (see [`echo`]).
     pub async fn respond(
         stream: &mut TcpStream,
         message: &Value,
         options: &ReplyOptions,
         request_id: &str,
+        sent_headers: &std::collections::BTreeMap<String, String>,
     ) -> std::io::Result<End> {
         let head = format!(
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
@@ -712,7 +762,7 @@ pub mod sse {
                 if *n == i {
                     let error =
                         json!({ "type": "error", "error": { "type": kind, "message": text } });
-                    chunk(stream, &frame("error", &error)).await?;
+                    chunk(stream, &echo(&frame("error", &error), sent_headers)).await?;
                     break;
                 }
             }

@@ -293,3 +293,88 @@ fn bad_types_and_refused_keys_name_the_option() {
         );
     }
 }
+
+#[test]
+fn an_approval_secret_shorter_than_32_characters_is_refused_naming_both() {
+    let short = "s".repeat(31);
+    let long = "s".repeat(32);
+    for (options, env) in [
+        (
+            format!(r#"{{"approvalSecret":"{short}"}}"#),
+            "{}".to_owned(),
+        ),
+        (
+            "{}".to_owned(),
+            format!(r#"{{"ANTHROPIC_TOOL_CALLING_SECRET":"{short}"}}"#),
+        ),
+        // 31 characters, more bytes: characters are counted.
+        (
+            format!(r#"{{"approvalSecret":"{}é"}}"#, "s".repeat(30)),
+            "{}".to_owned(),
+        ),
+    ] {
+        let err = parse(&format!(
+            r#"{{"prompt":"hi","options":{options},"env":{env}}}"#
+        ))
+        .err()
+        .expect("a short secret is refused");
+        assert_eq!(err.code, crate::engine::ErrorCode::InvalidRequest);
+        for part in [
+            "is 31 characters long",
+            "approvalSecret",
+            "ANTHROPIC_TOOL_CALLING_SECRET",
+            "openssl rand -hex 32",
+            "Nothing was sent",
+        ] {
+            assert!(err.message.contains(part), "{part:?}: {}", err.message);
+        }
+        assert!(!err.message.contains(&"s".repeat(30)), "{}", err.message);
+    }
+    let from_env = parse(&format!(
+        r#"{{"prompt":"hi","env":{{"ANTHROPIC_TOOL_CALLING_SECRET":"{short}"}}}}"#
+    ))
+    .err()
+    .unwrap();
+    assert!(from_env
+        .message
+        .starts_with("ANTHROPIC_TOOL_CALLING_SECRET is 31"));
+
+    let r = parse(&format!(
+        r#"{{"prompt":"hi","options":{{"approvalSecret":"{long}"}}}}"#
+    ))
+    .unwrap();
+    let signer = r.config.signer.expect("a signer");
+    assert_eq!(signer.secret.expose(), long);
+    // Never sent, yet taken out of what the API says back.
+    assert_eq!(r.config.api.unsent_secrets, [Secret::new(long)]);
+}
+
+#[test]
+fn header_values_are_marked_sensitive_and_never_shown() {
+    let r = parse(r#"{"prompt":"hi","options":{"betas":["b-1"],"headers":{"x-gateway-key":"gk-0123456789"}}}"#)
+        .unwrap();
+    let sensitive: Vec<(String, bool)> = r
+        .config
+        .api
+        .headers
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.is_sensitive()))
+        .collect();
+    assert_eq!(
+        sensitive,
+        [
+            ("anthropic-beta".to_owned(), false),
+            ("x-gateway-key".to_owned(), true)
+        ]
+    );
+    for options in [
+        r#"{"headers":{"x-gateway-key":"gk-0123456789\n"}}"#,
+        r#"{"headers":{"x-gateway-key":1234567890123}}"#,
+        r#"{"headers":["gk-0123456789"]}"#,
+    ] {
+        let err = refused(options, "Option headers");
+        for secret in ["gk-0123456789", "1234567890123"] {
+            assert!(!err.message.contains(secret), "{options}: {}", err.message);
+        }
+    }
+}

@@ -475,7 +475,13 @@ pub(crate) fn read_content(
     let blocks: Vec<ContentBlock> = serde_json::from_str(content.get()).map_err(|e| {
         RunError::new(
             ErrorCode::UnknownError,
-            format!("The model's reply has content blocks that cannot be read: {e}."),
+            // Where, not what: serde's message can quote the reply's text, which is the API's.
+            format!(
+                "The model's reply has content blocks that cannot be read ({:?} error at line {}, column {}).",
+                e.classify(),
+                e.line(),
+                e.column()
+            ),
         )
     })?;
     let requested = tool_uses(&blocks)?;

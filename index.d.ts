@@ -253,8 +253,9 @@ export interface RunOptions<C = unknown> {
   /** With `"continue"`: how often one identical call may fail before it is no longer run. Default 2. */
   maxToolFailures?: number
   /**
-   * Per tool call, from when JS begins it; a late tool is a failure and its `ctx.signal` is
-   * aborted. A call that finished in time is never late. Default: none.
+   * Per tool call; a late tool is a failure and its `ctx.signal` is aborted. Counted from when JS
+   * begins the call (one still waiting for a busy JS thread when its time is up never starts); a
+   * call that finished in time is never late, however long its result waits. Default: none.
    */
   toolTimeoutMs?: number
   /**

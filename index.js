@@ -293,9 +293,10 @@ let handOversHead = 0
 let sliceEnd = -1
 
 /**
- * Runs `job` (which never throws) now if this turn's slice has time left and nothing waits. A
- * job that must wait first tells the engine that its call finished now: the time it waits is
- * not the tool's, and never makes a call that finished in time a timeout (toolTimeoutMs).
+ * Runs `job` (which never throws) now if this turn's slice has time left and nothing waits. In
+ * a run with `toolTimeoutMs`, the engine is first told that the call finished now: the time its
+ * hand-over takes (turning an output into JSON, waiting for a later turn) is not the tool's, and
+ * never makes a call that finished in time a timeout.
  */
 function handOver(run, toolUseId, job) {
   const now = performance.now()
@@ -303,14 +304,13 @@ function handOver(run, toolUseId, job) {
     sliceEnd = now + SLICE_MS
     setImmediate(endSlice)
   }
-  if (handOversHead === handOvers.length && now < sliceEnd) {
-    job()
-    return
+  if (run.timed) {
+    try {
+      run.control.finished(toolUseId)
+    } catch {}
   }
-  try {
-    run.control.finished(toolUseId)
-  } catch {}
-  handOvers.push(job)
+  if (handOversHead === handOvers.length && now < sliceEnd) job()
+  else handOvers.push(job)
 }
 
 /** The check phase of the turn that opened the slice: what waits goes on in the next turn. */
@@ -576,7 +576,8 @@ async function execute(prompt, options, streaming) {
     lastRunId = (lastRunId + 1) >>> 0
     const runId = lastRunId
     const control = new binding.RunControl()
-    const run = { context, control, hooks, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map(), inputs: new Map() }
+    const timed = rest.toolTimeoutMs !== undefined && rest.toolTimeoutMs !== null
+    const run = { context, control, hooks, timed, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map(), inputs: new Map() }
     runs.set(runId, run)
     const onAbort = () => control.abort()
     if (signal) {

@@ -147,7 +147,9 @@ test('property: no execute without a verified decision, whatever the browser pos
   // Raw Messages API histories: a real paused history, edited, with any approvals.
   const edit = fc.record({
     pause: fc.integer({ min: 0, max: pauses.length - 1 }),
-    mutation: fc.constantFrom('none', 'input', 'name', 'id', 'inject', 'duplicate', 'drop-results'),
+    mutation: fc.constantFrom('none', 'input', 'name', 'id', 'inject', 'duplicate', 'duplicate-with-junk', 'junk', 'drop-results'),
+    junk: fc.constantFrom({ type: 'text', text: '.', id: 0 }, { type: 'text', text: '.', id: true }, { type: 'text', text: '.', id: {} }, { type: 'tool_use', id: 'toolu_junk', name: PLAIN }, { type: 'tool_use', id: 7, name: PLAIN, input: {} }),
+    first: fc.boolean(),
     scope: fc.constantFrom('the pause\'s', ...SCOPES),
     // The pause's own decisions (as a page would post them), with extra ones, or any at all.
     approvalsKind: fc.constantFrom('own', 'own-plus', 'any'),
@@ -156,7 +158,7 @@ test('property: no execute without a verified decision, whatever the browser pos
     injected: fc.record({ name: names, id: ids, input: inputs }),
   })
   await fc.assert(
-    fc.asyncProperty(edit, async ({ pause, mutation, scope: pickedScope, approvalsKind, decide, approvals: anyApprovals, injected }) => {
+    fc.asyncProperty(edit, async ({ pause, mutation, junk, first, scope: pickedScope, approvalsKind, decide, approvals: anyApprovals, injected }) => {
       const base = pauses[pause]
       const scope = pickedScope === 'the pause\'s' ? base.scope : pickedScope
       const own = base.pending.map((p, i) => ({ approvalId: p.approvalId, approved: decide[i % decide.length] }))
@@ -169,7 +171,13 @@ test('property: no execute without a verified decision, whatever the browser pos
       if (mutation === 'name') last.name = last.name === GATED ? PLAIN : GATED
       if (mutation === 'id') last.id = injected.id
       if (mutation === 'inject') turn.content.push(toolUse(injected.name, injected.input, injected.id))
-      if (mutation === 'duplicate') turn.content.push(toolUse(last.name, { amount: 9999 }, last.id))
+      const add = (block) => (first ? turn.content.unshift(block) : turn.content.push(block))
+      if (mutation === 'duplicate') add(toolUse(last.name, { amount: 9999 }, last.id))
+      if (mutation === 'duplicate-with-junk') {
+        add(toolUse(injected.name, injected.input, last.id))
+        turn.content.push(junk)
+      }
+      if (mutation === 'junk') add(junk)
       if (mutation === 'drop-results' && history.at(-1).role === 'user') history.pop()
       executed = []
       const r = await runWithTools(history, at(api, { ...(scope ? { approvalScope: scope } : {}), approvals }))

@@ -1,5 +1,8 @@
-//! Canonical JSON text (object keys sorted at every depth), so two inputs that differ only in key
-//! order count as the same call.
+//! Canonical JSON text (object keys sorted at every depth, numbers written as JavaScript writes
+//! them), so two inputs that differ only in key order or in how a number is spelled count as the
+//! same call. The numbers matter for approvals: a paused history goes through `JSON.parse` and
+//! `JSON.stringify` on its way to the browser and back, which turns the model's `10.0` into `10`
+//! and `1e3` into `1000`, and an approval issued for the one must verify against the other.
 
 use serde_json::Value;
 
@@ -36,6 +39,11 @@ fn write(value: &Value, out: &mut String) {
             }
             out.push(']');
         }
+        Value::Number(n) => match n.as_f64() {
+            // As JavaScript holds and prints it: a double, in its shortest round-trip form.
+            Some(f) => out.push_str(ryu_js::Buffer::new().format(f)),
+            None => out.push_str(&n.to_string()),
+        },
         other => out.push_str(&other.to_string()),
     }
 }
@@ -58,5 +66,29 @@ mod tests {
         let c: Value =
             serde_json::from_str(r#"{"a":{"x":null,"y":[{"p":1,"q":2},1]},"b":1}"#).unwrap();
         assert_ne!(canonical_json(&a), canonical_json(&c));
+    }
+
+    #[test]
+    fn numbers_are_written_as_javascript_writes_them() {
+        for (model, after_js) in [
+            ("10.0", "10"),
+            ("1e3", "1000"),
+            ("-0.0", "0"),
+            ("0.1", "0.1"),
+            ("1.5e-7", "1.5e-7"),
+            ("12345678901234567890", "12345678901234567000"),
+        ] {
+            let a: Value = serde_json::from_str(model).unwrap();
+            let b: Value = serde_json::from_str(after_js).unwrap();
+            assert_eq!(
+                canonical_json(&a),
+                canonical_json(&b),
+                "{model} vs {after_js}"
+            );
+            assert_eq!(canonical_json(&b), after_js);
+        }
+        let one: Value = serde_json::from_str("1").unwrap();
+        let other: Value = serde_json::from_str("1.0000001").unwrap();
+        assert_ne!(canonical_json(&one), canonical_json(&other));
     }
 }

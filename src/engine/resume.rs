@@ -3,10 +3,6 @@
 //! without a result must have a verified decision; approved ones run, declined ones are told so,
 //! and their results join that user message in `tool_use` order, before anything is sent.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
-
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::approval::{Bound, Decision, Refused, Signer};
@@ -14,6 +10,7 @@ use super::error::RunError;
 use super::feedback as fb;
 use super::protocol::{self, RawMessage};
 use super::round::{Answer, Requested};
+use super::trust;
 
 /// The calls of the history's last `tool_use` turn that have no result yet.
 pub struct Waiting {
@@ -27,91 +24,78 @@ pub struct Waiting {
     partial_user: bool,
 }
 
-#[derive(Deserialize)]
-struct MessageView<'a> {
-    #[serde(borrow)]
-    role: Cow<'a, str>,
-    #[serde(borrow)]
-    content: &'a RawValue,
-}
-
-#[derive(Deserialize)]
-struct BlockView<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default, borrow)]
-    input: Option<&'a RawValue>,
-    #[serde(default)]
-    tool_use_id: Option<String>,
-}
-
-fn blocks(m: &RawMessage) -> Option<(String, Vec<&RawValue>)> {
-    let view: MessageView = serde_json::from_str(m.get()).ok()?;
-    let blocks: Vec<&RawValue> = serde_json::from_str(view.content.get()).ok()?;
-    Some((view.role.into_owned(), blocks))
-}
-
-fn tool_uses(blocks: &[&RawValue]) -> Vec<Requested> {
-    blocks
-        .iter()
-        .filter_map(|b| serde_json::from_str::<BlockView>(b.get()).ok())
-        .filter(|b| b.kind == "tool_use")
-        .filter_map(|b| {
-            Some(Requested {
-                id: b.id?,
-                name: b.name?,
-                input: b.input?.to_owned(),
-            })
-        })
-        .collect()
-}
-
-/// The waiting calls, if the history ends paused.
-pub fn waiting(messages: &[RawMessage]) -> Option<Waiting> {
-    let (role, last) = blocks(messages.last()?)?;
-    if role == "assistant" {
-        let calls = tool_uses(&last);
+/// The waiting calls, if the history ends paused: its last message is an assistant turn with
+/// `tool_use` blocks, or such a turn followed by a user message of only some of their results.
+/// A last user message that leaves a call of the turn before it unanswered and holds anything
+/// but results is refused: it is no pause this package leaves, and the API refuses it anyway.
+pub fn waiting(messages: &[RawMessage]) -> Result<Option<Waiting>, RunError> {
+    let Some(last_index) = messages.len().checked_sub(1) else {
+        return Ok(None);
+    };
+    let last = trust::read(last_index, &messages[last_index])?;
+    if last.role == "assistant" {
+        let calls = tool_uses(&last)?;
         if calls.is_empty() {
-            return None;
+            return Ok(None);
         }
-        return Some(Waiting {
+        return Ok(Some(Waiting {
             order: calls.iter().map(|c| c.id.clone()).collect(),
             calls,
             answered: Vec::new(),
             partial_user: false,
-        });
+        }));
     }
-    let (before_role, before) = blocks(messages.get(messages.len().checked_sub(2)?)?)?;
-    if before_role != "assistant" {
-        return None;
+    let Some(before_index) = last_index.checked_sub(1) else {
+        return Ok(None);
+    };
+    let before = trust::read(before_index, &messages[before_index])?;
+    if before.role != "assistant" {
+        return Ok(None);
+    }
+    let all = tool_uses(&before)?;
+    if all.is_empty() {
+        return Ok(None);
     }
     let mut answered = Vec::new();
-    for block in &last {
-        let view: BlockView = serde_json::from_str(block.get()).ok()?;
-        if view.kind != "tool_result" {
-            return None;
+    let mut only_results = true;
+    for block in &last.blocks {
+        match block.result_for()? {
+            Some(id) => answered.push((id, block.raw.to_owned())),
+            None => only_results = false,
         }
-        answered.push((view.tool_use_id?, (*block).to_owned()));
     }
-    let all = tool_uses(&before);
     let order: Vec<String> = all.iter().map(|c| c.id.clone()).collect();
     let calls: Vec<Requested> = all
         .into_iter()
         .filter(|c| !answered.iter().any(|(id, _)| id == &c.id))
         .collect();
-    if calls.is_empty() || answered.is_empty() {
-        return None;
+    if calls.is_empty() {
+        return Ok(None);
     }
-    Some(Waiting {
+    if !only_results || answered.is_empty() {
+        return Err(RunError::invalid_request(format!(
+            "The prompt's history leaves the call {} ({}) of messages[{before_index}] without a tool_result in the message after it. \
+             Give every call of that turn its tool_result, first in the next user message. Nothing was sent and nothing ran.",
+            calls[0].id, calls[0].name
+        )));
+    }
+    Ok(Some(Waiting {
         calls,
         order,
         answered,
         partial_user: true,
-    })
+    }))
+}
+
+/// The `tool_use` calls of a message, each checked to be complete.
+fn tool_uses(message: &trust::Message<'_>) -> Result<Vec<Requested>, RunError> {
+    let mut calls = Vec::new();
+    for block in &message.blocks {
+        if let Some(call) = block.tool_use()? {
+            calls.push(call);
+        }
+    }
+    Ok(calls)
 }
 
 /// Matches each decision to the waiting call it was issued for. Every waiting call needs one:
@@ -123,14 +107,15 @@ pub fn decisions(
     given: &[Decision],
     signer: Option<&Signer>,
     scope: &str,
-) -> Result<HashMap<String, Decision>, RunError> {
-    let mut out: HashMap<String, Decision> = HashMap::new();
+) -> Result<Vec<Decision>, RunError> {
+    // One slot per waiting call, in their order: a decision is matched to exactly one call.
+    let mut out: Vec<Option<Decision>> = vec![None; waiting.calls.len()];
     if !given.is_empty() {
         let signer = signer.ok_or_else(fb::no_approval_secret)?;
         for (i, decision) in given.iter().enumerate() {
             let mut why = Refused::Malformed;
             let mut matched = None;
-            for call in &waiting.calls {
+            for (c, call) in waiting.calls.iter().enumerate() {
                 let bound = Bound {
                     scope,
                     name: &call.name,
@@ -139,7 +124,7 @@ pub fn decisions(
                 };
                 match signer.verify(&decision.approval_id, &bound) {
                     Ok(()) => {
-                        matched = Some(call);
+                        matched = Some(c);
                         break;
                     }
                     Err(Refused::Expired) => why = Refused::Expired,
@@ -147,10 +132,11 @@ pub fn decisions(
                     Err(_) => {}
                 }
             }
-            let Some(call) = matched else {
+            let Some(c) = matched else {
                 return Err(fb::bad_decision(i, &decision.approval_id, why));
             };
-            if out.insert(call.id.clone(), decision.clone()).is_some() {
+            if out[c].replace(decision.clone()).is_some() {
+                let call = &waiting.calls[c];
                 return Err(RunError::invalid_request(format!(
                     "approvals[{i}] decides {} ({}) a second time. Send one decision per call. Nothing was sent.",
                     call.id, call.name
@@ -158,16 +144,20 @@ pub fn decisions(
             }
         }
     }
-    if let Some(call) = waiting.calls.iter().find(|c| !out.contains_key(&c.id)) {
-        return Err(RunError::invalid_request(format!(
-            "The prompt's history ends with the call {} ({}) without a result, and approvals holds no decision for it. \
-             A run only resumes calls it paused for approval: resume with data.messages of the run that stopped with \
-             approval_required and {{ approvalId, approved }} for every call in data.pendingApprovals \
-             (to go on without running it, give it a tool_result in a user message). Nothing was sent and nothing ran.",
-            call.id, call.name
-        )));
+    let mut decided = Vec::with_capacity(out.len());
+    for (call, decision) in waiting.calls.iter().zip(out) {
+        let Some(decision) = decision else {
+            return Err(RunError::invalid_request(format!(
+                "The prompt's history ends with the call {} ({}) without a result, and approvals holds no decision for it. \
+                 A run only resumes calls it paused for approval: resume with data.messages of the run that stopped with \
+                 approval_required and {{ approvalId, approved }} for every call in data.pendingApprovals \
+                 (to go on without running it, give it a tool_result in a user message). Nothing was sent and nothing ran.",
+                call.id, call.name
+            )));
+        };
+        decided.push(decision);
     }
-    Ok(out)
+    Ok(decided)
 }
 
 impl Waiting {

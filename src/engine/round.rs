@@ -143,7 +143,7 @@ pub async fn run_round(
     memory: &mut FailureMemory,
     log: &CallLog,
     events: Option<&dyn EventSink>,
-    decisions: &HashMap<String, Decision>,
+    resumed: Option<&[Decision]>,
 ) -> Result<RoundOutcome, RunError> {
     let stop = cfg.on_tool_error == OnToolError::Stop;
     let offered: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -188,9 +188,10 @@ pub async fn run_round(
         }
     }
 
-    // Approval: a decided call runs (yes) or is answered with the denial (no); an undecided one
-    // whose tool asks for approval waits. In order, the calls after the first one that waits are
-    // not run: they are answered once the round's other calls are done.
+    // Approval. A resumed round's calls each have their verified decision, by position: a yes
+    // runs, a no is answered with the denial, and nothing else is asked. In a round the model
+    // asked for, a call whose tool asks for approval waits; in order, the calls after the first
+    // one that waits are not run: they are answered once the round's other calls are done.
     let mut pending: Vec<PendingApproval> = Vec::new();
     let mut allowed: Vec<(usize, Ready)> = Vec::with_capacity(ready.len());
     let mut not_run: Vec<(usize, Ready)> = Vec::new();
@@ -199,7 +200,8 @@ pub async fn run_round(
             not_run.push((i, r));
             continue;
         }
-        if let Some(decision) = decisions.get(&r.id) {
+        if let Some(decided) = resumed {
+            let decision = &decided[i];
             if decision.approved {
                 allowed.push((i, r));
             } else {

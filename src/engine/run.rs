@@ -1,8 +1,6 @@
 //! The loop: request → tool calls → results → request … until an answer or a limit. What each
 //! `stop_reason` does is the `match` in [`run_loop`] (the rules are in `stop.rs`).
 
-use std::collections::HashMap;
-
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
@@ -124,10 +122,9 @@ async fn run_loop(
     }
     // The history is untrusted: one id, one call, so that no decision or reply can cover two.
     let mut call_ids = trust::call_ids(&messages)?;
-    let no_decisions = HashMap::new();
     // A run paused for approval resumes here: its waiting calls run (or are declined) and their
     // results join the history before the first request.
-    match resume::waiting(&messages) {
+    match resume::waiting(&messages)? {
         Some(waiting) => {
             let decided = resume::decisions(
                 &waiting,
@@ -137,23 +134,15 @@ async fn run_loop(
             )?;
             rounds += 1;
             let requested = waiting.calls.clone();
-            match run_round(requested, tools, cfg, &mut memory, log, events, &decided).await? {
+            let resumed = Some(decided.as_slice());
+            match run_round(requested, tools, cfg, &mut memory, log, events, resumed).await? {
                 RoundOutcome::Done(answers) => waiting.answer(&mut messages, &answers),
-                // A needsApproval function that now says yes where it said no before: that call
-                // waits, and the run pauses again.
-                RoundOutcome::Paused { answers, pending } => {
-                    waiting.answer(&mut messages, &answers);
-                    return Ok(RunOutput {
-                        text: String::new(),
-                        reasoning: String::new(),
-                        tool_calls: Vec::new(),
-                        stop_reason: "approval_required".to_owned(),
-                        usage: Usage::default(),
-                        messages,
-                        limit_reached: false,
-                        container: None,
-                        pending_approvals: pending,
-                    });
+                // Every call of a resumed round has its decision: none can wait again.
+                RoundOutcome::Paused { .. } => {
+                    return Err(RunError::new(
+                        ErrorCode::UnknownError,
+                        "Internal error in anthropic-tool-calling: a resumed call waited for approval again. Please report it.",
+                    ))
                 }
             }
         }
@@ -304,17 +293,7 @@ async fn run_loop(
             not_run_at_limit(reply.requested, rounds, log, events)
         } else {
             rounds += 1;
-            match run_round(
-                reply.requested,
-                tools,
-                cfg,
-                &mut memory,
-                log,
-                events,
-                &no_decisions,
-            )
-            .await?
-            {
+            match run_round(reply.requested, tools, cfg, &mut memory, log, events, None).await? {
                 RoundOutcome::Done(answers) => answers,
                 RoundOutcome::Paused { answers, pending } => {
                     // Nothing goes to the model until the person decides: the history ends with

@@ -1,7 +1,9 @@
 //! What a posted history may not do. A browser posts the history, so it can hold anything; the
 //! rules that keep it from making this server run a tool live in `resume.rs` (every call it
-//! leaves waiting needs a decision this package signed) and here: no `tool_use` id appears twice,
-//! so one decision can never cover two calls and no reply of a call can reach another.
+//! leaves waiting needs a decision this package signed) and here: the history is read strictly,
+//! one block at a time (a block that cannot be read is refused, never skipped), and no call id
+//! appears twice, so one decision can never cover two calls and no reply of a call can reach
+//! another.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -15,16 +17,53 @@ use super::round::Requested;
 
 #[derive(Deserialize)]
 struct MessageView<'a> {
-    #[serde(borrow)]
-    content: &'a RawValue,
+    #[serde(borrow, default)]
+    role: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
 }
 
+/// The fields of a block that calls are made of, each as raw JSON (any type reads).
 #[derive(Deserialize)]
-struct BlockView<'a> {
+struct Fields<'a> {
     #[serde(rename = "type", borrow, default)]
-    kind: Option<Cow<'a, str>>,
+    kind: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    id: Option<Cow<'a, str>>,
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool_use_id: Option<&'a RawValue>,
+}
+
+/// One content block of the history, as far as calls and their results go.
+pub struct Block<'a> {
+    pub raw: &'a RawValue,
+    pub kind: String,
+    /// `messages[m].content[b]`, for messages.
+    pub at: String,
+    fields: Fields<'a>,
+}
+
+/// One message of the history: its role and, when its content is an array, its blocks.
+pub struct Message<'a> {
+    pub role: String,
+    pub blocks: Vec<Block<'a>>,
+}
+
+fn string(raw: Option<&RawValue>) -> Option<String> {
+    serde_json::from_str::<Cow<str>>(raw?.get())
+        .ok()
+        .map(Cow::into_owned)
+}
+
+fn unreadable(at: &str, what: &str) -> RunError {
+    RunError::invalid_request(format!(
+        "The prompt's history has {what} at {at}. Send the history as the run returned it (data.messages). \
+         Nothing was sent and nothing ran."
+    ))
 }
 
 /// Whether a block of this type is a tool call with an id of its own: the client's `tool_use`,
@@ -33,28 +72,103 @@ fn is_call(kind: &str) -> bool {
     kind == "tool_use" || kind.ends_with("_tool_use")
 }
 
-/// Every tool call id of the history, checked to appear once. A message the engine cannot read
-/// as blocks (a string content, or one the API will refuse) holds no call for it.
+/// Reads message `m` of the history. A string content holds no blocks.
+pub fn read(m: usize, message: &RawMessage) -> Result<Message<'_>, RunError> {
+    let at = format!("messages[{m}]");
+    let view: MessageView = serde_json::from_str(message.get())
+        .map_err(|_| unreadable(&at, "a message that cannot be read"))?;
+    let role = string(view.role).ok_or_else(|| unreadable(&at, "a message without a role"))?;
+    let Some(content) = view.content.filter(|c| !c.get().starts_with('"')) else {
+        return Ok(Message {
+            role,
+            blocks: Vec::new(),
+        });
+    };
+    let raw_blocks: Vec<&RawValue> = serde_json::from_str(content.get()).map_err(|_| {
+        unreadable(
+            &at,
+            "content that is neither a string nor an array of blocks",
+        )
+    })?;
+    let mut blocks = Vec::with_capacity(raw_blocks.len());
+    for (b, raw) in raw_blocks.into_iter().enumerate() {
+        let at = format!("{at}.content[{b}]");
+        let fields: Fields = serde_json::from_str(raw.get())
+            .map_err(|_| unreadable(&at, "a content block that cannot be read"))?;
+        let kind = string(fields.kind)
+            .ok_or_else(|| unreadable(&at, "a content block without a string type"))?;
+        blocks.push(Block {
+            raw,
+            kind,
+            at,
+            fields,
+        });
+    }
+    Ok(Message { role, blocks })
+}
+
+impl Block<'_> {
+    /// The id of a call block, which must be a string.
+    fn call_id(&self) -> Result<Option<String>, RunError> {
+        if !is_call(&self.kind) {
+            return Ok(None);
+        }
+        string(self.fields.id)
+            .map(Some)
+            .ok_or_else(|| unreadable(&self.at, &format!("a {} without a string id", self.kind)))
+    }
+
+    /// A `tool_use` block as the call it asks for: it needs a string id, a string name and an
+    /// input. `None` for any other block.
+    pub fn tool_use(&self) -> Result<Option<Requested>, RunError> {
+        if self.kind != "tool_use" {
+            return Ok(None);
+        }
+        let (Some(id), Some(name), Some(input)) = (
+            string(self.fields.id),
+            string(self.fields.name),
+            self.fields.input,
+        ) else {
+            return Err(unreadable(
+                &self.at,
+                "a tool_use without a string id, a string name or an input",
+            ));
+        };
+        Ok(Some(Requested {
+            id,
+            name,
+            input: input.to_owned(),
+        }))
+    }
+
+    /// The call a `tool_result` block answers. `None` for any other block.
+    pub fn result_for(&self) -> Result<Option<String>, RunError> {
+        if self.kind != "tool_result" {
+            return Ok(None);
+        }
+        string(self.fields.tool_use_id)
+            .map(Some)
+            .ok_or_else(|| unreadable(&self.at, "a tool_result without a string tool_use_id"))
+    }
+}
+
+/// Every tool call id of the history, checked to be a string and to appear once.
 pub fn call_ids(messages: &[RawMessage]) -> Result<HashSet<String>, RunError> {
     let mut ids = HashSet::new();
     for (m, message) in messages.iter().enumerate() {
-        let Ok(view) = serde_json::from_str::<MessageView>(message.get()) else {
-            continue;
-        };
-        let Ok(blocks) = serde_json::from_str::<Vec<BlockView>>(view.content.get()) else {
-            continue;
-        };
-        for (b, block) in blocks.iter().enumerate() {
-            let (Some(kind), Some(id)) = (&block.kind, &block.id) else {
+        for block in read(m, message)?.blocks {
+            let Some(id) = block.call_id()? else {
                 continue;
             };
-            if is_call(kind) && !ids.insert(id.clone().into_owned()) {
+            if ids.contains(&id) {
                 return Err(RunError::invalid_request(format!(
-                    "The prompt's history holds the {kind} id {id:?} a second time (messages[{m}].content[{b}]); \
+                    "The prompt's history holds the {} id {id:?} a second time ({}); \
                      each tool call has an id of its own. Send the history as the run returned it (data.messages). \
-                     Nothing was sent and nothing ran."
+                     Nothing was sent and nothing ran.",
+                    block.kind, block.at
                 )));
             }
+            ids.insert(id);
         }
     }
     Ok(ids)
@@ -110,6 +224,43 @@ mod tests {
             r#"{"role":"assistant","content":[{"type":"text","text":"again"},{"type":"tool_use","id":"a","name":"u","input":{}}]}"#,
         ]);
         assert!(call_ids(&twice_across).is_err());
+    }
+
+    #[test]
+    fn a_block_that_cannot_be_read_is_refused_not_skipped() {
+        // A junk block beside a duplicate id must not hide the duplicate.
+        for junk in [
+            r#"{"type":"text","text":".","id":0}"#,
+            r#"{"type":"text","text":".","id":true}"#,
+            r#"{"type":"tool_use","id":{},"name":"t","input":{}}"#,
+            r#"{"type":7}"#,
+            r#"{"type":"text","type":"tool_use","id":"b","name":"t","input":{}}"#,
+            r#""a string block""#,
+        ] {
+            let messages = history(&[&format!(
+                r#"{{"role":"assistant","content":[{{"type":"tool_use","id":"a","name":"t","input":{{}}}},{{"type":"tool_use","id":"a","name":"t","input":{{"x":1}}}},{junk}]}}"#
+            )]);
+            let e = call_ids(&messages).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidRequest, "{junk}");
+        }
+        // A text block's id of another type is not a call id, but it must still be readable.
+        let text_with_id =
+            history(&[r#"{"role":"user","content":[{"type":"text","text":"x","id":0}]}"#]);
+        assert!(call_ids(&text_with_id).is_ok());
+    }
+
+    #[test]
+    fn a_tool_use_must_have_an_id_a_name_and_an_input() {
+        for bad in [
+            r#"{"type":"tool_use","id":"a","name":"t"}"#,
+            r#"{"type":"tool_use","id":"a","input":{}}"#,
+            r#"{"type":"tool_use","name":"t","input":{}}"#,
+            r#"{"type":"tool_use","id":"a","name":5,"input":{}}"#,
+        ] {
+            let messages = history(&[&format!(r#"{{"role":"assistant","content":[{bad}]}}"#)]);
+            let message = read(0, &messages[0]).unwrap();
+            assert!(message.blocks[0].tool_use().is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -5,27 +5,18 @@
 // streamWithTools and the AI SDK UI message stream round trip (readUIMessageStream →
 // approval-responded → fromUIMessages → resume), and onToolCall / onToolResult / onStepFinish.
 // Every resumed history is checked by the stand-in's pairing rules (it answers 400 otherwise).
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { registerTool, runWithTools, streamWithTools, fromUIMessages } from '../index.mjs'
 import { reply, text, toolUse } from './mock-api.mjs'
-import { at, startApi, orderTool, toolResults, assertNoSecret, collect, uiMessageOf } from './helpers.mjs'
+import { at, startApi, orderTool, toolResults, assertNoSecret, collect, uiMessageOf, approvalSecretInEnv, SECRET_ENV as ENV } from './helpers.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const SECRET = 'approval-test-secret-7f3a9c0e1d2b4a6f58c9'
-const ENV = 'ANTHROPIC_TOOL_CALLING_SECRET'
 const APPROVAL_ID = /^apr_\d+_[0-9a-f]{64}$/
 
 // The suite decides where the secret comes from: none from the environment unless a test sets it.
-let savedEnv
-before(() => {
-  savedEnv = process.env[ENV]
-  delete process.env[ENV]
-})
-after(() => {
-  if (savedEnv === undefined) delete process.env[ENV]
-  else process.env[ENV] = savedEnv
-})
+approvalSecretInEnv(undefined)
 
 let lastName = 0
 /** A tool name no other test uses (the registry is per process). */

@@ -1,4 +1,5 @@
 // Shared by the node:test suites: a stand-in API per test and the seed's tool.
+import { before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 'ai'
 import { registerTool } from '../index.mjs'
@@ -76,4 +77,24 @@ export async function uiMessageOf(res) {
   for await (const message of readUIMessageStream({ stream: chunks, onError: (e) => errors.push(e) })) last = message
   assert.deepEqual(errors, [], 'the AI SDK reads the stream without errors')
   return last
+}
+
+/** The environment variable the approval secret comes from when no option gives it. */
+export const SECRET_ENV = 'ANTHROPIC_TOOL_CALLING_SECRET'
+
+/**
+ * For the test file that calls it: the approval secret in the environment is `value` (none when
+ * undefined), whatever the machine has, and the machine's own comes back after the file.
+ */
+export function approvalSecretInEnv(value) {
+  let saved
+  before(() => {
+    saved = process.env[SECRET_ENV]
+    if (value === undefined) delete process.env[SECRET_ENV]
+    else process.env[SECRET_ENV] = value
+  })
+  after(() => {
+    if (saved === undefined) delete process.env[SECRET_ENV]
+    else process.env[SECRET_ENV] = saved
+  })
 }

@@ -3,13 +3,13 @@
 // the key, the auth token, a `headers` value or the approval secret into error.message, the
 // error's JSON, a stream part, the UI message stream or a log line, streamed or not. An approval
 // secret shorter than 32 characters is refused before anything is sent.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { registerTool, runWithTools, streamWithTools } from '../index.mjs'
 import { reply, text, toolUse } from './mock-api.mjs'
-import { KEY, at, startApi } from './helpers.mjs'
+import { KEY, at, startApi, approvalSecretInEnv, SECRET_ENV as ENV } from './helpers.mjs'
 import { textOf } from './secrets.mjs'
 
 const TOKEN = 'gateway-token-7c1e5a90b3d2f486aa'
@@ -21,18 +21,9 @@ const SHORT_HEADER = 'web'
 const APPROVAL_SECRET = 'approval-secret-0f1e2d3c4b5a69788796a5b4c3d2e1f0'
 const SECRETS = { 'API key': KEY, 'auth token': TOKEN, 'headers value': HEADER_SECRET, 'approval secret': APPROVAL_SECRET }
 const ECHO = 'invalid x-api-key {echo:x-api-key}; authorization {echo:authorization}; x-gateway-secret {echo:x-gateway-secret}; x-source {echo:x-source}'
-const ENV = 'ANTHROPIC_TOOL_CALLING_SECRET'
 
 // The suite decides where the approval secret comes from: none from the environment unless a test sets it.
-let savedEnv
-before(() => {
-  savedEnv = process.env[ENV]
-  delete process.env[ENV]
-})
-after(() => {
-  if (savedEnv === undefined) delete process.env[ENV]
-  else process.env[ENV] = savedEnv
-})
+approvalSecretInEnv(undefined)
 
 /** No secret occurs in any of `things` (results, parts, bodies, log text). */
 function assertClean(where, ...things) {

@@ -4,27 +4,18 @@
 // the posted approvals approve by the id issued for exactly that call. The stand-in never asks for
 // a tool here, so no call can be one "the model asked for in this run". fast-check makes the
 // inputs (and shrinks a failing one to its smallest form).
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { registerTool, runWithTools, fromUIMessages } from '../index.mjs'
 import { reply, text, toolUse } from './mock-api.mjs'
-import { at, startApi } from './helpers.mjs'
+import { at, startApi, approvalSecretInEnv, SECRET_ENV as ENV } from './helpers.mjs'
 
 const SECRET = 'property-test-secret-0123456789abcdef0123456789ab'
-const ENV = 'ANTHROPIC_TOOL_CALLING_SECRET'
 const SCOPES = ['chat-a', 'chat-b', undefined]
 const RUNS = Number(process.env.TRUST_PROPERTY_RUNS || 250)
 
-let savedEnv
-before(() => {
-  savedEnv = process.env[ENV]
-  process.env[ENV] = SECRET
-})
-after(() => {
-  if (savedEnv === undefined) delete process.env[ENV]
-  else process.env[ENV] = savedEnv
-})
+approvalSecretInEnv(SECRET)
 
 const schema = { type: 'object', properties: { amount: { type: 'number' }, note: { type: 'string' } }, required: ['amount'] }
 /** Every execute of the run being checked: `{ name, toolUseId, input }`. */

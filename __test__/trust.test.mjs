@@ -5,29 +5,20 @@
 // a scope mismatch; the ordered-mode round trip through the AI SDK's own reader; a started call
 // interrupted by an abort or a failing sibling is still told; and a call that finished in time is
 // never a timeout, however long its hand-over waits.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai'
 import { registerTool, runWithTools, streamWithTools, fromUIMessages, ToolError } from '../index.mjs'
 import { reply, text, toolUse } from './mock-api.mjs'
-import { at, startApi, toolResults, collect, uiMessageOf } from './helpers.mjs'
+import { at, startApi, toolResults, collect, uiMessageOf, approvalSecretInEnv, SECRET_ENV as ENV } from './helpers.mjs'
 
 const SECRET = 'trust-test-secret-0123456789abcdef0123456789abcdef'
-const ENV = 'ANTHROPIC_TOOL_CALLING_SECRET'
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const clone = (v) => JSON.parse(JSON.stringify(v))
 
 // Tools that need approval are registered for the whole process, and offered to every run: every
 // run here has the secret.
-let savedEnv
-before(() => {
-  savedEnv = process.env[ENV]
-  process.env[ENV] = SECRET
-})
-after(() => {
-  if (savedEnv === undefined) delete process.env[ENV]
-  else process.env[ENV] = savedEnv
-})
+approvalSecretInEnv(SECRET)
 
 let lastName = 0
 const fresh = (base) => `${base}_${++lastName}`

@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::tools::TimeLeft;
+use crate::engine::ToolCall;
 
 /// How a tool call ended, as the JS wrapper reports it.
 #[cfg_attr(feature = "node", napi_derive::napi(string_enum = "snake_case"))]
@@ -181,6 +182,12 @@ impl RunShared {
     /// Whether JS began this call.
     pub fn began(&self, tool_use_id: &str) -> bool {
         self.lock().begun.contains(tool_use_id)
+    }
+
+    /// Whether a call the run reports may have had an effect: every call but one interrupted
+    /// before JS began it. Only those are reported, in the result and as they happen.
+    pub fn had_effect(&self, call: &ToolCall) -> bool {
+        !call.interrupted || self.began(&call.tool_use_id)
     }
 
     /// The run is over: no call of it starts any more.

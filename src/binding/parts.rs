@@ -30,7 +30,7 @@ pub struct ChannelSink {
 impl EventSink for ChannelSink {
     fn emit(&self, event: RunEvent) {
         if let RunEvent::ToolResult { call, .. } = &event {
-            if call.interrupted && !self.run.began(&call.tool_use_id) {
+            if !self.run.had_effect(call) {
                 return;
             }
         }

@@ -119,8 +119,7 @@ async fn run_parsed(
     })
     .await;
     shared.end();
-    // A call the engine gave up on before JS began it had no effect: it is not reported.
-    let began = |c: &ToolCall| !c.interrupted || shared.began(&c.tool_use_id);
+    let began = |c: &ToolCall| shared.had_effect(c);
     match result {
         Ok(mut output) => {
             output.tool_calls.retain(began);

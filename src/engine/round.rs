@@ -51,14 +51,19 @@ impl Settled {
     }
 
     fn log(&self) {
-        tracing::info!(
-            tool = self.call.tool_name.as_str(),
-            tool_use_id = self.call.tool_use_id.as_str(),
-            outcome = self.why.map_or("ok", Why::label),
-            duration_ms = format_args!("{:.1}", self.call.duration_ms),
-            "tool call"
-        );
+        log_call(&self.call, self.why.map_or("ok", Why::label));
     }
+}
+
+/// The log line of a settled call.
+fn log_call(call: &ToolCall, outcome: &str) {
+    tracing::info!(
+        tool = call.tool_name.as_str(),
+        tool_use_id = call.tool_use_id.as_str(),
+        outcome,
+        duration_ms = format_args!("{:.1}", call.duration_ms),
+        "tool call"
+    );
 }
 
 /// The `tool_result` that answers one `tool_use`.
@@ -237,11 +242,9 @@ pub async fn run_round(
         }
         allowed.push((i, r));
     }
-    let ready = allowed;
-
     let timeout = cfg.tool_timeout;
     if cfg.parallel_tool_calls {
-        let mut running: FuturesUnordered<_> = ready
+        let mut running: FuturesUnordered<_> = allowed
             .into_iter()
             .map(|(i, r)| async move { (i, execute(r, timeout, log, i).await) })
             .collect();
@@ -261,7 +264,7 @@ pub async fn run_round(
             slots[i] = Some(settle(i, settled, &mut keys, memory, log, events));
         }
     } else {
-        for (i, r) in ready {
+        for (i, r) in allowed {
             let settled = execute(r, timeout, log, i).await;
             if stop && settled.failure.is_some() {
                 return Err(stop_here(i, settled, log, events));
@@ -286,24 +289,26 @@ pub async fn run_round(
 
 /// In order, a call after one that waits for approval: not run, and told so. Not a failure.
 fn not_run_waiting(ready: Ready, waiting: &str) -> Settled {
-    let name = ready.tool.name.clone();
+    let name = ready.tool.name.as_str();
+    let dev = fb::not_run_waiting_for_developer(name, waiting);
+    let model = fb::not_run_waiting_for_model(name, waiting);
+    not_run(ready, Why::NotRunWaiting, dev, model)
+}
+
+/// A checked call answered without running it, which is an answer, not a failure.
+fn not_run(ready: Ready, why: Why, dev: String, model: String) -> Settled {
     let call = Call {
         id: ready.id,
-        name: name.clone(),
+        name: ready.tool.name.clone(),
         input: RawValue::from_string(ready.input.get().to_owned())
             .expect("a checked input is JSON"),
     };
     Settled {
-        call: record(
-            call,
-            ToolOutput::None,
-            Some(fb::not_run_waiting_for_developer(&name, waiting)),
-            Duration::ZERO,
-        ),
-        content: fb::not_run_waiting_for_model(&name, waiting),
+        call: record(call, ToolOutput::None, Some(dev), Duration::ZERO),
+        content: model,
         blocks: false,
         failure: None,
-        why: Some(Why::NotRunWaiting),
+        why: Some(why),
     }
 }
 
@@ -314,13 +319,7 @@ pub fn tell_interrupted(calls: Vec<ToolCall>, events: Option<&dyn EventSink>) {
         return;
     };
     for call in calls {
-        tracing::info!(
-            tool = call.tool_name.as_str(),
-            tool_use_id = call.tool_use_id.as_str(),
-            outcome = "interrupted",
-            duration_ms = format_args!("{:.1}", call.duration_ms),
-            "tool call"
-        );
+        log_call(&call, "interrupted");
         let model_text = fb::interrupted_for_model(&call.tool_name);
         sink.emit(RunEvent::ToolResult {
             call,
@@ -332,23 +331,16 @@ pub fn tell_interrupted(calls: Vec<ToolCall>, events: Option<&dyn EventSink>) {
 
 /// A call the person declined: answered with the denial, which is an answer, not a failure.
 fn declined(ready: Ready, reason: Option<&str>) -> Settled {
-    let call = Call {
-        id: ready.id,
-        name: ready.tool.name.clone(),
-        input: RawValue::from_string(ready.input.get().to_owned())
-            .expect("a checked input is JSON"),
-    };
     let dev = match reason.map(str::trim).filter(|r| !r.is_empty()) {
         Some(reason) => format!("Declined by the user: {reason}"),
         None => "Declined by the user.".to_owned(),
     };
-    Settled {
-        call: record(call, ToolOutput::None, Some(dev), Duration::ZERO),
-        content: approval::declined_for_model(reason),
-        blocks: false,
-        failure: None,
-        why: Some(Why::Declined),
-    }
+    not_run(
+        ready,
+        Why::Declined,
+        dev,
+        approval::declined_for_model(reason),
+    )
 }
 
 /// A call settled: its record joins the log at once (so an abort now still reports it), its

@@ -62,8 +62,11 @@ export async function collect(stream) {
   return parts
 }
 
-/** The UIMessage useChat would build from a UI message stream Response (the SDK's own parser and reader). */
-export async function uiMessageOf(res) {
+/**
+ * The UIMessage useChat would build from a UI message stream Response (the SDK's own parser and
+ * reader), continuing `message` when given (a resume), as a copy the caller may change.
+ */
+export async function uiMessageOf(res, message) {
   const errors = []
   const chunks = parseJsonEventStream({ stream: res.body, schema: uiMessageChunkSchema }).pipeThrough(
     new TransformStream({
@@ -74,9 +77,9 @@ export async function uiMessageOf(res) {
     }),
   )
   let last
-  for await (const message of readUIMessageStream({ stream: chunks, onError: (e) => errors.push(e) })) last = message
+  for await (const m of readUIMessageStream({ message: message && structuredClone(message), stream: chunks, onError: (e) => errors.push(e) })) last = m
   assert.deepEqual(errors, [], 'the AI SDK reads the stream without errors')
-  return last
+  return structuredClone(last)
 }
 
 /** The environment variable the approval secret comes from when no option gives it. */

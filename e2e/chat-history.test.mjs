@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import ts from 'typescript'
-import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 'ai'
 import { registerTool, streamWithTools, ToolError } from '../index.mjs'
 import { startMockApi, demoModel } from '../__test__/mock-api.mjs'
+import { uiMessageOf } from '../__test__/helpers.mjs'
 import { app } from '../scripts/example-install.mjs'
 
 const KEY = 'sk-ant-history-test-0123456789'
@@ -117,23 +117,6 @@ function chat({ onToolError = 'continue' } = {}) {
     /** What a reload shows: the UI messages rebuilt from the store. */
     reloaded: () => toUIMessages(store.messages, { pendingApprovals: store.pendingApprovals ?? [], decisions: store.decisions }),
   }
-}
-
-/** The UIMessage useChat builds from a UI message stream Response (continuing `message` on a resume). */
-async function uiMessageOf(res, message) {
-  const errors = []
-  const chunks = parseJsonEventStream({ stream: res.body, schema: uiMessageChunkSchema }).pipeThrough(
-    new TransformStream({
-      transform(parsed, controller) {
-        if (!parsed.success) throw parsed.error
-        controller.enqueue(parsed.value)
-      },
-    }),
-  )
-  let last
-  for await (const m of readUIMessageStream({ message: message && structuredClone(message), stream: chunks, onError: (e) => errors.push(e) })) last = m
-  assert.deepEqual(errors, [], 'the AI SDK reads the stream without errors')
-  return structuredClone(last)
 }
 
 /**

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anthropic_tool_calling::engine::protocol::MessageResponse;
 use anthropic_tool_calling::engine::redact::Redactor;
-use anthropic_tool_calling::engine::stream::{read_reply, Failure, StreamError, StreamEvent};
+use anthropic_tool_calling::engine::stream::{read_reply, StreamError, StreamEvent, StreamFailure};
 use anthropic_tool_calling::engine::ErrorCode;
 use serde_json::{json, Value};
 use support::{messages_request, Server, Step};
@@ -279,7 +279,7 @@ async fn an_error_event_maps_like_its_http_twin() {
             failure(Step::text("partial answer").sse_error_after(4, kind, message)).await;
         assert_eq!(
             error.failure,
-            Failure::Api {
+            StreamFailure::Api {
                 kind: kind.into(),
                 message: message.into()
             }
@@ -305,7 +305,10 @@ async fn an_error_event_maps_like_its_http_twin() {
 async fn a_cut_stream_is_a_network_error() {
     let (error, _) = failure(Step::text("this answer is cut short").sse_cut_after(5)).await;
     assert!(
-        matches!(error.failure, Failure::Connection(_) | Failure::Ended),
+        matches!(
+            error.failure,
+            StreamFailure::Connection(_) | StreamFailure::Ended
+        ),
         "{:?}",
         error.failure
     );
@@ -318,7 +321,7 @@ async fn an_unknown_delta_fails_naming_it() {
     let (error, _) = failure(Step::text("hello").unknown_delta("x_future_delta")).await;
     assert_eq!(
         error.failure,
-        Failure::UnknownDelta("x_future_delta".into())
+        StreamFailure::UnknownDelta("x_future_delta".into())
     );
     let run_error = error.run_error();
     assert_eq!(run_error.code, ErrorCode::UnknownError);
@@ -481,7 +484,7 @@ async fn a_clean_end_before_message_stop_is_a_network_error() {
     )]);
     let (reply, events) = streamed(post(&raw_sse(body).await, true).await).await;
     let error = reply.err().expect("an error");
-    assert_eq!(error.failure, Failure::Ended);
+    assert_eq!(error.failure, StreamFailure::Ended);
     let run_error = error.run_error();
     assert_eq!(run_error.code, ErrorCode::NetworkError);
     assert!(
@@ -500,7 +503,7 @@ async fn malformed_json_in_an_event_is_an_unknown_error() {
     let (reply, _) = streamed(post(&raw_sse(body).await, true).await).await;
     let error = reply.err().expect("an error");
     assert!(
-        matches!(error.failure, Failure::Malformed(_)),
+        matches!(error.failure, StreamFailure::Malformed(_)),
         "{:?}",
         error.failure
     );
@@ -534,7 +537,7 @@ async fn a_tool_input_cut_by_max_tokens_is_kept_as_an_empty_object() {
     let (reply, _) = streamed(post(&raw_sse(uncut).await, true).await).await;
     let error = reply.err().expect("an error");
     assert!(
-        matches!(error.failure, Failure::Malformed(_)),
+        matches!(error.failure, StreamFailure::Malformed(_)),
         "{:?}",
         error.failure
     );

@@ -5,7 +5,7 @@ use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
 
-use crate::engine::{ErrorCode, RunError};
+use crate::engine::RunError;
 
 /// Runs `work`, turning a panic inside it into an `unknown_error` that says what panicked.
 pub async fn catch_panics<T>(
@@ -19,10 +19,7 @@ pub async fn catch_panics<T>(
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_owned());
-            Err(RunError::new(
-                ErrorCode::UnknownError,
-                format!("Internal error in anthropic-tool-calling (a Rust panic: {what}). Please report it."),
-            ))
+            Err(RunError::panicked(&what))
         }
     }
 }
@@ -30,6 +27,7 @@ pub async fn catch_panics<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::ErrorCode;
 
     #[tokio::test]
     async fn a_panic_becomes_unknown_error() {

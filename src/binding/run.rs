@@ -21,7 +21,7 @@ use super::registry::Snapshot;
 use super::select;
 use crate::engine::protocol::RawMessage;
 use crate::engine::result::ToolOutput;
-use crate::engine::{ApiClient, ErrorCode, EventSink, RunError, RunOutput, ToolCall};
+use crate::engine::{ApiClient, EventSink, RunError, RunOutput, ToolCall};
 
 /// One HTTP client, and so one keep-alive pool, per process. One that cannot be built is a bug
 /// of ours (reqwest's TLS backend did not start): every run then ends with `unknown_error`
@@ -103,10 +103,7 @@ async fn run_parsed(
         // tools, rather than going on talking to the API for nobody.
         tokio::select! {
             biased;
-            _ = registry.shutdown.cancelled() => Err(RunError::new(
-                ErrorCode::Aborted,
-                "The run was stopped: the JS thread that started it is shutting down.",
-            )),
+            _ = registry.shutdown.cancelled() => Err(RunError::thread_shutting_down()),
             result = crate::engine::run::run_observed(
                 client,
                 &request.config,
@@ -144,10 +141,7 @@ pub struct RunReply {
 
 /// Something in the binding itself failed: `unknown_error`, asking for a report.
 fn internal_error(what: &str) -> RunError {
-    RunError::new(
-        ErrorCode::UnknownError,
-        format!("Internal error in anthropic-tool-calling: {what}. Please report it."),
-    )
+    RunError::internal(what)
 }
 
 /// A run's `result` when something in the binding itself failed: `unknown_error`.
@@ -157,9 +151,7 @@ pub fn unknown_error(what: &str) -> String {
         data: None,
         error: Some(&error),
     })
-    .unwrap_or_else(|_| {
-        r#"{"data":null,"error":{"code":"unknown_error","message":"Internal error in anthropic-tool-calling. Please report it."}}"#.to_owned()
-    })
+    .unwrap_or_else(|_| format!(r#"{{"data":null,"error":{}}}"#, RunError::internal_json()))
 }
 
 /// The history's JSON handed to JS as a Buffer.

@@ -1,18 +1,22 @@
-//! The Messages API client: one request with retries and backoff, and every HTTP outcome
-//! turned into a result or a [`RunError`] with its code.
+//! The Messages API client: where a request goes and with which headers, and one request sent
+//! with retries and backoff until it has an answer or a [`RunError`]. One attempt (sending, and
+//! reading what comes back) is `api/attempt.rs`.
+
+mod attempt;
 
 use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
-use reqwest::StatusCode;
 
-use super::error::{ErrorCode, RunError};
-use super::protocol::{ErrorBody, MessageResponse};
+pub(crate) use attempt::{http_error, parse_message};
+
+use super::error::{source_chain, Chain, RunError};
+use super::protocol::MessageResponse;
 use super::redact::Redactor;
 use super::request::Body;
-use super::retry::{self, Hint};
+use super::retry::AttemptFailure;
 use super::secret::Secret;
-use super::stream::{self, StreamEvent};
+use super::stream::StreamEvent;
 
 /// The largest response body we read; a larger one is refused rather than buffered.
 pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
@@ -20,12 +24,18 @@ pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 /// How to reach the API for one run.
 #[derive(Clone, Debug)]
 pub struct ApiConfig {
+    /// The key sent as `x-api-key` (`apiKey`, else `ANTHROPIC_API_KEY`); it wins over the token.
     pub api_key: Option<Secret>,
+    /// The token sent as `Authorization: Bearer` when there is no key (`authToken`, else
+    /// `ANTHROPIC_AUTH_TOKEN`).
     pub auth_token: Option<Secret>,
-    /// Without the `/v1` suffix.
+    /// Where the API is (`baseURL`), without the `/v1` suffix.
     pub base_url: String,
+    /// The `anthropic-version` header.
     pub api_version: String,
+    /// How many times a failed attempt may be sent again (`maxRetries`).
     pub max_retries: u32,
+    /// How long one attempt may take, its answer included (`timeoutMs`).
     pub timeout: Duration,
     /// Extra request headers (`betas` as `anthropic-beta`, the `headers` option), already
     /// checked not to replace the credential, version or content-type headers. Values marked
@@ -74,7 +84,12 @@ impl ApiClient {
                 env!("CARGO_PKG_VERSION")
             ))
             .build()
-            .map_err(|e| format!("the HTTP client could not be built: {}", source_chain(&e)))?;
+            .map_err(|e| {
+                format!(
+                    "the HTTP client could not be built: {}",
+                    source_chain(&e, Chain::Causes)
+                )
+            })?;
         Ok(ApiClient { http })
     }
 
@@ -100,6 +115,8 @@ impl ApiClient {
         self.send(cfg, body, Some(events)).await
     }
 
+    /// Sends the request until an attempt succeeds or one fails with no retry left; each
+    /// attempt gets a log line, and its error has the run's secrets taken out.
     async fn send(
         &self,
         cfg: &ApiConfig,
@@ -132,7 +149,7 @@ impl ApiClient {
                     return Ok(response);
                 }
                 // Everything below quotes the error (log line, the run's error, a stream part).
-                Err(failure) => Failure {
+                Err(failure) => AttemptFailure {
                     error: secrets.error(failure.error),
                     ..failure
                 },
@@ -145,12 +162,8 @@ impl ApiClient {
                 code = failure.error.code.as_str(),
                 "api attempt: failed"
             );
-            let may_retry = failure.retryable && retries_done < cfg.max_retries;
-            let wait = match failure.hint {
-                Hint::TooLong(_) => return Err(failure.error),
-                _ if !may_retry => return Err(failure.error),
-                Hint::Wait(hint) => hint,
-                Hint::None => retry::backoff(retries_done),
+            let Some(wait) = failure.wait_before_retry(retries_done, cfg.max_retries) else {
+                return Err(failure.error);
             };
             tracing::debug!(
                 retry = retries_done + 1,
@@ -160,93 +173,6 @@ impl ApiClient {
             tokio::time::sleep(wait).await;
             retries_done += 1;
         }
-    }
-
-    async fn attempt(
-        &self,
-        target: &Target,
-        cfg: &ApiConfig,
-        body: &Body,
-        retries_done: u32,
-        events: Option<&mut (dyn FnMut(StreamEvent) + Send + '_)>,
-    ) -> Result<MessageResponse, Failure> {
-        let (url, secrets) = (target.url.as_str(), &target.secrets);
-        let sent = self
-            .http
-            .post(url)
-            .headers(target.headers.clone())
-            .header("x-stainless-retry-count", retries_done)
-            .timeout(cfg.timeout)
-            .body(reqwest::Body::wrap(Pieces::new(body)))
-            .send()
-            .await;
-        let response = sent.map_err(|e| Failure::network(network_error(&e, url, cfg)))?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let request_id = headers
-            .get("request-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let event_stream = headers
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|t| t.starts_with("text/event-stream"));
-        if let (true, true, Some(events)) = (status.is_success(), event_stream, events) {
-            return read_streamed(response, status, secrets, events).await;
-        }
-        let body = read_body(response)
-            .await
-            .map_err(|e| Failure::network(network_error(&e, url, cfg)))?;
-        let Some(body) = body else {
-            let mut error = RunError::new(
-                ErrorCode::UnknownError,
-                format!("The Anthropic API sent a response body over {} MiB (HTTP {status}); it was not read.", MAX_RESPONSE_BYTES >> 20),
-            );
-            error.status = Some(status.as_u16());
-            error.request_id = request_id;
-            return Err(Failure::fatal(error));
-        };
-        if status.is_success() {
-            return parse_message(&body, secrets)
-                .map(|mut message| {
-                    message.request_id = request_id.clone();
-                    message
-                })
-                .map_err(|why| {
-                let mut error = RunError::new(
-                    ErrorCode::UnknownError,
-                    format!("The Anthropic API answered HTTP {status} with a body that is not a Messages API response: {why}."),
-                );
-                error.status = Some(status.as_u16());
-                error.request_id = request_id.clone();
-                Failure::fatal(error)
-            });
-        }
-        if status.is_redirection() {
-            let mut error = RunError::new(
-                ErrorCode::UnknownError,
-                format!(
-                    "The Anthropic API answered HTTP {} (a redirect{}); redirects are not followed, so the API key goes to baseURL and nowhere else. Point baseURL at the API itself.",
-                    status.as_u16(),
-                    headers
-                        .get(reqwest::header::LOCATION)
-                        .and_then(|v| v.to_str().ok())
-                        .map(|to| format!(" to {}", secrets.quote(to.as_bytes())))
-                        .unwrap_or_default()
-                ),
-            );
-            error.status = Some(status.as_u16());
-            error.request_id = request_id;
-            return Err(Failure::fatal(error));
-        }
-        let hint = retry::server_hint(&headers);
-        let mut error = http_error(status, &body, hint, secrets);
-        error.request_id = error.request_id.or(request_id);
-        Err(Failure {
-            error,
-            retryable: retry::should_retry(status, &headers),
-            hint,
-        })
     }
 }
 
@@ -258,101 +184,8 @@ struct Target {
     secrets: Redactor,
 }
 
-/// A request body sent piece by piece (each a shared `Bytes`, written with vectored writes),
-/// with its exact length, so it goes with a `content-length` like a body in one buffer.
-struct Pieces {
-    pieces: std::vec::IntoIter<bytes::Bytes>,
-    left: u64,
-}
-
-impl Pieces {
-    fn new(body: &Body) -> Self {
-        Pieces {
-            left: body.len() as u64,
-            pieces: body.pieces().to_vec().into_iter(),
-        }
-    }
-}
-
-impl http_body::Body for Pieces {
-    type Data = bytes::Bytes;
-    type Error = std::convert::Infallible;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, Self::Error>>> {
-        let next = self.pieces.next();
-        if let Some(piece) = &next {
-            self.left -= piece.len() as u64;
-        }
-        std::task::Poll::Ready(next.map(|piece| Ok(http_body::Frame::data(piece))))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.left == 0
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        http_body::SizeHint::with_exact(self.left)
-    }
-}
-
-/// Reads a streamed 2xx reply; an error in it may be retried only if no event was handed on.
-async fn read_streamed(
-    response: reqwest::Response,
-    status: StatusCode,
-    secrets: &Redactor,
-    events: &mut (dyn FnMut(StreamEvent) + Send + '_),
-) -> Result<MessageResponse, Failure> {
-    let mut shown = false;
-    let mut forward = |event: StreamEvent| {
-        shown = true;
-        events(event)
-    };
-    match stream::read_reply(response, &mut forward, secrets).await {
-        Ok(message) => Ok(message),
-        Err(e) => {
-            let mut error = e.run_error();
-            error.request_id = error.request_id.or(e.request_id.clone());
-            if error.status.is_none() && !matches!(e.failure, stream::Failure::Api { .. }) {
-                error.status = Some(status.as_u16());
-            }
-            Err(Failure {
-                error,
-                retryable: e.retryable() && !shown,
-                hint: Hint::None,
-            })
-        }
-    }
-}
-
-/// One failed attempt: the error it would end the run with, and whether another may follow.
-struct Failure {
-    error: RunError,
-    retryable: bool,
-    hint: Hint,
-}
-
-impl Failure {
-    /// An attempt whose failure no retry would change.
-    fn fatal(error: RunError) -> Self {
-        Failure {
-            error,
-            retryable: false,
-            hint: Hint::None,
-        }
-    }
-
-    fn network(error: RunError) -> Self {
-        Failure {
-            error,
-            retryable: true,
-            hint: Hint::None,
-        }
-    }
-}
-
+/// The headers every attempt sends: the caller's extra ones, then ours (content type, version,
+/// the credential), which they cannot replace.
 fn auth_headers(cfg: &ApiConfig) -> Result<HeaderMap, RunError> {
     let mut headers = HeaderMap::new();
     for (name, value) in &cfg.headers {
@@ -368,12 +201,7 @@ fn auth_headers(cfg: &ApiConfig) -> Result<HeaderMap, RunError> {
             ))
         })?,
     );
-    let bad_key = |what: &str| {
-        RunError::new(
-            ErrorCode::AuthenticationError,
-            format!("The {what} contains characters that cannot be sent in an HTTP header; check ANTHROPIC_API_KEY."),
-        )
-    };
+    let bad_key = RunError::unsendable_credential;
     if let Some(key) = &cfg.api_key {
         let mut value = HeaderValue::from_str(key.expose()).map_err(|_| bad_key("API key"))?;
         value.set_sensitive(true);
@@ -384,142 +212,7 @@ fn auth_headers(cfg: &ApiConfig) -> Result<HeaderMap, RunError> {
         value.set_sensitive(true);
         headers.insert(AUTHORIZATION, value);
     } else {
-        return Err(RunError::new(
-            ErrorCode::AuthenticationError,
-            "No API key: set ANTHROPIC_API_KEY in the environment (or pass the apiKey option, or authToken / ANTHROPIC_AUTH_TOKEN). Nothing was sent.",
-        ));
+        return Err(RunError::no_credentials());
     }
     Ok(headers)
-}
-
-/// Reads the body, refusing one over [`MAX_RESPONSE_BYTES`] (`Ok(None)`).
-async fn read_body(mut response: reqwest::Response) -> Result<Option<Vec<u8>>, reqwest::Error> {
-    if response
-        .content_length()
-        .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
-    {
-        return Ok(None);
-    }
-    let mut body = Vec::with_capacity(response.content_length().unwrap_or(0) as usize);
-    while let Some(chunk) = response.chunk().await? {
-        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-            return Ok(None);
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(Some(body))
-}
-
-pub(crate) fn parse_message(body: &[u8], secrets: &Redactor) -> Result<MessageResponse, String> {
-    let message: MessageResponse = serde_json::from_slice(body)
-        .map_err(|e| format!("{e} (body starts {:?})", secrets.quote(body)))?;
-    if message.kind != "message" || message.role != "assistant" {
-        return Err(format!(
-            "type {:?} and role {:?}, expected \"message\" and \"assistant\"",
-            message.kind, message.role
-        ));
-    }
-    if !message.content.get().trim_start().starts_with('[') {
-        return Err("content is not an array".into());
-    }
-    Ok(message)
-}
-
-/// Maps an HTTP error answer to its code, passing the API's own message on.
-pub(crate) fn http_error(
-    status: StatusCode,
-    body: &[u8],
-    hint: Hint,
-    secrets: &Redactor,
-) -> RunError {
-    let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();
-    let (kind, api_message, request_id) = match parsed {
-        Some(b) => (b.error.kind, b.error.message, b.request_id),
-        None => (
-            String::new(),
-            format!(
-                "(no JSON error body; body starts {:?})",
-                secrets.quote(body)
-            ),
-            None,
-        ),
-    };
-    let mut error = api_error(status, &kind, &api_message, hint);
-    error.request_id = request_id;
-    error
-}
-
-/// The error of an answer of this status, with the API's `error.type` and `error.message`.
-pub(crate) fn api_error(status: StatusCode, kind: &str, api_message: &str, hint: Hint) -> RunError {
-    let code = match status.as_u16() {
-        401 | 403 => ErrorCode::AuthenticationError,
-        429 => ErrorCode::RateLimited,
-        503 | 529 => ErrorCode::Overloaded,
-        400..=499 => ErrorCode::InvalidRequest,
-        _ => ErrorCode::UnknownError,
-    };
-    let what = if kind.is_empty() {
-        String::new()
-    } else {
-        format!(" {kind}")
-    };
-    let advice = match code {
-        ErrorCode::AuthenticationError => {
-            " Check ANTHROPIC_API_KEY (or the apiKey option) and the key's permissions."
-        }
-        ErrorCode::RateLimited => {
-            " Wait before sending more requests (see retryAfter), or lower the request rate."
-        }
-        ErrorCode::Overloaded => " The API is overloaded; try again in a little while.",
-        ErrorCode::InvalidRequest => {
-            " Fix the request; retrying it unchanged will fail the same way."
-        }
-        _ => " This is on the API's side; try again later.",
-    };
-    let mut error = RunError::new(
-        code,
-        format!(
-            "The Anthropic API answered HTTP {}{what}: {}.{advice}",
-            status.as_u16(),
-            // The API's message often ends with a period of its own.
-            api_message.trim_end_matches('.')
-        ),
-    );
-    error.status = Some(status.as_u16());
-    if matches!(code, ErrorCode::RateLimited | ErrorCode::Overloaded) {
-        error.retry_after = hint.asked().map(|h| h.as_secs_f64());
-    }
-    error
-}
-
-fn network_error(e: &reqwest::Error, url: &str, cfg: &ApiConfig) -> RunError {
-    let message = if e.is_timeout() {
-        format!("The request to {url} timed out after {} ms (timeoutMs). Try again, or raise timeoutMs.", cfg.timeout.as_millis())
-    } else if e.is_connect() {
-        format!(
-            "Could not connect to {url}: {}. Check ANTHROPIC_BASE_URL / baseURL and the network.",
-            source_chain(e)
-        )
-    } else {
-        format!(
-            "The connection to {url} failed: {}. Try again.",
-            source_chain(e)
-        )
-    };
-    RunError::new(ErrorCode::NetworkError, message)
-}
-
-/// The innermost causes of an error, which name what really happened (refused, reset…).
-fn source_chain(e: &reqwest::Error) -> String {
-    let mut parts = Vec::new();
-    let mut cur: Option<&dyn std::error::Error> = std::error::Error::source(e);
-    while let Some(err) = cur {
-        parts.push(err.to_string());
-        cur = err.source();
-    }
-    if parts.is_empty() {
-        e.to_string()
-    } else {
-        parts.join(": ")
-    }
 }

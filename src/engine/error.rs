@@ -1,10 +1,23 @@
-//! The error codes of a run and the error type that carries one.
+//! Every way a run can fail, and the one place each failure gets its code.
+//!
+//! The codes are what a user branches on, so they are decided here and nowhere else: the rest of
+//! the engine (and the binding) never names a code. It calls the constructor named for what went
+//! wrong — [`RunError::http`], [`RunError::network`], [`RunError::aborted`],
+//! [`RunError::internal`] … — which picks the code, records what is known (the status, the
+//! request id, the tool at fault) and writes the sentence that tells the user what to do.
 
+use std::time::Duration;
+
+use reqwest::StatusCode;
 use serde::Serialize;
 
 use super::result::ToolCall;
 
-/// What went wrong, as a user branches on it. One code per row of the contract's §4 table.
+mod chain;
+
+pub use chain::{source_chain, Chain};
+
+/// What went wrong, as a user branches on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
@@ -50,6 +63,54 @@ impl ErrorCode {
             ErrorCode::UnknownError => "unknown_error",
         }
     }
+
+    /// The code of an API answer with this HTTP error status.
+    pub fn for_status(status: u16) -> ErrorCode {
+        match status {
+            401 | 403 => ErrorCode::AuthenticationError,
+            429 => ErrorCode::RateLimited,
+            503 | 529 => ErrorCode::Overloaded,
+            400..=499 => ErrorCode::InvalidRequest,
+            _ => ErrorCode::UnknownError,
+        }
+    }
+
+    /// What to do about an API answer with this code: the sentence that ends its message.
+    fn advice(self) -> &'static str {
+        match self {
+            ErrorCode::AuthenticationError => {
+                " Check ANTHROPIC_API_KEY (or the apiKey option) and the key's permissions."
+            }
+            ErrorCode::RateLimited => {
+                " Wait before sending more requests (see retryAfter), or lower the request rate."
+            }
+            ErrorCode::Overloaded => " The API is overloaded; try again in a little while.",
+            ErrorCode::InvalidRequest => {
+                " Fix the request; retrying it unchanged will fail the same way."
+            }
+            _ => " This is on the API's side; try again later.",
+        }
+    }
+}
+
+/// The HTTP status the API answers an error of this `error.type` with. An error event in a
+/// stream (which arrives after HTTP 200) is treated like that answer: same code, same advice,
+/// same retry rule. A type we do not know counts as a 500.
+pub fn twin_status(error_type: &str) -> StatusCode {
+    let status = match error_type {
+        "invalid_request_error" => 400,
+        "authentication_error" => 401,
+        "billing_error" => 402,
+        "permission_error" => 403,
+        "not_found_error" => 404,
+        "conflict_error" => 409,
+        "request_too_large" => 413,
+        "rate_limit_error" => 429,
+        "timeout_error" => 504,
+        "overloaded_error" => 529,
+        _ => 500,
+    };
+    StatusCode::from_u16(status).expect("a valid status")
 }
 
 /// A run's failure: a code to branch on and a sentence for a person, plus what is known
@@ -81,9 +142,19 @@ pub struct RunError {
     pub tool_calls: Vec<ToolCall>,
 }
 
+/// How every internal error's sentence starts: a bug of ours…
+const INTERNAL: &str = "Internal error in anthropic-tool-calling";
+/// …which we ask to hear of.
+const PLEASE_REPORT: &str = "Please report it.";
+
+/// The one sentence of an internal error, with `detail` (what happened) in its middle.
+fn internal_sentence(detail: &str) -> String {
+    format!("{INTERNAL}{detail}. {PLEASE_REPORT}")
+}
+
 impl RunError {
-    /// An error with a code and a message and nothing else known.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+    /// The one way an error is made: private, so a code is only ever given in this file.
+    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         RunError {
             code,
             message: message.into(),
@@ -96,15 +167,259 @@ impl RunError {
         }
     }
 
-    /// Shorthand for an `invalid_request` error about the caller's own input.
+    /// `invalid_request`: the caller's own input (an option, the prompt, the history) is wrong;
+    /// `message` says which and how.
     pub fn invalid_request(message: impl Into<String>) -> Self {
         RunError::new(ErrorCode::InvalidRequest, message)
+    }
+
+    /// `authentication_error`: there is no credential to send, so nothing was sent.
+    pub fn no_credentials() -> Self {
+        RunError::new(
+            ErrorCode::AuthenticationError,
+            "No API key: set ANTHROPIC_API_KEY in the environment (or pass the apiKey option, or authToken / ANTHROPIC_AUTH_TOKEN). Nothing was sent.",
+        )
+    }
+
+    /// `authentication_error`: the credential (`what`: "API key", "auth token") cannot be
+    /// written into a header.
+    pub fn unsendable_credential(what: &str) -> Self {
+        RunError::new(
+            ErrorCode::AuthenticationError,
+            format!("The {what} contains characters that cannot be sent in an HTTP header; check ANTHROPIC_API_KEY."),
+        )
+    }
+
+    /// The API answered HTTP `status` (an error status): the code the status maps to, the
+    /// API's own `error.type` (`kind`, may be empty) and `error.message`, and what to do.
+    /// `retry_after` is kept only where waiting is the advice (`rate_limited`, `overloaded`).
+    pub fn http(status: u16, kind: &str, api_message: &str, retry_after: Option<Duration>) -> Self {
+        let code = ErrorCode::for_status(status);
+        let mut error = RunError::api_said(
+            code,
+            &format!("The Anthropic API answered HTTP {status}"),
+            kind,
+            api_message,
+        );
+        error.status = Some(status);
+        if matches!(code, ErrorCode::RateLimited | ErrorCode::Overloaded) {
+            error.retry_after = retry_after.map(|d| d.as_secs_f64());
+        }
+        error
+    }
+
+    /// The API sent an `event: error` in a streamed reply, after HTTP 200: the code and advice
+    /// of the HTTP answer of its type ([`twin_status`]), but no status (the answer was a 200).
+    pub fn stream_error_event(kind: &str, api_message: &str) -> Self {
+        let twin = twin_status(kind).as_u16();
+        RunError::api_said(
+            ErrorCode::for_status(twin),
+            &format!("The Anthropic API sent an error event in the stream after HTTP 200 (like HTTP {twin})"),
+            kind,
+            api_message,
+        )
+    }
+
+    /// The sentence of an API error: how it arrived, the API's type and words, and the advice.
+    fn api_said(code: ErrorCode, arrived: &str, kind: &str, api_message: &str) -> Self {
+        let what = if kind.is_empty() {
+            String::new()
+        } else {
+            format!(" {kind}")
+        };
+        RunError::new(
+            code,
+            format!(
+                "{arrived}{what}: {}.{}",
+                // The API's message often ends with a period of its own.
+                api_message.trim_end_matches('.'),
+                code.advice()
+            ),
+        )
+    }
+
+    /// `unknown_error`: the API answered HTTP `status` with a body over `limit` bytes, which
+    /// was not read.
+    pub fn response_too_large(status: StatusCode, limit: usize) -> Self {
+        RunError::new(
+            ErrorCode::UnknownError,
+            format!("The Anthropic API sent a response body over {} MiB (HTTP {status}); it was not read.", limit >> 20),
+        )
+        .with_status(status)
+    }
+
+    /// `unknown_error`: a 2xx answer whose body is not a Messages API response (`why`).
+    pub fn not_a_message(status: StatusCode, why: &str) -> Self {
+        RunError::new(
+            ErrorCode::UnknownError,
+            format!("The Anthropic API answered HTTP {status} with a body that is not a Messages API response: {why}."),
+        )
+        .with_status(status)
+    }
+
+    /// `unknown_error`: the API answered with a redirect (to `location`, already quoted safe),
+    /// which we never follow: the key goes to baseURL and nowhere else.
+    pub fn redirected(status: StatusCode, location: Option<&str>) -> Self {
+        RunError::new(
+            ErrorCode::UnknownError,
+            format!(
+                "The Anthropic API answered HTTP {} (a redirect{}); redirects are not followed, so the API key goes to baseURL and nowhere else. Point baseURL at the API itself.",
+                status.as_u16(),
+                location.map(|to| format!(" to {to}")).unwrap_or_default()
+            ),
+        )
+        .with_status(status)
+    }
+
+    /// `network_error`: the request to `url` got no answer (timed out after `timeout`, could
+    /// not connect, or the connection failed), with the innermost cause named.
+    pub fn network(e: &reqwest::Error, url: &str, timeout: Duration) -> Self {
+        // reqwest's own sentence only repeats the URL, which the message names already.
+        let why = || source_chain(e, Chain::Causes);
+        let message = if e.is_timeout() {
+            format!("The request to {url} timed out after {} ms (timeoutMs). Try again, or raise timeoutMs.", timeout.as_millis())
+        } else if e.is_connect() {
+            format!(
+                "Could not connect to {url}: {}. Check ANTHROPIC_BASE_URL / baseURL and the network.",
+                why()
+            )
+        } else {
+            format!("The connection to {url} failed: {}. Try again.", why())
+        };
+        RunError::new(ErrorCode::NetworkError, message)
+    }
+
+    /// `network_error`: the connection failed (`why`) while a streamed reply was read.
+    pub fn stream_broken(why: &str) -> Self {
+        RunError::new(
+            ErrorCode::NetworkError,
+            format!("The connection failed while the streamed reply was read: {why}. Try again."),
+        )
+    }
+
+    /// `network_error`: a streamed reply ended before `message_stop`.
+    pub fn stream_ended() -> Self {
+        RunError::new(
+            ErrorCode::NetworkError,
+            "The stream ended before message_stop: the reply is incomplete. Try again.",
+        )
+    }
+
+    /// `unknown_error`: a streamed `content_block_delta` of a type we do not know, which cannot
+    /// be placed in the reply (dropping it would make the history differ).
+    pub fn unknown_delta(kind: &str) -> Self {
+        RunError::new(
+            ErrorCode::UnknownError,
+            format!("The Anthropic API streamed a content_block_delta of unknown type {kind:?}; it cannot be assembled into the reply, so the run stops rather than drop it. Update anthropic-tool-calling."),
+        )
+    }
+
+    /// `unknown_error`: a stream that is not a Messages API reply (`why`).
+    pub fn malformed_stream(why: &str) -> Self {
+        RunError::new(
+            ErrorCode::UnknownError,
+            format!("The Anthropic API sent a stream that is not a Messages API reply: {why}."),
+        )
+    }
+
+    /// `unknown_error`: a streamed reply grew over `limit` bytes and was not read to its end.
+    pub fn stream_too_large(limit: usize) -> Self {
+        RunError::new(
+            ErrorCode::UnknownError,
+            format!(
+                "The Anthropic API streamed a reply over {} MiB; it was not read to its end.",
+                limit >> 20
+            ),
+        )
+    }
+
+    /// `unknown_error`: the model's reply cannot be used as it is (`message` says how).
+    pub fn unknown(message: impl Into<String>) -> Self {
+        RunError::new(ErrorCode::UnknownError, message)
+    }
+
+    /// `aborted`: the caller's `AbortSignal` fired.
+    pub fn aborted() -> Self {
+        RunError::new(
+            ErrorCode::Aborted,
+            "The run was aborted by its AbortSignal.",
+        )
+    }
+
+    /// `aborted`: the JS thread that started the run is going away (a worker terminated).
+    pub fn thread_shutting_down() -> Self {
+        RunError::new(
+            ErrorCode::Aborted,
+            "The run was stopped: the JS thread that started it is shutting down.",
+        )
+    }
+
+    /// `max_iterations_exceeded`: the model wanted more rounds than `maxToolIterations`
+    /// allows; `message` says what was not done.
+    pub fn max_iterations(message: impl Into<String>) -> Self {
+        RunError::new(ErrorCode::MaxIterationsExceeded, message)
+    }
+
+    /// `output_truncated`: a reply asking for tools was cut, so nothing was run; `message`
+    /// names the calls and the limit.
+    pub fn output_truncated(message: impl Into<String>) -> Self {
+        RunError::new(ErrorCode::OutputTruncated, message)
+    }
+
+    /// `tool_validation_error`: the call names a tool not offered, or its input fails the
+    /// tool's schema. Name the call with [`RunError::with_tool`].
+    pub fn tool_validation(message: impl Into<String>) -> Self {
+        RunError::new(ErrorCode::ToolValidationError, message)
+    }
+
+    /// `tool_execution_error`: the tool threw, timed out, or returned what cannot be
+    /// serialised. Name the call with [`RunError::with_tool`].
+    pub fn tool_execution(message: impl Into<String>) -> Self {
+        RunError::new(ErrorCode::ToolExecutionError, message)
+    }
+
+    /// `unknown_error`: a bug of ours (`what` happened that cannot), asking for a report.
+    pub fn internal(what: &str) -> Self {
+        RunError::new(
+            ErrorCode::UnknownError,
+            internal_sentence(&format!(": {what}")),
+        )
+    }
+
+    /// `unknown_error`: the engine panicked (`what` is the panic's message), asking for a report.
+    pub fn panicked(what: &str) -> Self {
+        RunError::new(
+            ErrorCode::UnknownError,
+            internal_sentence(&format!(" (a Rust panic: {what})")),
+        )
+    }
+
+    /// The JSON of an internal error that says nothing more, for where even serialising an
+    /// error failed: written by hand, so that it cannot fail itself.
+    pub fn internal_json() -> String {
+        format!(
+            r#"{{"code":"{}","message":"{}"}}"#,
+            ErrorCode::UnknownError.as_str(),
+            internal_sentence("")
+        )
+    }
+
+    fn with_status(mut self, status: StatusCode) -> Self {
+        self.status = Some(status.as_u16());
+        self
     }
 
     /// Names the tool at fault.
     pub fn with_tool(mut self, name: &str, tool_use_id: &str) -> Self {
         self.tool_name = Some(name.to_owned());
         self.tool_use_id = Some(tool_use_id.to_owned());
+        self
+    }
+
+    /// Gives the answer's `request-id` (the header's), unless one is known already (the one
+    /// an error body carries).
+    pub fn or_request_id(mut self, request_id: Option<String>) -> Self {
+        self.request_id = self.request_id.or(request_id);
         self
     }
 }
@@ -116,3 +431,50 @@ impl std::fmt::Display for RunError {
 }
 
 impl std::error::Error for RunError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_api_error_says_how_it_arrived_what_the_api_said_and_what_to_do() {
+        let e = RunError::http(
+            529,
+            "overloaded_error",
+            "Overloaded.",
+            Some(Duration::from_secs(3)),
+        );
+        assert_eq!(e.code, ErrorCode::Overloaded);
+        assert_eq!(e.message, "The Anthropic API answered HTTP 529 overloaded_error: Overloaded. The API is overloaded; try again in a little while.");
+        assert_eq!((e.status, e.retry_after), (Some(529), Some(3.0)));
+        // A wait is advice only where the code says to wait.
+        let e = RunError::http(400, "", "bad", Some(Duration::from_secs(3)));
+        assert_eq!(e.message, "The Anthropic API answered HTTP 400: bad. Fix the request; retrying it unchanged will fail the same way.");
+        assert_eq!(e.retry_after, None);
+        let e = RunError::stream_error_event("rate_limit_error", "Slow down");
+        assert_eq!(e.code, ErrorCode::RateLimited);
+        assert_eq!(e.message, "The Anthropic API sent an error event in the stream after HTTP 200 (like HTTP 429) rate_limit_error: Slow down. Wait before sending more requests (see retryAfter), or lower the request rate.");
+        assert_eq!(e.status, None);
+        assert_eq!(
+            RunError::stream_error_event("x_new_error", "?").code,
+            ErrorCode::UnknownError
+        );
+    }
+
+    #[test]
+    fn an_internal_error_is_one_sentence_asking_for_a_report() {
+        assert_eq!(
+            RunError::internal("a thing").message,
+            "Internal error in anthropic-tool-calling: a thing. Please report it."
+        );
+        assert_eq!(
+            RunError::panicked("boom").message,
+            "Internal error in anthropic-tool-calling (a Rust panic: boom). Please report it."
+        );
+        let json: serde_json::Value = serde_json::from_str(&RunError::internal_json()).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({ "code": "unknown_error", "message": "Internal error in anthropic-tool-calling. Please report it." })
+        );
+    }
+}

@@ -124,6 +124,46 @@ impl Body {
         }
         out
     }
+
+    /// The body as reqwest sends it: piece by piece (each a shared `Bytes`, written with
+    /// vectored writes), with its exact length, so it goes with a `content-length` like a body
+    /// in one buffer.
+    pub fn to_http(&self) -> reqwest::Body {
+        reqwest::Body::wrap(Pieces {
+            left: self.len as u64,
+            pieces: self.pieces.clone().into_iter(),
+        })
+    }
+}
+
+/// A [`Body`] being sent: the pieces not yet written, and how many bytes they hold.
+struct Pieces {
+    pieces: std::vec::IntoIter<Bytes>,
+    left: u64,
+}
+
+impl http_body::Body for Pieces {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        let next = self.pieces.next();
+        if let Some(piece) = &next {
+            self.left -= piece.len() as u64;
+        }
+        std::task::Poll::Ready(next.map(|piece| Ok(http_body::Frame::data(piece))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.left == 0
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.left)
+    }
 }
 
 /// Serialises a request. `tools` are the client tools' definitions; the run's server tools

@@ -9,6 +9,51 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 
+use super::error::RunError;
+
+/// One failed attempt at a request: the error the run ends with if no other attempt follows,
+/// and what decides whether one does.
+pub struct AttemptFailure {
+    /// The run's error, should this attempt be the last.
+    pub error: RunError,
+    /// Whether a retry may cure it (a broken connection, a 429, a 5xx…), as the SDK judges.
+    pub retryable: bool,
+    /// What the server said about waiting.
+    pub hint: Hint,
+}
+
+impl AttemptFailure {
+    /// A failure no retry would change (an answer we cannot read, a redirect).
+    pub fn fatal(error: RunError) -> Self {
+        AttemptFailure {
+            error,
+            retryable: false,
+            hint: Hint::None,
+        }
+    }
+
+    /// A failure to get any answer (refused, reset, timed out): worth another attempt.
+    pub fn network(error: RunError) -> Self {
+        AttemptFailure {
+            error,
+            retryable: true,
+            hint: Hint::None,
+        }
+    }
+
+    /// How long to wait before the next attempt, or `None` when there is none: the failure is
+    /// not retryable, `retries_done` reached `max_retries`, or the server asked for a wait
+    /// longer than we sit on a request (reported to the caller as `retryAfter` instead).
+    pub fn wait_before_retry(&self, retries_done: u32, max_retries: u32) -> Option<Duration> {
+        match self.hint {
+            Hint::TooLong(_) => None,
+            _ if !self.retryable || retries_done >= max_retries => None,
+            Hint::Wait(hint) => Some(hint),
+            Hint::None => Some(backoff(retries_done)),
+        }
+    }
+}
+
 /// Whether a response with this status and these headers may be retried.
 pub fn should_retry(status: StatusCode, headers: &HeaderMap) -> bool {
     match headers.get("x-should-retry").and_then(|v| v.to_str().ok()) {
@@ -47,7 +92,8 @@ impl Hint {
 /// The wait the server asked for, read as the SDK's `retryRequest` reads it: `retry-after-ms`
 /// (milliseconds) if it is a number other than 0, else `retry-after` (seconds, or an HTTP date
 /// measured from now). A value that is not in (0, 60 s) means the SDK's own backoff — except that
-/// a hint of 60 s or more ends the run (the contract's rule: we never sit on a request that long).
+/// a hint of 60 s or more ends the run: a caller is better told to come back later than left
+/// waiting a minute or more on one request.
 pub fn server_hint(headers: &HeaderMap) -> Hint {
     let header = |name: &str| {
         headers

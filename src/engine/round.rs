@@ -15,7 +15,7 @@ use super::approval::{self, Bound, Decision, PendingApproval};
 use super::calls::CallLog;
 use super::canonical::canonical_json;
 use super::config::{OnToolError, RunConfig};
-use super::error::{ErrorCode, RunError};
+use super::error::RunError;
 use super::events::{EventSink, RunEvent};
 use super::feedback as fb;
 use super::protocol::{self, RawMessage, ResultContent, ToolResultBlock};
@@ -414,10 +414,11 @@ enum Why {
 }
 
 impl Why {
-    fn code(self) -> ErrorCode {
+    /// The error a stop-mode run ends with when a call fails this way.
+    fn error(self, message: String) -> RunError {
         match self {
-            Why::UnknownTool | Why::InvalidInput => ErrorCode::ToolValidationError,
-            _ => ErrorCode::ToolExecutionError,
+            Why::UnknownTool | Why::InvalidInput => RunError::tool_validation(message),
+            _ => RunError::tool_execution(message),
         }
     }
 
@@ -659,7 +660,7 @@ fn record(call: Call, output: ToolOutput, error: Option<String>, elapsed: Durati
 
 /// A failed call: its record (output `null`), the `is_error` text and the stop-mode error.
 fn failed(call: Call, why: Why, words: Words, elapsed: Duration) -> Settled {
-    let failure = RunError::new(why.code(), words.stop).with_tool(&call.name, &call.id);
+    let failure = why.error(words.stop).with_tool(&call.name, &call.id);
     Settled {
         call: record(call, ToolOutput::None, Some(words.dev), elapsed),
         content: words.model,

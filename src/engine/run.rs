@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 use super::api::ApiClient;
 use super::calls::CallLog;
 use super::config::{OnMaxIterations, RunConfig};
-use super::error::{ErrorCode, RunError};
+use super::error::RunError;
 use super::events::{EventSink, RunEvent};
 use super::feedback as fb;
 use super::protocol::{self, Container, ContentBlock, RawMessage};
@@ -81,10 +81,7 @@ pub async fn run_observed(
 }
 
 fn aborted() -> RunError {
-    RunError::new(
-        ErrorCode::Aborted,
-        "The run was aborted by its AbortSignal.",
-    )
+    RunError::aborted()
 }
 
 /// One reply, read: its blocks' text and thinking, and its client tool calls.
@@ -139,9 +136,8 @@ async fn run_loop(
                 RoundOutcome::Done(answers) => waiting.answer(&mut messages, &answers),
                 // Every call of a resumed round has its decision: none can wait again.
                 RoundOutcome::Paused { .. } => {
-                    return Err(RunError::new(
-                        ErrorCode::UnknownError,
-                        "Internal error in anthropic-tool-calling: a resumed call waited for approval again. Please report it.",
+                    return Err(RunError::internal(
+                        "a resumed call waited for approval again",
                     ))
                 }
             }
@@ -232,8 +228,7 @@ async fn run_loop(
         match StopReason::of(response.stop_reason.as_deref()) {
             StopReason::PauseTurn => {
                 if rounds >= cfg.max_tool_iterations {
-                    return Err(RunError::new(
-                        ErrorCode::MaxIterationsExceeded,
+                    return Err(RunError::max_iterations(
                         format!(
                             "The model's server-tool turn was paused (pause_turn) after {rounds} round(s), the limit set by maxToolIterations; \
                              it was not continued. Raise maxToolIterations to let long server-tool turns finish."
@@ -253,8 +248,7 @@ async fn run_loop(
             }
             StopReason::Truncated if !reply.requested.is_empty() => {
                 let names: Vec<&str> = reply.requested.iter().map(|r| r.name.as_str()).collect();
-                return Err(RunError::new(
-                    ErrorCode::OutputTruncated,
+                return Err(RunError::output_truncated(
                     format!(
                         "The model's reply asking for {} was cut ({wire_reason}), so its input may be incomplete; nothing was run. \
                          Raise maxTokens (now {}), or shorten the history.",
@@ -280,8 +274,7 @@ async fn run_loop(
         let answers = if rounds >= cfg.max_tool_iterations {
             if limit_reached || cfg.on_max_iterations == OnMaxIterations::Error {
                 let names: Vec<&str> = reply.requested.iter().map(|r| r.name.as_str()).collect();
-                return Err(RunError::new(
-                    ErrorCode::MaxIterationsExceeded,
+                return Err(RunError::max_iterations(
                     format!(
                         "The model asked for tools ({}) after {rounds} tool round(s), the limit set by maxToolIterations; \
                          they were not run. Raise maxToolIterations, or make the tools' answers more complete.",
@@ -452,8 +445,7 @@ pub(crate) fn read_content(
     content: &RawValue,
 ) -> Result<(Vec<ContentBlock<'_>>, Vec<Requested>), RunError> {
     let blocks: Vec<ContentBlock> = serde_json::from_str(content.get()).map_err(|e| {
-        RunError::new(
-            ErrorCode::UnknownError,
+        RunError::unknown(
             // Where, not what: serde's message can quote the reply's text, which is the API's.
             format!(
                 "The model's reply has content blocks that cannot be read ({:?} error at line {}, column {}).",
@@ -477,8 +469,7 @@ fn tool_uses(blocks: &[ContentBlock]) -> Result<Vec<Requested>, RunError> {
         .filter(|(_, b)| b.kind == "tool_use")
     {
         let (Some(id), Some(name), Some(input)) = (&block.id, &block.name, block.input) else {
-            return Err(RunError::new(
-                ErrorCode::UnknownError,
+            return Err(RunError::unknown(
                 format!("The model's reply has a tool_use block (content.{i}) without an id, a name or an input."),
             ));
         };

@@ -5,57 +5,83 @@
 //! SSE framing is left to `eventsource-stream`; this file only dispatches on event names.
 
 mod assemble;
+mod block;
+mod fields;
 
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures::StreamExt;
 use reqwest::header::HeaderMap;
-use reqwest::StatusCode;
 
-use super::api::{api_error, MAX_RESPONSE_BYTES};
-use super::error::{ErrorCode, RunError};
+use super::api::MAX_RESPONSE_BYTES;
+use super::error::{source_chain, twin_status, Chain, RunError};
 use super::protocol::{ErrorBody, MessageResponse};
 use super::redact::Redactor;
-use super::retry::{self, Hint};
+use super::retry;
 
 /// What a streamed reply shows before it is complete, for the loop to forward to JS.
 /// `index` is the block's position in the reply's `content`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamEvent {
     /// More text of a `text` block.
-    TextDelta { index: usize, text: String },
+    TextDelta {
+        /// The block's position in the reply's content.
+        index: usize,
+        /// The text added.
+        text: String,
+    },
     /// More thinking of a `thinking` block.
-    ReasoningDelta { index: usize, text: String },
+    ReasoningDelta {
+        /// The block's position in the reply's content.
+        index: usize,
+        /// The thinking added.
+        text: String,
+    },
     /// A `tool_use` (or, with `server`, a `server_tool_use`) block starts; its input follows.
     ToolInputStart {
+        /// The block's position in the reply's content.
         index: usize,
+        /// The call's `tool_use` id.
         id: String,
+        /// The tool called.
         name: String,
+        /// Whether the API runs this tool itself (a server tool).
         server: bool,
     },
     /// A piece of a tool block's input, partial JSON as the model writes it.
     ToolInputDelta {
+        /// The block's position in the reply's content.
         index: usize,
+        /// The call's `tool_use` id.
         id: String,
+        /// The piece of the input's JSON text.
         partial_json: String,
     },
     /// A block is complete.
-    BlockStop { index: usize },
+    BlockStop {
+        /// The block's position in the reply's content.
+        index: usize,
+    },
 }
 
 /// Why a streamed reply could not be read; [`StreamError::run_error`] gives its code.
 #[derive(Debug, Clone)]
 pub struct StreamError {
     /// What went wrong.
-    pub failure: Failure,
+    pub failure: StreamFailure,
     /// The `request-id` header of the response.
     pub request_id: Option<String>,
 }
 
-/// The kinds of [`StreamError`].
+/// What went wrong while a streamed reply was read and assembled.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failure {
+pub enum StreamFailure {
     /// An `event: error` after HTTP 200, with the API's `error.type` and `error.message`.
-    Api { kind: String, message: String },
+    Api {
+        /// The API's `error.type` (empty when the event's data is not the API's JSON).
+        kind: String,
+        /// The API's `error.message` (or a quote of the data that is not the API's JSON).
+        message: String,
+    },
     /// The connection failed while the body was read (reset, timeout…).
     Connection(String),
     /// The body ended without `message_stop`.
@@ -66,6 +92,13 @@ pub enum Failure {
     Malformed(String),
     /// The body grew over [`MAX_RESPONSE_BYTES`].
     TooLarge,
+}
+
+impl StreamFailure {
+    /// A [`StreamFailure::Malformed`] saying what was wrong.
+    fn malformed(what: impl std::fmt::Display) -> Self {
+        StreamFailure::Malformed(what.to_string())
+    }
 }
 
 /// Reads a 2xx `text/event-stream` response to its end and assembles the reply, calling
@@ -99,9 +132,15 @@ pub async fn read_reply(
     while let Some(event) = sse.next().await {
         let event = event.map_err(|e| {
             fail(match e {
-                EventStreamError::Transport(Body::Http(e)) => Failure::Connection(source_chain(&e)),
-                EventStreamError::Transport(Body::TooLarge) => Failure::TooLarge,
-                other => Failure::Malformed(format!("bad server-sent events framing: {other}")),
+                EventStreamError::Transport(Body::Http(e)) => {
+                    // reqwest's own sentence ("error decoding response body") is kept: it says
+                    // what was being done when the connection failed.
+                    StreamFailure::Connection(source_chain(&e, Chain::Whole))
+                }
+                EventStreamError::Transport(Body::TooLarge) => StreamFailure::TooLarge,
+                other => {
+                    StreamFailure::Malformed(format!("bad server-sent events framing: {other}"))
+                }
             })
         })?;
         if event.event == "error" {
@@ -116,7 +155,7 @@ pub async fn read_reply(
             return reply.finish(request_id.clone()).map_err(fail);
         }
     }
-    Err(fail(Failure::Ended))
+    Err(fail(StreamFailure::Ended))
 }
 
 /// The body stream's error: the connection's, or ours when the body is too large.
@@ -134,13 +173,15 @@ impl std::fmt::Display for Body {
     }
 }
 
-fn api_failure(data: &str, secrets: &Redactor) -> Failure {
+/// An `event: error`'s data read as the API's error JSON (quoted, the secrets taken out, when
+/// it is not).
+fn api_failure(data: &str, secrets: &Redactor) -> StreamFailure {
     match serde_json::from_str::<ErrorBody>(data) {
-        Ok(body) => Failure::Api {
+        Ok(body) => StreamFailure::Api {
             kind: body.error.kind,
             message: body.error.message,
         },
-        Err(_) => Failure::Api {
+        Err(_) => StreamFailure::Api {
             kind: String::new(),
             message: format!(
                 "(no JSON error body; data starts {:?})",
@@ -150,33 +191,18 @@ fn api_failure(data: &str, secrets: &Redactor) -> Failure {
     }
 }
 
-/// The HTTP status the API uses for an error of this `error.type` (its streamed twin maps
-/// like it); a type we do not know counts as a 500.
-fn twin_status(kind: &str) -> StatusCode {
-    let code = match kind {
-        "invalid_request_error" => 400,
-        "authentication_error" => 401,
-        "billing_error" => 402,
-        "permission_error" => 403,
-        "not_found_error" => 404,
-        "conflict_error" => 409,
-        "request_too_large" => 413,
-        "rate_limit_error" => 429,
-        "timeout_error" => 504,
-        "overloaded_error" => 529,
-        _ => 500,
-    };
-    StatusCode::from_u16(code).expect("a valid status")
-}
-
 impl StreamError {
     /// Whether the request may be sent again, as its HTTP twin would be. The caller must also
     /// check that nothing of the attempt was shown yet (else parts would repeat).
     pub fn retryable(&self) -> bool {
         match &self.failure {
-            Failure::Api { kind, .. } => retry::should_retry(twin_status(kind), &HeaderMap::new()),
-            Failure::Connection(_) | Failure::Ended => true,
-            Failure::UnknownDelta(_) | Failure::Malformed(_) | Failure::TooLarge => false,
+            StreamFailure::Api { kind, .. } => {
+                retry::should_retry(twin_status(kind), &HeaderMap::new())
+            }
+            StreamFailure::Connection(_) | StreamFailure::Ended => true,
+            StreamFailure::UnknownDelta(_)
+            | StreamFailure::Malformed(_)
+            | StreamFailure::TooLarge => false,
         }
     }
 
@@ -184,42 +210,15 @@ impl StreamError {
     /// `overloaded`, `rate_limit_error` → `rate_limited`, …), a broken connection or a stream
     /// cut short `network_error`, anything unreadable `unknown_error`.
     pub fn run_error(&self) -> RunError {
-        let mut error = match &self.failure {
-            Failure::Api { kind, message } => {
-                let status = twin_status(kind);
-                let mut error = api_error(status, kind, message, Hint::None);
-                // Same code and advice as the HTTP error, but the answer was a 200.
-                let said = format!("The Anthropic API answered HTTP {}", status.as_u16());
-                error.message = match error.message.strip_prefix(&said) {
-                    Some(rest) => format!("The Anthropic API sent an error event in the stream after HTTP 200 (like HTTP {}){rest}", status.as_u16()),
-                    None => format!("{} (an error event in the stream after HTTP 200)", error.message),
-                };
-                error.status = None;
-                error
-            }
-            Failure::Connection(why) => RunError::new(
-                ErrorCode::NetworkError,
-                format!("The connection failed while the streamed reply was read: {why}. Try again."),
-            ),
-            Failure::Ended => RunError::new(
-                ErrorCode::NetworkError,
-                "The stream ended before message_stop: the reply is incomplete. Try again.",
-            ),
-            Failure::UnknownDelta(kind) => RunError::new(
-                ErrorCode::UnknownError,
-                format!("The Anthropic API streamed a content_block_delta of unknown type {kind:?}; it cannot be assembled into the reply, so the run stops rather than drop it. Update anthropic-tool-calling."),
-            ),
-            Failure::Malformed(why) => RunError::new(
-                ErrorCode::UnknownError,
-                format!("The Anthropic API sent a stream that is not a Messages API reply: {why}."),
-            ),
-            Failure::TooLarge => RunError::new(
-                ErrorCode::UnknownError,
-                format!("The Anthropic API streamed a reply over {} MiB; it was not read to its end.", MAX_RESPONSE_BYTES >> 20),
-            ),
+        let error = match &self.failure {
+            StreamFailure::Api { kind, message } => RunError::stream_error_event(kind, message),
+            StreamFailure::Connection(why) => RunError::stream_broken(why),
+            StreamFailure::Ended => RunError::stream_ended(),
+            StreamFailure::UnknownDelta(kind) => RunError::unknown_delta(kind),
+            StreamFailure::Malformed(why) => RunError::malformed_stream(why),
+            StreamFailure::TooLarge => RunError::stream_too_large(MAX_RESPONSE_BYTES),
         };
-        error.request_id = error.request_id.take().or_else(|| self.request_id.clone());
-        error
+        error.or_request_id(self.request_id.clone())
     }
 }
 
@@ -230,14 +229,3 @@ impl std::fmt::Display for StreamError {
 }
 
 impl std::error::Error for StreamError {}
-
-/// The innermost causes of an error, which name what really happened (reset, timeout…).
-fn source_chain(e: &reqwest::Error) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut cur: Option<&dyn std::error::Error> = std::error::Error::source(e);
-    while let Some(err) = cur {
-        parts.push(err.to_string());
-        cur = err.source();
-    }
-    parts.join(": ")
-}

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::error::{ErrorCode, RunError};
+use super::error::RunError;
 use super::protocol::RawMessage;
 use super::round::Requested;
 
@@ -179,8 +179,7 @@ pub fn call_ids(messages: &[RawMessage]) -> Result<HashSet<String>, RunError> {
 pub fn add_reply_ids(ids: &mut HashSet<String>, calls: &[Requested]) -> Result<(), RunError> {
     for call in calls {
         if !ids.insert(call.id.clone()) {
-            return Err(RunError::new(
-                ErrorCode::UnknownError,
+            return Err(RunError::unknown(
                 format!(
                     "The model's reply has a tool_use id that is already in the conversation ({:?}, {}); none of its calls was run.",
                     call.id, call.name
@@ -194,6 +193,7 @@ pub fn add_reply_ids(ids: &mut HashSet<String>, calls: &[Requested]) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::ErrorCode;
 
     fn history(json: &[&str]) -> Vec<RawMessage> {
         json.iter()

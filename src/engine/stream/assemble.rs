@@ -1,147 +1,22 @@
-//! The reply built from its stream events, the way the official SDK's `MessageStream` builds it,
-//! so the assembled content is the same JSON as the non-streamed reply.
+//! The reply built from its stream events, in order, the way the official SDK's `MessageStream`
+//! builds it, so the assembled content is the same JSON as the non-streamed reply: the message
+//! started, its blocks started, grown (`block.rs`) and stopped, its stop reason and usage
+//! updated, and at `message_stop` the final message written.
 //!
 //! Each block is kept as its members in the order `content_block_start` gave them (values as
-//! written), and deltas only replace or append members. We do not turn on serde_json's
-//! `preserve_order` for this: that feature is crate-graph-wide and would change the key order of
-//! every `serde_json::Map` in the engine and the test server.
+//! written, `fields.rs`), and deltas only replace or append members. We do not turn on
+//! serde_json's `preserve_order` for this: that feature is crate-graph-wide and would change the
+//! key order of every `serde_json::Map` in the engine and the test server.
 
-use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
-use serde_json::value::{to_raw_value, RawValue};
+use serde_json::value::RawValue;
 
-use super::{Failure, StreamEvent};
+use super::block::{apply_delta, Block, Delta};
+use super::fields::{raw, Fields};
+use super::{StreamEvent, StreamFailure};
 use crate::engine::protocol::{ApiUsage, Container, MessageResponse};
 
-/// A JSON object as its members in order, each value kept as written.
-struct Fields(Vec<(String, Box<RawValue>)>);
-
-impl<'de> Deserialize<'de> for Fields {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Members;
-        impl<'de> Visitor<'de> for Members {
-            type Value = Fields;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
-                let mut members = Vec::new();
-                while let Some(member) = map.next_entry::<String, Box<RawValue>>()? {
-                    members.push(member);
-                }
-                Ok(Fields(members))
-            }
-        }
-        deserializer.deserialize_map(Members)
-    }
-}
-
-impl Fields {
-    fn get(&self, key: &str) -> Option<&RawValue> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| &**v)
-    }
-
-    /// Replaces a member in place, or appends it (a new key goes last, as in the SDK).
-    fn set(&mut self, key: &str, value: Box<RawValue>) {
-        match self.0.iter_mut().find(|(k, _)| k == key) {
-            Some((_, v)) => *v = value,
-            None => self.0.push((key.to_owned(), value)),
-        }
-    }
-
-    fn string(&self, key: &str) -> Option<String> {
-        self.get(key)
-            .and_then(|v| serde_json::from_str(v.get()).ok())
-    }
-
-    fn write(&self, out: &mut String) {
-        out.push('{');
-        for (i, (key, value)) in self.0.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str(&serde_json::to_string(key).expect("a string serialises"));
-            out.push(':');
-            out.push_str(value.get());
-        }
-        out.push('}');
-    }
-}
-
-/// One content block while its deltas arrive. Appended text is kept aside and written back
-/// once, so a long answer is not re-serialised per delta.
-struct Block {
-    fields: Fields,
-    kind: String,
-    /// `text` of a text block or `thinking` of a thinking block, once a delta touched it.
-    grown: Option<String>,
-    citations: Option<Vec<Box<RawValue>>>,
-    /// The `input_json_delta` pieces of a tool block, concatenated.
-    input_json: Option<String>,
-    /// The input did not parse at `content_block_stop`: fine only if the reply was cut.
-    cut_input: bool,
-}
-
-impl Block {
-    fn new(fields: Fields) -> Self {
-        let kind = fields.string("type").unwrap_or_default();
-        Block {
-            fields,
-            kind,
-            grown: None,
-            citations: None,
-            input_json: None,
-            cut_input: false,
-        }
-    }
-
-    fn is_tool(&self) -> bool {
-        matches!(
-            self.kind.as_str(),
-            "tool_use" | "server_tool_use" | "mcp_tool_use"
-        )
-    }
-
-    /// The text member a delta appends to, started from what `content_block_start` gave.
-    fn grow(&mut self, key: &str, more: &str) {
-        let fields = &self.fields;
-        self.grown
-            .get_or_insert_with(|| fields.string(key).unwrap_or_default())
-            .push_str(more);
-    }
-
-    /// Writes the kept-aside members back.
-    fn settle(&mut self) {
-        if let Some(text) = self.grown.take() {
-            let key = if self.kind == "thinking" {
-                "thinking"
-            } else {
-                "text"
-            };
-            self.fields.set(key, raw(&text));
-        }
-        if let Some(citations) = self.citations.take() {
-            self.fields.set("citations", raw(&citations));
-        }
-    }
-}
-
-fn raw<T: serde::Serialize + ?Sized>(value: &T) -> Box<RawValue> {
-    to_raw_value(value).expect("strings and raw JSON always serialise")
-}
-
-/// A `content_block_delta` payload, read loosely: which member matters depends on `type`.
-#[derive(Deserialize)]
-struct Delta {
-    #[serde(rename = "type")]
-    kind: String,
-    text: Option<String>,
-    thinking: Option<String>,
-    signature: Option<String>,
-    partial_json: Option<String>,
-    citation: Option<Box<RawValue>>,
-}
-
+/// The `message` of `message_start`: the reply's envelope, and any blocks it already has.
 #[derive(Deserialize)]
 struct StartMessage {
     #[serde(rename = "type")]
@@ -175,13 +50,10 @@ pub(super) struct Assembly {
     pub(super) done: bool,
 }
 
-fn malformed(what: impl std::fmt::Display) -> Failure {
-    Failure::Malformed(what.to_string())
-}
-
-fn parse<'a, T: Deserialize<'a>>(event: &str, data: &'a str) -> Result<T, Failure> {
+/// An event's data read as the JSON the Messages API sends for it.
+fn parse<'a, T: Deserialize<'a>>(event: &str, data: &'a str) -> Result<T, StreamFailure> {
     serde_json::from_str(data).map_err(|e| {
-        malformed(format!(
+        StreamFailure::malformed(format!(
             "the {event} event is not what the Messages API sends ({e})"
         ))
     })
@@ -194,9 +66,9 @@ impl Assembly {
         event: &str,
         data: &str,
         emit: &mut dyn FnMut(StreamEvent),
-    ) -> Result<(), Failure> {
+    ) -> Result<(), StreamFailure> {
         if self.message.is_none() && event != "message_start" {
-            return Err(malformed(format!(
+            return Err(StreamFailure::malformed(format!(
                 "the stream sent {event} before message_start"
             )));
         }
@@ -221,7 +93,7 @@ impl Assembly {
                 }
                 let start: Start = parse(event, data)?;
                 if start.index != self.blocks.len() {
-                    return Err(malformed(format!(
+                    return Err(StreamFailure::malformed(format!(
                         "content_block_start has index {} where block {} was next",
                         start.index,
                         self.blocks.len()
@@ -254,20 +126,7 @@ impl Assembly {
                     index: usize,
                 }
                 let Stop { index } = parse(event, data)?;
-                let block = self.block(index)?;
-                if let Some(json) = block.input_json.take() {
-                    let json = json.trim();
-                    // Checked, then kept as the model wrote it: re-encoding could reorder keys.
-                    match RawValue::from_string(if json.is_empty() {
-                        "{}".into()
-                    } else {
-                        json.to_owned()
-                    }) {
-                        Ok(input) => block.fields.set("input", input),
-                        Err(_) => block.cut_input = true,
-                    }
-                }
-                block.settle();
+                self.block(index)?.stop();
                 emit(StreamEvent::BlockStop { index });
             }
             "message_delta" => {
@@ -303,20 +162,23 @@ impl Assembly {
         Ok(())
     }
 
-    fn block(&mut self, index: usize) -> Result<&mut Block, Failure> {
-        self.blocks
-            .get_mut(index)
-            .ok_or_else(|| malformed(format!("an event for block {index}, which never started")))
+    fn block(&mut self, index: usize) -> Result<&mut Block, StreamFailure> {
+        self.blocks.get_mut(index).ok_or_else(|| {
+            StreamFailure::malformed(format!("an event for block {index}, which never started"))
+        })
     }
 
     /// The reply, once `message_stop` has arrived.
-    pub(super) fn finish(mut self, request_id: Option<String>) -> Result<MessageResponse, Failure> {
+    pub(super) fn finish(
+        mut self,
+        request_id: Option<String>,
+    ) -> Result<MessageResponse, StreamFailure> {
         let message = self
             .message
             .take()
-            .ok_or_else(|| malformed("no message_start"))?;
+            .ok_or_else(|| StreamFailure::malformed("no message_start"))?;
         if message.kind != "message" || message.role != "assistant" {
-            return Err(malformed(format!(
+            return Err(StreamFailure::malformed(format!(
                 "message_start has type {:?} and role {:?}, expected \"message\" and \"assistant\"",
                 message.kind, message.role
             )));
@@ -331,7 +193,7 @@ impl Assembly {
                 // A reply cut mid-input: the loop never runs such a call and ends with
                 // output_truncated, so `{}` (what the SDK's partial parse yields at worst) will do.
                 if !truncated {
-                    return Err(malformed(format!(
+                    return Err(StreamFailure::malformed(format!(
                         "the input of block {i} ({}) is not valid JSON",
                         block.kind
                     )));
@@ -349,7 +211,7 @@ impl Assembly {
         Ok(MessageResponse {
             kind: message.kind,
             role: message.role,
-            content: RawValue::from_string(content).map_err(malformed)?,
+            content: RawValue::from_string(content).map_err(StreamFailure::malformed)?,
             stop_reason: message.stop_reason,
             usage: message.usage,
             container: message.container,
@@ -358,100 +220,12 @@ impl Assembly {
     }
 }
 
-fn apply_delta(
-    block: &mut Block,
-    index: usize,
-    delta: Delta,
-    emit: &mut dyn FnMut(StreamEvent),
-) -> Result<(), Failure> {
-    let wrong = |block: &Block, delta: &str| {
-        malformed(format!(
-            "a {delta} for block {index}, a {} block",
-            block.kind
-        ))
-    };
-    let missing = |delta: &str, member: &str| malformed(format!("a {delta} without {member}"));
-    match delta.kind.as_str() {
-        "text_delta" => {
-            let text = delta.text.ok_or_else(|| missing("text_delta", "text"))?;
-            if block.kind != "text" {
-                return Err(wrong(block, "text_delta"));
-            }
-            block.grow("text", &text);
-            if !text.is_empty() {
-                emit(StreamEvent::TextDelta { index, text });
-            }
-        }
-        "thinking_delta" => {
-            let text = delta
-                .thinking
-                .ok_or_else(|| missing("thinking_delta", "thinking"))?;
-            if block.kind != "thinking" {
-                return Err(wrong(block, "thinking_delta"));
-            }
-            block.grow("thinking", &text);
-            if !text.is_empty() {
-                emit(StreamEvent::ReasoningDelta { index, text });
-            }
-        }
-        "signature_delta" => {
-            let signature = delta
-                .signature
-                .ok_or_else(|| missing("signature_delta", "signature"))?;
-            if block.kind != "thinking" {
-                return Err(wrong(block, "signature_delta"));
-            }
-            block.fields.set("signature", raw(&signature));
-        }
-        "citations_delta" => {
-            let citation = delta
-                .citation
-                .ok_or_else(|| missing("citations_delta", "citation"))?;
-            if block.kind != "text" {
-                return Err(wrong(block, "citations_delta"));
-            }
-            let fields = &block.fields;
-            block
-                .citations
-                .get_or_insert_with(|| {
-                    fields
-                        .get("citations")
-                        .and_then(|c| serde_json::from_str(c.get()).ok())
-                        .unwrap_or_default()
-                })
-                .push(citation);
-        }
-        "input_json_delta" => {
-            let partial = delta
-                .partial_json
-                .ok_or_else(|| missing("input_json_delta", "partial_json"))?;
-            if !block.is_tool() {
-                return Err(wrong(block, "input_json_delta"));
-            }
-            block
-                .input_json
-                .get_or_insert_with(String::new)
-                .push_str(&partial);
-            if !partial.is_empty() {
-                emit(StreamEvent::ToolInputDelta {
-                    index,
-                    id: block.fields.string("id").unwrap_or_default(),
-                    partial_json: partial,
-                });
-            }
-        }
-        // Never dropped silently: data we cannot place would make the history differ.
-        _ => return Err(Failure::UnknownDelta(delta.kind)),
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// Applies `(event, data)` pairs and returns the assembled content, or the failure.
-    fn assemble(events: &[(&str, String)]) -> Result<MessageResponse, Failure> {
+    fn assemble(events: &[(&str, String)]) -> Result<MessageResponse, StreamFailure> {
         let mut reply = Assembly::default();
         for (name, data) in events {
             reply.apply(name, data, &mut |_| {})?;
@@ -509,7 +283,7 @@ mod tests {
                 r#"{"index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}"#,
             ),
         ]);
-        assert!(matches!(failure, Err(Failure::Malformed(_))));
+        assert!(matches!(failure, Err(StreamFailure::Malformed(_))));
         let failure = assemble(&[
             start(),
             ev(
@@ -517,7 +291,7 @@ mod tests {
                 r#"{"index":0,"delta":{"type":"text_delta","text":"x"}}"#,
             ),
         ]);
-        assert!(matches!(failure, Err(Failure::Malformed(_))));
+        assert!(matches!(failure, Err(StreamFailure::Malformed(_))));
         let failure = assemble(&[
             start(),
             ev(
@@ -529,14 +303,14 @@ mod tests {
                 r#"{"index":0,"delta":{"type":"compaction_delta","content":"x"}}"#,
             ),
         ]);
-        assert!(matches!(failure, Err(Failure::UnknownDelta(k)) if k == "compaction_delta"));
+        assert!(matches!(failure, Err(StreamFailure::UnknownDelta(k)) if k == "compaction_delta"));
     }
 
     #[test]
     fn events_before_message_start_are_refused() {
         let mut reply = Assembly::default();
         let failure = reply.apply("content_block_stop", r#"{"index":0}"#, &mut |_| {});
-        assert!(matches!(failure, Err(Failure::Malformed(_))));
+        assert!(matches!(failure, Err(StreamFailure::Malformed(_))));
         // Unknown event names and pings are ignored once the message started.
         reply
             .apply("message_start", &start().1, &mut |_| {})

@@ -1,0 +1,70 @@
+//! A JSON object kept as its members in the order they came, each value as written: what a
+//! streamed content block is built on, so that the assembled reply has the same bytes as the
+//! non-streamed one.
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::{to_raw_value, RawValue};
+
+/// A JSON object as its members in order, each value kept as written.
+pub(super) struct Fields(Vec<(String, Box<RawValue>)>);
+
+impl<'de> Deserialize<'de> for Fields {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = Fields;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
+                let mut members = Vec::new();
+                while let Some(member) = map.next_entry::<String, Box<RawValue>>()? {
+                    members.push(member);
+                }
+                Ok(Fields(members))
+            }
+        }
+        deserializer.deserialize_map(Members)
+    }
+}
+
+impl Fields {
+    /// A member's value, as written.
+    pub(super) fn get(&self, key: &str) -> Option<&RawValue> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| &**v)
+    }
+
+    /// Replaces a member in place, or appends it (a new key goes last, as in the SDK).
+    pub(super) fn set(&mut self, key: &str, value: Box<RawValue>) {
+        match self.0.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) => *v = value,
+            None => self.0.push((key.to_owned(), value)),
+        }
+    }
+
+    /// A member that is a JSON string, decoded.
+    pub(super) fn string(&self, key: &str) -> Option<String> {
+        self.get(key)
+            .and_then(|v| serde_json::from_str(v.get()).ok())
+    }
+
+    /// Writes the object, its members in order, to `out`.
+    pub(super) fn write(&self, out: &mut String) {
+        out.push('{');
+        for (i, (key, value)) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&serde_json::to_string(key).expect("a string serialises"));
+            out.push(':');
+            out.push_str(value.get());
+        }
+        out.push('}');
+    }
+}
+
+/// A value as raw JSON (for a member that [`Fields::set`] writes).
+pub(super) fn raw<T: serde::Serialize + ?Sized>(value: &T) -> Box<RawValue> {
+    to_raw_value(value).expect("strings and raw JSON always serialise")
+}

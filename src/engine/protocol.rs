@@ -43,13 +43,17 @@ impl Serialize for RawMessage {
 /// A successful answer of the Messages API. Unknown fields are ignored.
 #[derive(Deserialize)]
 pub struct MessageResponse {
+    /// The body's `type`: `"message"` for a reply.
     #[serde(rename = "type")]
     pub kind: String,
+    /// Who wrote it: `"assistant"` for a reply.
     pub role: String,
     /// Kept verbatim: it goes back into the history exactly as the model wrote it
     /// (thinking blocks carry signatures that must not change).
     pub content: Box<RawValue>,
+    /// Why the model stopped (`end_turn`, `tool_use`, `max_tokens`, `pause_turn`…).
     pub stop_reason: Option<String>,
+    /// What the reply cost in tokens.
     #[serde(default)]
     pub usage: ApiUsage,
     /// The code-execution container the reply ran in, if any.
@@ -63,7 +67,9 @@ pub struct MessageResponse {
 /// A code-execution container: its id goes with the next request.
 #[derive(Deserialize, Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct Container {
+    /// The container's id.
     pub id: String,
+    /// When the API lets the container go (an ISO 8601 time).
     #[serde(default, rename(serialize = "expiresAt"))]
     pub expires_at: String,
 }
@@ -71,12 +77,16 @@ pub struct Container {
 /// Token counts of one response.
 #[derive(Deserialize, Default, Clone, Copy)]
 pub struct ApiUsage {
+    /// Tokens read from the request, cache aside.
     #[serde(default)]
     pub input_tokens: Option<u64>,
+    /// Tokens the model wrote.
     #[serde(default)]
     pub output_tokens: Option<u64>,
+    /// Tokens written to the prompt cache.
     #[serde(default)]
     pub cache_creation_input_tokens: Option<u64>,
+    /// Tokens read from the prompt cache.
     #[serde(default)]
     pub cache_read_input_tokens: Option<u64>,
 }
@@ -85,16 +95,22 @@ pub struct ApiUsage {
 /// to the loop, every other block type passes through untouched in the raw content.
 #[derive(Deserialize)]
 pub struct ContentBlock<'a> {
+    /// The block's `type` (`text`, `thinking`, `tool_use`, …).
     #[serde(rename = "type", borrow)]
     pub kind: std::borrow::Cow<'a, str>,
+    /// A text block's text.
     #[serde(default)]
     pub text: Option<String>,
+    /// A thinking block's thinking.
     #[serde(default)]
     pub thinking: Option<String>,
+    /// A `tool_use` block's id.
     #[serde(default)]
     pub id: Option<String>,
+    /// The tool a `tool_use` block calls.
     #[serde(default)]
     pub name: Option<String>,
+    /// A `tool_use` block's input, as the model wrote it.
     #[serde(default, borrow)]
     pub input: Option<&'a RawValue>,
 }
@@ -102,7 +118,9 @@ pub struct ContentBlock<'a> {
 /// The error body: `{"type":"error","error":{"type":…,"message":…},"request_id":…}`.
 #[derive(Deserialize)]
 pub struct ErrorBody {
+    /// What went wrong.
     pub error: ErrorDetail,
+    /// The request's id, as the body gives it.
     #[serde(default)]
     pub request_id: Option<String>,
 }
@@ -110,8 +128,10 @@ pub struct ErrorBody {
 /// The `error` member of an error body.
 #[derive(Deserialize)]
 pub struct ErrorDetail {
+    /// The error's `type` (`overloaded_error`, `invalid_request_error`, …).
     #[serde(rename = "type", default)]
     pub kind: String,
+    /// The API's own sentence.
     #[serde(default)]
     pub message: String,
 }
@@ -119,10 +139,14 @@ pub struct ErrorDetail {
 /// A `tool_result` block of the user message that answers one `tool_use`.
 #[derive(Serialize)]
 pub struct ToolResultBlock<'a> {
+    /// Always `"tool_result"`.
     #[serde(rename = "type")]
     pub kind: &'static str,
+    /// The `tool_use` this answers.
     pub tool_use_id: &'a str,
+    /// What the model reads.
     pub content: ResultContent<'a>,
+    /// The call failed: the content says how.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
 }
@@ -131,14 +155,18 @@ pub struct ToolResultBlock<'a> {
 #[derive(Serialize)]
 #[serde(untagged)]
 pub enum ResultContent<'a> {
+    /// Plain text.
     Text(&'a str),
+    /// A JSON array of content blocks, written as given.
     Blocks(&'a RawValue),
 }
 
 /// A message whose content is serialised from `content`.
 #[derive(Serialize)]
 pub struct OutgoingMessage<C: Serialize> {
+    /// `"user"` or `"assistant"`.
     pub role: &'static str,
+    /// A string, or an array of content blocks.
     pub content: C,
 }
 

@@ -115,6 +115,14 @@ pub struct ContentBlock<'a> {
     pub input: Option<&'a RawValue>,
 }
 
+/// The `request-id` header of an answer: what Anthropic's support asks for to find a request.
+pub fn request_id(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    headers
+        .get("request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
 /// The error body: `{"type":"error","error":{"type":…,"message":…},"request_id":…}`.
 #[derive(Deserialize)]
 pub struct ErrorBody {

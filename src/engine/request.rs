@@ -101,11 +101,6 @@ impl Body {
         }
     }
 
-    /// The pieces, in order.
-    pub fn pieces(&self) -> &[Bytes] {
-        &self.pieces
-    }
-
     /// The body's length in bytes.
     pub fn len(&self) -> usize {
         self.len

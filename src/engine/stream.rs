@@ -1,8 +1,11 @@
 //! A streamed Messages API reply (`"stream": true`): server-sent events read from the response
-//! body, the reply assembled exactly as the non-streamed one (`assemble`), and what arrives
-//! early handed to the caller as [`StreamEvent`]s.
+//! body, the reply assembled exactly as the non-streamed one (`stream/assemble.rs`, event by
+//! event; `stream/block.rs`, one content block and its deltas; `stream/fields.rs`, a JSON object
+//! kept in its order), and what arrives early handed to the caller as [`StreamEvent`]s. What
+//! can go wrong is a [`StreamFailure`]; its code is given in `error.rs`.
 //!
-//! SSE framing is left to `eventsource-stream`; this file only dispatches on event names.
+//! SSE framing is left to `eventsource-stream`; this file only reads the body and hands each
+//! event on.
 
 mod assemble;
 mod block;
@@ -14,7 +17,7 @@ use reqwest::header::HeaderMap;
 
 use super::api::MAX_RESPONSE_BYTES;
 use super::error::{source_chain, twin_status, Chain, RunError};
-use super::protocol::{ErrorBody, MessageResponse};
+use super::protocol::{self, ErrorBody, MessageResponse};
 use super::redact::Redactor;
 use super::retry;
 
@@ -109,11 +112,7 @@ pub async fn read_reply(
     events: &mut (dyn FnMut(StreamEvent) + Send),
     secrets: &Redactor,
 ) -> Result<MessageResponse, StreamError> {
-    let request_id = response
-        .headers()
-        .get("request-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+    let request_id = protocol::request_id(response.headers());
     let fail = |failure| StreamError {
         failure,
         request_id: request_id.clone(),

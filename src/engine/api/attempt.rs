@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 
 use super::{ApiClient, ApiConfig, Target, MAX_RESPONSE_BYTES};
 use crate::engine::error::RunError;
-use crate::engine::protocol::{ErrorBody, MessageResponse};
+use crate::engine::protocol::{self, ErrorBody, MessageResponse};
 use crate::engine::redact::Redactor;
 use crate::engine::request::Body;
 use crate::engine::retry::{self, AttemptFailure, Hint};
@@ -38,10 +38,7 @@ impl ApiClient {
         let response = sent.map_err(network)?;
         let status = response.status();
         let headers = response.headers().clone();
-        let request_id = headers
-            .get("request-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let request_id = protocol::request_id(&headers);
         let event_stream = headers
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -99,7 +96,8 @@ async fn read_streamed(
         Ok(message) => Ok(message),
         Err(e) => {
             let mut error = e.run_error();
-            // An error event says what the API meant instead of the 200 it began with.
+            // An error event has no status of its own (its message names its HTTP twin); any
+            // other failure came within this 2xx answer.
             if !matches!(e.failure, StreamFailure::Api { .. }) {
                 error.status = Some(status.as_u16());
             }

@@ -18,7 +18,7 @@ use sha2::Sha256;
 
 use super::canonical::canonical_json;
 use super::secret::Secret;
-use super::tools::ToolInvocation;
+use super::tool::ToolInvocation;
 
 /// How long an approval id is valid unless `approvalTtlMs` says otherwise.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);

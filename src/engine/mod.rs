@@ -3,7 +3,7 @@
 
 pub mod api;
 pub mod approval;
-pub mod calls;
+pub mod call_log;
 pub mod canonical;
 pub mod config;
 pub mod error;
@@ -21,7 +21,7 @@ pub mod schema;
 pub mod secret;
 pub mod stop;
 pub mod stream;
-pub mod tools;
+pub mod tool;
 pub mod trust;
 
 pub use api::{ApiClient, ApiConfig};
@@ -31,4 +31,4 @@ pub use events::{EventSink, RunEvent};
 pub use result::{RunOutput, ToolCall, Usage};
 pub use run::run;
 pub use secret::Secret;
-pub use tools::{Tool, ToolExecutor, ToolInvocation, ToolOutcome, ToolSpec};
+pub use tool::{Tool, ToolExecutor, ToolInvocation, ToolOutcome, ToolSpec};

@@ -12,7 +12,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 
 use super::approval::{self, Bound, Decision, PendingApproval};
-use super::calls::CallLog;
+use super::call_log::CallLog;
 use super::canonical::canonical_json;
 use super::config::{OnToolError, RunConfig};
 use super::error::{ErrorCode, RunError};
@@ -21,7 +21,7 @@ use super::feedback as fb;
 use super::protocol::{self, RawMessage, ResultContent, ToolResultBlock};
 use super::result::{ToolCall, ToolOutput};
 use super::schema;
-use super::tools::{TimeLeft, Tool, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
+use super::tool::{TimeLeft, Tool, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
 
 /// A `tool_use` block of the model's reply.
 #[derive(Clone)]

@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::api::ApiClient;
-use super::calls::CallLog;
+use super::call_log::CallLog;
 use super::config::{OnMaxIterations, RunConfig};
 use super::error::{ErrorCode, RunError};
 use super::events::{EventSink, RunEvent};
@@ -19,7 +19,7 @@ use super::round::{
 };
 use super::stop::StopReason;
 use super::stream::StreamEvent;
-use super::tools::Tool;
+use super::tool::Tool;
 use super::trust;
 
 /// Runs a conversation to its answer. `messages` is the history so far (the last one from the

@@ -100,11 +100,7 @@ fn check<'t>(
     cfg: &RunConfig,
     failures_so_far: u32,
 ) -> Result<Ready<'t>, Settled> {
-    let call = Call {
-        id: req.id,
-        name: req.name,
-        input: req.input,
-    };
+    let call = Call::from(req);
     let name = call.name.as_str();
     let Some(tool) = tools.iter().find(|t| t.name == name) else {
         let words = Words::new(

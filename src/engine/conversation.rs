@@ -6,8 +6,7 @@ use std::collections::HashSet;
 use serde_json::value::RawValue;
 
 use super::api::ApiClient;
-use super::approval::Decision;
-use super::approval::{PendingApproval, APPROVAL_REQUIRED};
+use super::approval::{Decision, PendingApproval, APPROVAL_REQUIRED};
 use super::check_call::FailureMemory;
 use super::config::{OnMaxIterations, RunConfig};
 use super::deltas::Deltas;

@@ -16,6 +16,7 @@ pub struct ToolCall {
     pub input: Box<RawValue>,
     /// What the tool returned (`null` when it failed).
     pub output: ToolOutput,
+    /// The call failed (or was not run).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
     /// The developer's view of a failure: the full message, never sent to the model.

@@ -94,6 +94,8 @@ async fn run_loop(
     log: &CallLog,
     events: Option<&dyn EventSink>,
 ) -> Result<RunOutput, RunError> {
+    // A tool that asks for approval needs a secret to sign approval ids: known before anything
+    // is sent.
     if tools.iter().any(|t| t.approval.is_some()) {
         cfg.signer()?;
     }

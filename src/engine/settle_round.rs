@@ -3,6 +3,8 @@
 //! is the `tool_result` that answers it. Also the calls that are answered without a round: those
 //! stopped while running, and those past the tool-round limit.
 
+use std::time::Duration;
+
 use serde_json::value::RawValue;
 
 use super::call_log::CallLog;
@@ -13,7 +15,7 @@ use super::feedback as fb;
 use super::protocol::{self, RawMessage, ResultContent, ToolResultBlock};
 use super::reply::Requested;
 use super::result::{ToolCall, ToolOutput};
-use super::settled::{log_call, Settled, Why};
+use super::settled::{log_call, record, Settled, Why};
 
 /// The `tool_result` that answers one `tool_use`.
 pub struct Answer {
@@ -189,17 +191,10 @@ pub fn not_run_at_limit(
         .into_iter()
         .enumerate()
         .map(|(i, req)| {
-            let call = ToolCall {
-                tool_name: req.name.clone(),
-                input: req.input,
-                output: ToolOutput::None,
-                is_error: true,
-                error: Some(fb::limit_for_developer(&req.name, rounds)),
-                duration_ms: 0.0,
-                tool_use_id: req.id.clone(),
-                interrupted: false,
-            };
+            let dev = fb::limit_for_developer(&req.name, rounds);
             let content = fb::limit_for_model(&req.name);
+            let tool_use_id = req.id.clone();
+            let call = record(req.into(), ToolOutput::None, Some(dev), Duration::ZERO);
             if let Some(sink) = events {
                 sink.emit(RunEvent::ToolResult {
                     call: call.clone(),
@@ -209,7 +204,7 @@ pub fn not_run_at_limit(
             }
             log.settled(i, call);
             Answer {
-                tool_use_id: req.id,
+                tool_use_id,
                 content,
                 blocks: false,
                 is_error: true,

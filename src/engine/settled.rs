@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 use super::approval;
 use super::error::{ErrorCode, RunError};
 use super::feedback as fb;
+use super::reply::Requested;
 use super::result::{ToolCall, ToolOutput};
 
 /// A settled call: the record for the developer and the `tool_result` for the model.
@@ -125,6 +126,16 @@ pub struct Call {
     pub name: String,
     /// The model's input, verbatim.
     pub input: Box<RawValue>,
+}
+
+impl From<Requested> for Call {
+    fn from(req: Requested) -> Call {
+        Call {
+            id: req.id,
+            name: req.name,
+            input: req.input,
+        }
+    }
 }
 
 /// The record of a call: failed when `error` is given.

@@ -5,7 +5,7 @@
 use reqwest::StatusCode;
 
 use crate::engine::redact::Redactor;
-use crate::engine::{api, run, schema};
+use crate::engine::{api, reply, schema};
 
 /// A secret the API answer may echo; it must never reach the error's message.
 const FUZZ_SECRET: &str = "sk-ant-fuzz-0123456789";
@@ -15,7 +15,7 @@ const FUZZ_SECRET: &str = "sk-ant-fuzz-0123456789";
 pub fn api_response(body: &[u8]) {
     let secrets = Redactor::new([FUZZ_SECRET]);
     if let Ok(message) = api::parse_message(body, &secrets) {
-        let _ = run::read_content(&message.content);
+        let _ = reply::read_content(&message.content);
     }
     for (status, code) in [
         (400u16, "invalid_request"),

@@ -20,7 +20,7 @@ use crate::engine::config::{DEFAULT_BASE_URL, DEFAULT_MODEL};
 use crate::engine::feedback as fb;
 use crate::engine::protocol::{self, RawMessage};
 use crate::engine::secret::MIN_APPROVAL_SECRET_CHARS;
-use crate::engine::tools::kind_of;
+use crate::engine::tool::kind_of;
 use crate::engine::{OnMaxIterations, OnToolError, RunConfig, RunError, Secret, ToolChoice};
 
 /// Request fields passed through as given: (option, wire name, the JSON type it must have).

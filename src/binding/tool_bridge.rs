@@ -24,7 +24,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::engine::approval::ApprovalPolicy;
-use crate::engine::tools::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
+use crate::engine::tool::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
 
 /// `(inputJson, toolUseId, runId) => void`; the wrapper settles the call through its run's
 /// `RunControl.settle(toolUseId, kind, content)`.

@@ -18,7 +18,10 @@ use sha2::Sha256;
 
 use super::canonical::canonical_json;
 use super::secret::Secret;
-use super::tools::ToolInvocation;
+use super::tool::ToolInvocation;
+
+/// The `stopReason` of a run that waits for a person's decision on some calls.
+pub const APPROVAL_REQUIRED: &str = "approval_required";
 
 /// How long an approval id is valid unless `approvalTtlMs` says otherwise.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
@@ -26,6 +29,7 @@ pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// Whether a call must wait for a person. `needsApproval: true` is [`Always`]; a JS function is
 /// asked through the binding.
 pub trait ApprovalPolicy: Send + Sync {
+    /// Whether `call` must wait for a person's yes before it runs.
     fn needs_approval(&self, call: ToolInvocation) -> Pin<Box<dyn Future<Output = bool> + Send>>;
 }
 
@@ -42,24 +46,33 @@ impl ApprovalPolicy for Always {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingApproval {
+    /// The signed id the person's decision must carry back.
     pub approval_id: String,
+    /// The waiting call's `tool_use` id.
     pub tool_use_id: String,
+    /// The tool it calls.
     pub tool_name: String,
+    /// The model's input, verbatim.
     pub input: Box<RawValue>,
 }
 
 /// A person's answer to one pending call (the `approvals` option).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
+    /// The id of the pending call it decides.
     pub approval_id: String,
+    /// Yes: the call runs. No: the model is told it was declined.
     pub approved: bool,
+    /// Why not, told to the model with a no.
     pub reason: Option<String>,
 }
 
 /// Issues and checks approval ids with the run's secret.
 #[derive(Debug, Clone)]
 pub struct Signer {
+    /// The key of every approval id's signature.
     pub secret: Secret,
+    /// How long an id stays valid (`approvalTtlMs`).
     pub ttl: Duration,
 }
 
@@ -81,8 +94,11 @@ type HmacSha256 = Hmac<Sha256>;
 pub struct Bound<'a> {
     /// `approvalScope` (the user's or the chat's id), `""` without one.
     pub scope: &'a str,
+    /// The tool's name.
     pub name: &'a str,
+    /// The call's `tool_use` id.
     pub tool_use_id: &'a str,
+    /// The model's input (bound in its canonical form).
     pub input: &'a RawValue,
 }
 
@@ -120,6 +136,18 @@ impl Signer {
         let tag = self.mac(call, issued_at).finalize().into_bytes();
         let hex: String = tag.iter().map(|b| format!("{b:02x}")).collect();
         format!("apr_{issued_at}_{hex}")
+    }
+
+    /// The call as it waits for a person, with a new approval id for it: the one place a
+    /// pending approval is made.
+    pub fn pending(&self, call: &Bound<'_>) -> PendingApproval {
+        PendingApproval {
+            approval_id: self.issue(call),
+            tool_use_id: call.tool_use_id.to_owned(),
+            tool_name: call.name.to_owned(),
+            input: RawValue::from_string(call.input.get().to_owned())
+                .expect("a checked input is JSON"),
+        }
     }
 
     /// Checks that `approval_id` was issued for exactly this call, in this scope, with this

@@ -6,6 +6,8 @@ use serde_json::value::RawValue;
 
 use super::api::ApiConfig;
 use super::approval::{Decision, Signer};
+use super::error::RunError;
+use super::feedback as fb;
 use super::secret::Secret;
 
 /// The default model when neither the option nor `ANTHROPIC_MODEL` names one.
@@ -92,11 +94,15 @@ impl ToolChoice {
 /// Everything a run needs besides the prompt and the tools.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
+    /// The model (default [`DEFAULT_MODEL`], or `ANTHROPIC_MODEL`).
     pub model: String,
+    /// `max_tokens` of each request (default [`DEFAULT_MAX_TOKENS`]).
     pub max_tokens: u32,
     /// A string or text blocks, sent as given.
     pub system: Option<Box<RawValue>>,
+    /// Sent as given; the API's default without one.
     pub temperature: Option<f64>,
+    /// The `toolChoice` option; none sends no `tool_choice` (the API's `auto`).
     pub tool_choice: Option<ToolChoice>,
     /// Server tool definitions (`serverTools`), appended to `tools` as given.
     pub server_tools: Vec<Box<RawValue>>,
@@ -106,6 +112,7 @@ pub struct RunConfig {
     pub extra_body: Vec<(String, Box<RawValue>)>,
     /// A code-execution container to continue in.
     pub container: Option<String>,
+    /// What a tool call past `maxToolIterations` does (default: the run ends with an error).
     pub on_max_iterations: OnMaxIterations,
     /// Request each reply as a stream (`streamWithTools`), so its deltas can be shown as they come.
     pub stream: bool,
@@ -116,16 +123,29 @@ pub struct RunConfig {
     /// Bound into every approval id the run issues or accepts (`approvalScope`: the user's or
     /// the chat's id); `""` without one. An id issued in one scope is refused in another.
     pub approval_scope: String,
+    /// Tool rounds allowed (default [`DEFAULT_MAX_TOOL_ITERATIONS`]).
     pub max_tool_iterations: u32,
+    /// What a failed tool call does (default: the run stops).
     pub on_tool_error: OnToolError,
+    /// How often one identical call may fail in continue mode (default
+    /// [`DEFAULT_MAX_TOOL_FAILURES`]).
     pub max_tool_failures: u32,
+    /// Each call's time (`toolTimeoutMs`); none by default.
     pub tool_timeout: Option<Duration>,
+    /// A reply's calls run at once (the default), or one after another.
     pub parallel_tool_calls: bool,
+    /// How to reach the API.
     pub api: ApiConfig,
 }
 
 impl RunConfig {
-    /// The defaults of the contract, talking to `base_url` with `api_key`.
+    /// The signer of approval ids. A run that needs one (a tool asks for approval, or decisions
+    /// are to be checked) and has no secret fails with the same error wherever it finds out.
+    pub fn signer(&self) -> Result<&Signer, RunError> {
+        self.signer.as_ref().ok_or_else(fb::no_approval_secret)
+    }
+
+    /// The defaults, talking to `base_url` with `api_key`.
     pub fn new(api_key: Option<Secret>, base_url: impl Into<String>) -> Self {
         RunConfig {
             model: DEFAULT_MODEL.to_owned(),

@@ -1,6 +1,7 @@
 //! What a run tells an observer while it goes on: steps, deltas of the reply being written, tool
-//! calls and their results. The binding turns these into the `StreamPart`s of `streamWithTools`
-//! (and, later, the lifecycle hooks); the engine knows nothing of how they reach JS.
+//! calls and their results. The binding turns these into `StreamPart`s, which `streamWithTools`
+//! hands out and from which the JS layer calls the `onToolResult` and `onStepFinish` hooks (of
+//! `runWithTools` too); the engine knows nothing of how they reach JS.
 
 use std::sync::Arc;
 
@@ -12,39 +13,63 @@ use super::result::{ToolCall, Usage};
 #[derive(Debug, Clone)]
 pub enum RunEvent {
     /// A request is about to be sent (step 0 is the first).
-    StepStart { step: u32 },
+    StepStart {
+        /// Counted from 0.
+        step: u32,
+    },
     /// More of the reply's text.
     TextDelta(String),
     /// More of the reply's thinking.
     ReasoningDelta(String),
     /// The model starts writing a client tool call.
-    ToolInputStart { id: String, name: String },
+    ToolInputStart {
+        /// The call's `tool_use` id.
+        id: String,
+        /// The tool asked for.
+        name: String,
+    },
     /// A piece of that call's input, partial JSON as the model writes it.
-    ToolInputDelta { id: String, delta: String },
+    ToolInputDelta {
+        /// The call's `tool_use` id.
+        id: String,
+        /// The next piece of its input.
+        delta: String,
+    },
     /// A client tool call of the reply, before it is checked and run.
     ToolCall {
+        /// Its `tool_use` id.
         id: String,
+        /// The tool asked for.
         name: String,
+        /// The model's input, verbatim.
         input: Arc<RawValue>,
     },
     /// A call settled. `model_text` is what the model is told when it failed; `declined`: the
     /// person said no (`needsApproval`).
     ToolResult {
+        /// The call's record.
         call: ToolCall,
+        /// What the model is told, when the call failed.
         model_text: Option<String>,
+        /// The person declined it.
         declined: bool,
     },
     /// A step is over: its reply is read and its tool calls (if any) settled.
     StepFinish {
+        /// The step, as its `StepStart` counted it.
         step: u32,
+        /// Its reply's `stop_reason`, `""` without one.
         stop_reason: String,
+        /// Its reply's tokens alone.
         usage: Usage,
+        /// The calls of its tool round, if it had one.
         tool_calls: Vec<ToolCall>,
     },
 }
 
 /// Receives a run's events. Called on the engine's threads; must not block.
 pub trait EventSink: Send + Sync {
+    /// Tells one event, in the order the run makes them.
     fn emit(&self, event: RunEvent);
 }
 

@@ -10,17 +10,21 @@ use super::protocol::{ApiUsage, Container, RawMessage};
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
+    /// The tool the model asked for.
     pub tool_name: String,
     /// The model's input, verbatim.
     pub input: Box<RawValue>,
     /// What the tool returned (`null` when it failed).
     pub output: ToolOutput,
+    /// The call failed (or was not run).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
     /// The developer's view of a failure: the full message, never sent to the model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// How long the call ran (0 for a call that never ran).
     pub duration_ms: f64,
+    /// The call's `tool_use` id.
     pub tool_use_id: String,
     /// Stopped while running (an abort, or a failed sibling in stop mode): whether it had really
     /// begun is known only to the executor (the Node binding leaves out those that never did).
@@ -69,9 +73,13 @@ impl Serialize for ToolOutput {
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
+    /// Input tokens, not counting those read from or written to the cache.
     pub input_tokens: u64,
+    /// Output tokens.
     pub output_tokens: u64,
+    /// Input tokens read from the prompt cache.
     pub cache_read_input_tokens: u64,
+    /// Input tokens written to the prompt cache.
     pub cache_creation_input_tokens: u64,
 }
 
@@ -93,8 +101,11 @@ pub struct RunOutput {
     pub text: String,
     /// The thinking text of the run's replies, in order, joined by a blank line.
     pub reasoning: String,
+    /// Every tool call of the run, in order.
     pub tool_calls: Vec<ToolCall>,
+    /// The last reply's `stop_reason`, or `approval_required` when calls wait for a person.
     pub stop_reason: String,
+    /// Summed over every request.
     pub usage: Usage,
     /// The whole conversation, the final reply included, ready to send again.
     pub messages: Vec<RawMessage>,

@@ -5,12 +5,16 @@
 
 use serde_json::value::RawValue;
 
-use super::approval::{Bound, Decision, Refused, Signer};
+use super::approval::{Bound, Decision, Refused};
+use super::config::RunConfig;
+use super::conversation::Conversation;
 use super::error::RunError;
 use super::feedback as fb;
 use super::protocol::{self, RawMessage};
-use super::round::{Answer, Requested};
-use super::trust;
+use super::reply::Requested;
+use super::round::RoundOutcome;
+use super::settle_round::Answer;
+use super::trust::{self, CheckedHistory};
 
 /// The calls of the history's last `tool_use` turn that have no result yet.
 pub struct Waiting {
@@ -24,17 +28,43 @@ pub struct Waiting {
     partial_user: bool,
 }
 
+/// The resume prologue, before the first request: if the history ends paused, its waiting
+/// calls run (or are declined) by the decisions given, and their results join the history.
+/// Decisions without a paused history are refused.
+pub async fn resume(talk: &mut Conversation<'_>, waiting: Option<Waiting>) -> Result<(), RunError> {
+    let cfg = talk.cfg();
+    let Some(mut waiting) = waiting else {
+        if cfg.approvals.is_empty() {
+            return Ok(());
+        }
+        return Err(RunError::invalid_request(
+            "Option approvals was given, but the prompt's history has no tool call waiting for approval: resume with data.messages of the run that stopped with approval_required. Nothing was sent.",
+        ));
+    };
+    let decided = decisions(&waiting, cfg)?;
+    let calls = std::mem::take(&mut waiting.calls);
+    match talk.tool_round(calls, Some(&decided)).await? {
+        RoundOutcome::Done(answers) => {
+            waiting.answer(&mut talk.messages, &answers);
+            Ok(())
+        }
+        // Every call of a resumed round has its decision: none can wait again.
+        RoundOutcome::Paused { .. } => Err(RunError::internal(
+            "a resumed call waited for approval again",
+        )),
+    }
+}
+
 /// The waiting calls, if the history ends paused: its last message is an assistant turn with
 /// `tool_use` blocks, or such a turn followed by a user message of only some of their results.
 /// A last user message that leaves a call of the turn before it unanswered and holds anything
 /// but results is refused: it is no pause this package leaves, and the API refuses it anyway.
-pub fn waiting(messages: &[RawMessage]) -> Result<Option<Waiting>, RunError> {
-    let Some(last_index) = messages.len().checked_sub(1) else {
+pub fn waiting(history: &CheckedHistory<'_>) -> Result<Option<Waiting>, RunError> {
+    let Some((_, last)) = &history.last else {
         return Ok(None);
     };
-    let last = trust::read(last_index, &messages[last_index])?;
     if last.role == "assistant" {
-        let calls = tool_uses(&last)?;
+        let calls = tool_uses(last)?;
         if calls.is_empty() {
             return Ok(None);
         }
@@ -45,14 +75,13 @@ pub fn waiting(messages: &[RawMessage]) -> Result<Option<Waiting>, RunError> {
             partial_user: false,
         }));
     }
-    let Some(before_index) = last_index.checked_sub(1) else {
+    let Some((before_index, before)) = &history.before_last else {
         return Ok(None);
     };
-    let before = trust::read(before_index, &messages[before_index])?;
     if before.role != "assistant" {
         return Ok(None);
     }
-    let all = tool_uses(&before)?;
+    let all = tool_uses(before)?;
     if all.is_empty() {
         return Ok(None);
     }
@@ -102,16 +131,13 @@ fn tool_uses(message: &trust::Message<'_>) -> Result<Vec<Requested>, RunError> {
 /// the history comes from outside, and only a pause this package issued (its approval ids,
 /// signed for exactly these calls in this scope) may make a call run without the model asking
 /// for it in this run. Nothing has run or been sent when this fails.
-pub fn decisions(
-    waiting: &Waiting,
-    given: &[Decision],
-    signer: Option<&Signer>,
-    scope: &str,
-) -> Result<Vec<Decision>, RunError> {
+pub fn decisions(waiting: &Waiting, cfg: &RunConfig) -> Result<Vec<Decision>, RunError> {
+    let given = &cfg.approvals;
+    let scope = cfg.approval_scope.as_str();
     // One slot per waiting call, in their order: a decision is matched to exactly one call.
     let mut out: Vec<Option<Decision>> = vec![None; waiting.calls.len()];
     if !given.is_empty() {
-        let signer = signer.ok_or_else(fb::no_approval_secret)?;
+        let signer = cfg.signer()?;
         for (i, decision) in given.iter().enumerate() {
             let mut why = Refused::Malformed;
             let mut matched = None;

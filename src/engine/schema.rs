@@ -139,7 +139,8 @@ mod tests {
         assert!(compile(&json!({"$schema":"https://example.com/mine","type":"object"})).is_err());
     }
 
-    /// JSON-Schema-Test-Suite, ref.json, "simple URN base URI with $ref via the URN" (issue 9).
+    /// JSON-Schema-Test-Suite, ref.json, "simple URN base URI with $ref via the URN": a schema
+    /// whose `$id` is a URN can `$ref` itself by it.
     #[test]
     fn a_urn_id_names_its_schema_for_ref_in_both_dialects() {
         const URN: &str = "urn:uuid:deadbeef-1234-ffff-ffff-4321feebdaed";
@@ -157,8 +158,8 @@ mod tests {
                 Err(vec!["foo: 12 is less than the minimum of 30".to_owned()]),
                 "{dialect}"
             );
-            // What issue 9 saw: merged into the root the `$ref` names, `type: "object"` applies to
-            // `foo` as well. That is the schema's meaning, not a failure to resolve the URN.
+            // Merged into the root the `$ref` names, `type: "object"` applies to `foo` as well.
+            // That is the schema's meaning, not a failure to resolve the URN.
             let mut merged = suite.clone();
             merged["$schema"] = json!(dialect);
             merged["type"] = json!("object");

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 
 use super::error::RunError;
 use super::protocol::RawMessage;
-use super::round::Requested;
+use super::reply::Requested;
 
 #[derive(Deserialize)]
 struct MessageView<'a> {
@@ -40,7 +40,9 @@ struct Fields<'a> {
 
 /// One content block of the history, as far as calls and their results go.
 pub struct Block<'a> {
+    /// The block, verbatim.
     pub raw: &'a RawValue,
+    /// Its `type`.
     pub kind: String,
     /// `messages[m].content[b]`, for messages.
     pub at: String,
@@ -49,7 +51,9 @@ pub struct Block<'a> {
 
 /// One message of the history: its role and, when its content is an array, its blocks.
 pub struct Message<'a> {
+    /// Its `role`.
     pub role: String,
+    /// Its content blocks (none for a string content).
     pub blocks: Vec<Block<'a>>,
 }
 
@@ -124,21 +128,18 @@ impl Block<'_> {
         if self.kind != "tool_use" {
             return Ok(None);
         }
-        let (Some(id), Some(name), Some(input)) = (
+        Requested::of(
             string(self.fields.id),
             string(self.fields.name),
             self.fields.input,
-        ) else {
-            return Err(unreadable(
+        )
+        .map(Some)
+        .map_err(|_| {
+            unreadable(
                 &self.at,
                 "a tool_use without a string id, a string name or an input",
-            ));
-        };
-        Ok(Some(Requested {
-            id,
-            name,
-            input: input.to_owned(),
-        }))
+            )
+        })
     }
 
     /// The call a `tool_result` block answers. `None` for any other block.
@@ -152,11 +153,26 @@ impl Block<'_> {
     }
 }
 
-/// Every tool call id of the history, checked to be a string and to appear once.
-pub fn call_ids(messages: &[RawMessage]) -> Result<HashSet<String>, RunError> {
+/// The history, read once: its tool call ids, and its last two messages (where a run paused for
+/// approval leaves its calls), for `resume.rs` to look at without reading them again.
+pub struct CheckedHistory<'a> {
+    /// Every tool call id of the history, each a string that appears once.
+    pub call_ids: HashSet<String>,
+    /// The last message, with its index.
+    pub last: Option<(usize, Message<'a>)>,
+    /// The message before it, with its index.
+    pub before_last: Option<(usize, Message<'a>)>,
+}
+
+/// Reads the whole history strictly, checking every tool call id to be a string and to appear
+/// once.
+pub fn read_history(messages: &[RawMessage]) -> Result<CheckedHistory<'_>, RunError> {
     let mut ids = HashSet::new();
+    let mut last = None;
+    let mut before_last = None;
     for (m, message) in messages.iter().enumerate() {
-        for block in read(m, message)?.blocks {
+        let message = read(m, message)?;
+        for block in &message.blocks {
             let Some(id) = block.call_id()? else {
                 continue;
             };
@@ -170,8 +186,13 @@ pub fn call_ids(messages: &[RawMessage]) -> Result<HashSet<String>, RunError> {
             }
             ids.insert(id);
         }
+        before_last = last.replace((m, message));
     }
-    Ok(ids)
+    Ok(CheckedHistory {
+        call_ids: ids,
+        last,
+        before_last,
+    })
 }
 
 /// A reply's calls join the run's ids; a reply that repeats an id (within itself or from
@@ -208,13 +229,13 @@ mod tests {
             r#"{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"t","input":{}},{"type":"server_tool_use","id":"s","name":"web_search","input":{}}]}"#,
             r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"x"}]}"#,
         ]);
-        let ids = call_ids(&ok).unwrap();
+        let ids = read_history(&ok).unwrap().call_ids;
         assert!(ids.contains("a") && ids.contains("s"));
 
         let twice_in_one = history(&[
             r#"{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"t","input":{}},{"type":"tool_use","id":"a","name":"t","input":{"x":1}}]}"#,
         ]);
-        let e = call_ids(&twice_in_one).unwrap_err();
+        let e = read_history(&twice_in_one).err().unwrap();
         assert_eq!(e.code, ErrorCode::InvalidRequest);
         assert!(e.message.contains("\"a\"") && e.message.contains("messages[0].content[1]"));
 
@@ -223,7 +244,7 @@ mod tests {
             r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"x"}]}"#,
             r#"{"role":"assistant","content":[{"type":"text","text":"again"},{"type":"tool_use","id":"a","name":"u","input":{}}]}"#,
         ]);
-        assert!(call_ids(&twice_across).is_err());
+        assert!(read_history(&twice_across).is_err());
     }
 
     #[test]
@@ -240,13 +261,13 @@ mod tests {
             let messages = history(&[&format!(
                 r#"{{"role":"assistant","content":[{{"type":"tool_use","id":"a","name":"t","input":{{}}}},{{"type":"tool_use","id":"a","name":"t","input":{{"x":1}}}},{junk}]}}"#
             )]);
-            let e = call_ids(&messages).unwrap_err();
+            let e = read_history(&messages).err().unwrap();
             assert_eq!(e.code, ErrorCode::InvalidRequest, "{junk}");
         }
         // A text block's id of another type is not a call id, but it must still be readable.
         let text_with_id =
             history(&[r#"{"role":"user","content":[{"type":"text","text":"x","id":0}]}"#]);
-        assert!(call_ids(&text_with_id).is_ok());
+        assert!(read_history(&text_with_id).is_ok());
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::schema;
 
 /// One call of a tool, as handed to its executor.
 pub struct ToolInvocation {
+    /// The call's `tool_use` id.
     pub tool_use_id: String,
     /// The model's input as JSON text, already validated against the tool's schema.
     pub input: Arc<RawValue>,
@@ -22,7 +23,12 @@ pub struct ToolInvocation {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolOutcome {
     /// A result. `json`: `content` is JSON text (an object, array, number…); else a plain string.
-    Output { content: String, json: bool },
+    Output {
+        /// The result, as text.
+        content: String,
+        /// `content` is JSON text.
+        json: bool,
+    },
     /// Content blocks (text, image, document, search_result…) as a JSON array, sent as the
     /// `tool_result` content as they are (`toolResult(blocks)` in JS).
     Blocks(String),
@@ -57,6 +63,7 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'static>
 /// (timeout, abort, a stop-mode sibling failed): the work must then not start if it has not
 /// yet, and should be told to stop if it has (the Node binding aborts `ctx.signal`).
 pub trait ToolExecutor: Send + Sync {
+    /// Starts the call; the future is its outcome.
     fn execute(&self, call: ToolInvocation) -> ToolFuture;
 
     /// Whether this executor's `json: true` outputs are JSON by construction (the Node binding's
@@ -87,19 +94,24 @@ where
 /// A checked tool definition: its name, the definition as sent to the API, its compiled schema.
 #[derive(Clone)]
 pub struct ToolSpec {
+    /// The tool's name, checked to be one the API accepts.
     pub name: String,
     /// The definition exactly as given, sent to the API verbatim.
     pub definition: Arc<RawValue>,
+    /// Its `input_schema`, compiled.
     pub validator: Arc<Validator>,
 }
 
 /// A defined tool: its checked definition and what runs it.
 #[derive(Clone)]
 pub struct Tool {
+    /// The tool's name, checked to be one the API accepts.
     pub name: String,
     /// The definition exactly as given, sent to the API verbatim.
     pub definition: Arc<RawValue>,
+    /// Its `input_schema`, compiled: every input is checked against it before the tool runs.
     pub validator: Arc<Validator>,
+    /// What runs its calls.
     pub executor: Arc<dyn ToolExecutor>,
     /// Set when calls may need a person's yes first (`needsApproval`).
     pub approval: Option<Arc<dyn ApprovalPolicy>>,

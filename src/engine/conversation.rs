@@ -1,0 +1,307 @@
+//! The state of one run's conversation with the model, and the verbs the loop is told in: send
+//! the history, take the reply, answer its tool round (or continue a paused turn), and finish.
+
+use std::collections::HashSet;
+
+use serde_json::value::RawValue;
+
+use super::api::ApiClient;
+use super::approval::{Decision, PendingApproval, APPROVAL_REQUIRED};
+use super::check_call::FailureMemory;
+use super::config::{OnMaxIterations, RunConfig};
+use super::deltas::Deltas;
+use super::error::RunError;
+use super::events::RunEvent;
+use super::protocol::{self, Container, MessageResponse, RawMessage};
+use super::reply::{tool_names, Reply, Requested};
+use super::request::{self, Turn};
+use super::result::{RunOutput, Usage};
+use super::round::{run_round, RoundContext, RoundOutcome};
+use super::settle_round::{not_run_at_limit, results_message, Answer};
+use super::trust;
+
+/// One run's conversation: the history as it grows, and what the run has counted so far.
+pub struct Conversation<'r> {
+    client: &'r ApiClient,
+    run: RoundContext<'r>,
+    /// The tool definitions, as sent with every request.
+    definitions: Vec<&'r RawValue>,
+    /// `tool_choice: none`, for the answer asked for at the tool-round limit.
+    none_choice: Box<RawValue>,
+    /// The history: the prompt's, then every reply and every round's results.
+    pub(super) messages: Vec<RawMessage>,
+    /// Every call id of the conversation: no reply may reuse one.
+    call_ids: HashSet<String>,
+    usage: Usage,
+    memory: FailureMemory,
+    /// The thinking of every reply, in order.
+    reasoning: Vec<String>,
+    /// Tool rounds (and paused server-tool turns) so far.
+    rounds: u32,
+    /// The step being sent (step 0 is the first request).
+    step: u32,
+    /// No request has been sent yet.
+    first: bool,
+    /// The container the last reply ran in.
+    container: Option<Container>,
+    /// The content of a paused server-tool turn, sent back as the last message.
+    paused: Option<Box<RawValue>>,
+    /// Set once the tool-round limit was answered (`onMaxIterations: "answer"`).
+    limit_reached: bool,
+    /// Some thinking was shown earlier in the run (streamed deltas join blocks by a blank line).
+    thought_before: bool,
+}
+
+impl<'r> Conversation<'r> {
+    /// A conversation going on from `messages`, whose tool call ids (read and checked by
+    /// `trust.rs`) are `call_ids`.
+    pub fn new(
+        client: &'r ApiClient,
+        run: RoundContext<'r>,
+        messages: Vec<RawMessage>,
+        call_ids: HashSet<String>,
+    ) -> Self {
+        Conversation {
+            client,
+            definitions: run.tools.iter().map(|t| &*t.definition).collect(),
+            none_choice: RawValue::from_string(r#"{"type":"none"}"#.to_owned())
+                .expect("a JSON object"),
+            run,
+            messages,
+            call_ids,
+            usage: Usage::default(),
+            memory: FailureMemory::default(),
+            reasoning: Vec::new(),
+            rounds: 0,
+            step: 0,
+            first: true,
+            container: None,
+            paused: None,
+            limit_reached: false,
+            thought_before: false,
+        }
+    }
+
+    /// The run's settings.
+    pub fn cfg(&self) -> &'r RunConfig {
+        self.run.cfg
+    }
+
+    /// Sends the history as the next step's request (streamed when asked, its deltas told as
+    /// they come) and counts the response's usage.
+    pub async fn send(&mut self) -> Result<MessageResponse, RunError> {
+        let cfg = self.run.cfg;
+        let tool_choice = if self.limit_reached {
+            Some(&*self.none_choice)
+        } else {
+            cfg.tool_choice.as_ref().map(|c| {
+                if self.first || !c.forcing {
+                    &*c.raw
+                } else {
+                    &*c.after_first
+                }
+            })
+        };
+        let turn = Turn {
+            tool_choice,
+            container: self
+                .container
+                .as_ref()
+                .map(|c| c.id.as_str())
+                .or(cfg.container.as_deref()),
+            stream: cfg.stream,
+        };
+        let body = request::body(cfg, &self.definitions, &self.messages, &turn);
+        self.first = false;
+        if let Some(sink) = self.run.events {
+            sink.emit(RunEvent::StepStart { step: self.step });
+        }
+        let response = match self.run.events {
+            Some(sink) if cfg.stream => {
+                let mut forward = Deltas::new(sink, &mut self.thought_before);
+                self.client
+                    .create_message_streamed(&cfg.api, body, &mut |e| forward.on(e))
+                    .await?
+            }
+            _ => self.client.create_message(&cfg.api, body).await?,
+        };
+        self.usage.add(&response.usage);
+        if response.container.is_some() {
+            self.container = response.container.clone();
+        }
+        Ok(response)
+    }
+
+    /// Reads the response's reply; a paused turn and its continuation are one assistant
+    /// message. Its thinking joins the run's reasoning.
+    pub fn take_reply(&mut self, response: MessageResponse) -> Result<Reply, RunError> {
+        let content = match self.paused.take() {
+            Some(before) => {
+                self.messages.pop();
+                protocol::join_content(&before, &response.content)
+            }
+            None => response.content,
+        };
+        let mut reply = Reply::read(content, response.stop_reason, &response.usage)?;
+        self.reasoning.append(&mut reply.thinking);
+        Ok(reply)
+    }
+
+    /// A paused server-tool turn goes back to the model to continue, if rounds are left.
+    pub fn continue_paused(&mut self, reply: Reply) -> Result<(), RunError> {
+        let rounds = self.rounds;
+        if rounds >= self.run.cfg.max_tool_iterations {
+            return Err(RunError::max_iterations(
+                format!(
+                    "The model's server-tool turn was paused (pause_turn) after {rounds} round(s), the limit set by maxToolIterations; \
+                     it was not continued. Raise maxToolIterations to let long server-tool turns finish."
+                ),
+            ));
+        }
+        self.rounds += 1;
+        self.step_finished(&reply, false);
+        self.step += 1;
+        self.messages
+            .push(protocol::assistant_message(&reply.content));
+        self.paused = Some(reply.content);
+        Ok(())
+    }
+
+    /// The reply answers: the run ends with it. An empty reply is an answer with no text, and
+    /// stays out of the history: the API refuses an empty message anywhere but last.
+    pub fn answered(mut self, reply: Reply) -> RunOutput {
+        if !protocol::is_empty_content(&reply.content) {
+            self.messages
+                .push(protocol::assistant_message(&reply.content));
+        }
+        self.step_finished(&reply, false);
+        self.output(reply.text, reply.stop_reason)
+    }
+
+    /// The model declined: the run ends with its reply, which stays out of the history.
+    pub fn refused(mut self, reply: Reply) -> RunOutput {
+        self.step_finished(&reply, false);
+        self.output(reply.text, reply.stop_reason)
+    }
+
+    /// A reply asking for tools was cut, so their input may be incomplete: the run ends, nothing
+    /// run.
+    pub fn truncated(&self, reply: &Reply) -> RunError {
+        RunError::output_truncated(
+            format!(
+                "The model's reply asking for {} was cut ({}), so its input may be incomplete; nothing was run. \
+                 Raise maxTokens (now {}), or shorten the history.",
+                tool_names(&reply.requested),
+                reply.stop_reason,
+                self.run.cfg.max_tokens
+            ),
+        )
+    }
+
+    /// Answers the reply's tool calls: a round is run (or, past the tool-round limit, answered
+    /// without running) and its results join the history for the next request. Returns the
+    /// run's output when the round waits for a person's decision instead.
+    pub async fn answer_round(&mut self, mut reply: Reply) -> Result<Option<RunOutput>, RunError> {
+        trust::add_reply_ids(&mut self.call_ids, &reply.requested)?;
+        self.messages
+            .push(protocol::assistant_message(&reply.content));
+        let requested = std::mem::take(&mut reply.requested);
+        let answers = if self.rounds >= self.run.cfg.max_tool_iterations {
+            self.past_the_limit(requested)?
+        } else {
+            match self.tool_round(requested, None).await? {
+                RoundOutcome::Done(answers) => answers,
+                RoundOutcome::Paused { answers, pending } => {
+                    return Ok(Some(self.pause(reply, answers, pending)))
+                }
+            }
+        };
+        self.step_finished(&reply, true);
+        self.step += 1;
+        self.messages.push(results_message(&answers));
+        Ok(None)
+    }
+
+    /// Runs one tool round of this conversation.
+    pub async fn tool_round(
+        &mut self,
+        requested: Vec<Requested>,
+        resumed: Option<&[Decision]>,
+    ) -> Result<RoundOutcome, RunError> {
+        self.rounds += 1;
+        run_round(requested, self.run, &mut self.memory, resumed).await
+    }
+
+    /// The model asks for tools after the last round allowed: the run ends, or
+    /// (`onMaxIterations: "answer"`) the calls are answered without running and the model is
+    /// asked once more, for an answer.
+    fn past_the_limit(&mut self, requested: Vec<Requested>) -> Result<Vec<Answer>, RunError> {
+        let rounds = self.rounds;
+        let cfg = self.run.cfg;
+        if self.limit_reached || cfg.on_max_iterations == OnMaxIterations::Error {
+            return Err(RunError::max_iterations(
+                format!(
+                    "The model asked for tools ({}) after {rounds} tool round(s), the limit set by maxToolIterations; \
+                     they were not run. Raise maxToolIterations, or make the tools' answers more complete.",
+                    tool_names(&requested)
+                ),
+            ));
+        }
+        self.limit_reached = true;
+        Ok(not_run_at_limit(
+            requested,
+            rounds,
+            self.run.log,
+            self.run.events,
+        ))
+    }
+
+    /// The round waits for a person: nothing goes to the model until they decide. The history
+    /// ends with the tool_use turn and the results of the calls that did run; the run ends with
+    /// `stopReason: "approval_required"` and the calls that wait.
+    fn pause(
+        &mut self,
+        reply: Reply,
+        answers: Vec<Answer>,
+        pending: Vec<PendingApproval>,
+    ) -> RunOutput {
+        if !answers.is_empty() {
+            self.messages.push(results_message(&answers));
+        }
+        self.step_finished(&reply, true);
+        let mut output = self.output(reply.text, APPROVAL_REQUIRED.to_owned());
+        output.pending_approvals = pending;
+        output
+    }
+
+    /// Tells the observer the step is over, with the calls of its round when it had one.
+    fn step_finished(&self, reply: &Reply, with_round: bool) {
+        if let Some(sink) = self.run.events {
+            sink.emit(RunEvent::StepFinish {
+                step: self.step,
+                stop_reason: reply.stop_reason.clone(),
+                usage: reply.usage,
+                tool_calls: if with_round {
+                    self.run.log.last_round()
+                } else {
+                    Vec::new()
+                },
+            });
+        }
+    }
+
+    /// What the run hands back, ending with `text`; the calls are added by the caller.
+    fn output(&mut self, text: String, stop_reason: String) -> RunOutput {
+        RunOutput {
+            text,
+            reasoning: self.reasoning.join("\n\n"),
+            tool_calls: Vec::new(),
+            stop_reason,
+            usage: self.usage,
+            messages: std::mem::take(&mut self.messages),
+            limit_reached: self.limit_reached,
+            container: self.container.take(),
+            pending_approvals: Vec::new(),
+        }
+    }
+}

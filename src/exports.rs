@@ -4,18 +4,17 @@
 use std::sync::Arc;
 
 use napi::bindgen_prelude::FnArgs;
-use napi::threadsafe_function::{
-    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
-};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 
-use crate::binding::control::{ReplyKind, RunShared, ToolReply};
-use crate::binding::guard::catch_panics;
-use crate::binding::js_text::JsText;
-use crate::binding::registry::{Approval, Registry};
-use crate::binding::run::{self, History, PartsFn};
-use crate::binding::tool_bridge::{ApprovalFn, CancelFn, ToolFn};
+use crate::binding::call_gate::{ReplyKind, RunShared, ToolReply};
+use crate::binding::node::callback::JsCallback;
+use crate::binding::node::js_text::JsText;
+use crate::binding::node::registry::{Approval, Registry};
+use crate::binding::node::run::{self, History, PartsFn};
+use crate::binding::node::tool_bridge::{ApprovalFn, CancelFn, ToolFn};
+use crate::binding::panics::catch_panics;
 use crate::engine::{self, ToolSpec};
 
 /// The model used when neither the `model` option nor `ANTHROPIC_MODEL` names one.
@@ -144,14 +143,7 @@ pub struct RunChannel {
 }
 
 /// `(runId, resultJson, messages) => void`.
-pub type DoneFn = ThreadsafeFunction<
-    FnArgs<(u32, String, Option<History>)>,
-    UnknownReturnValue,
-    FnArgs<(u32, String, Option<History>)>,
-    Status,
-    false,
-    true,
->;
+pub type DoneFn = JsCallback<(u32, String, Option<History>)>;
 
 #[napi]
 impl RunChannel {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use napi::{Env, Error, Result, Status};
 use tokio_util::sync::CancellationToken;
 
-use super::control::RunShared;
 use super::tool_bridge::{ApprovalFn, CancelFn, JsApproval, JsTool, ToolFn};
+use crate::binding::call_gate::RunShared;
 use crate::engine::approval;
 use crate::engine::{Tool, ToolSpec};
 

@@ -7,19 +7,19 @@
 //!
 //! Cancellation is part of the protocol: each call carries its run and `tool_use` ids, the JS
 //! wrapper asks the run's [`RunShared`] at dispatch whether it may start, and a call the engine
-//! gave up on before that never starts (see `control.rs`).
+//! gave up on before that never starts (see `call_gate.rs`).
 
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{FnArgs, Promise};
-use napi::threadsafe_function::{
-    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
-};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::Status;
 use tokio_util::sync::CancellationToken;
 
-use super::control::{GiveUp, RunShared};
-pub use super::control::{ReplyKind, ToolReply};
+use super::callback::JsCallback;
+
+use crate::binding::call_gate::{GiveUp, RunShared};
+pub use crate::binding::call_gate::{ReplyKind, ToolReply};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -28,34 +28,13 @@ use crate::engine::tools::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, T
 
 /// `(inputJson, toolUseId, runId) => void`; the wrapper settles the call through its run's
 /// `RunControl.settle(toolUseId, kind, content)`.
-pub type ToolFn = ThreadsafeFunction<
-    FnArgs<(String, String, u32)>,
-    UnknownReturnValue,
-    FnArgs<(String, String, u32)>,
-    Status,
-    false,
-    true,
->;
+pub type ToolFn = JsCallback<(String, String, u32)>;
 
 /// `(runId, toolUseId) => void`: aborts a running tool's `ctx.signal`.
-pub type CancelFn = ThreadsafeFunction<
-    FnArgs<(u32, String)>,
-    UnknownReturnValue,
-    FnArgs<(u32, String)>,
-    Status,
-    false,
-    true,
->;
+pub type CancelFn = JsCallback<(u32, String)>;
 
 /// `(inputJson, toolUseId, runId) => Promise<boolean>`: the tool's `needsApproval` function.
-pub type ApprovalFn = ThreadsafeFunction<
-    FnArgs<(String, String, u32)>,
-    Promise<bool>,
-    FnArgs<(String, String, u32)>,
-    Status,
-    false,
-    true,
->;
+pub type ApprovalFn = JsCallback<(String, String, u32), Promise<bool>>;
 
 /// A JS `needsApproval` function bound to one run. Anything that goes wrong asking it counts
 /// as "needs approval": a risky call never slips through because a check failed.
@@ -143,7 +122,7 @@ impl ToolExecutor for JsTool {
 /// be entered. To tell which, ask the thread: a call through its cancel hook (a no-op for an
 /// unknown call) comes back only from a live thread. A dying thread's call never settles, so the
 /// round does not go on and send the API a made-up failure; the thread's cleanup hook cancels
-/// `shutdown` and `run_with_tools` ends the run. A live thread's answer makes it the tool's
+/// `shutdown` and the run ends (`run.rs`). A live thread's answer makes it the tool's
 /// failure.
 async fn unless_thread_gone(
     shutdown: &CancellationToken,

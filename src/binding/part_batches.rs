@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::control::RunShared;
+use super::call_gate::RunShared;
 use crate::engine::result::{ToolCall, ToolOutput, Usage};
 use crate::engine::{EventSink, RunEvent};
 

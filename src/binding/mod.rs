@@ -1,10 +1,12 @@
 //! JS values and the engine's types, each way. The pure files here are tested without Node:
 //! the options (`options/`), which tools a run offers (`select_tools.rs`), what a run shares
 //! with the JS thread about each call (`call_gate.rs`), the batching of a run's parts
-//! (`part_batches.rs`), panics turned into errors (`panics.rs`) and the log switch
-//! (`logging.rs`). What needs Node is in `node/`.
+//! (`part_batches.rs`), panics turned into errors (`panics.rs`), the failures of the checks
+//! index.js makes itself (`js_failure.rs`) and the log switch (`logging.rs`). What needs Node is
+//! in `node/`.
 
 pub mod call_gate;
+pub mod js_failure;
 pub mod logging;
 #[cfg(feature = "node")]
 pub mod node;

@@ -18,6 +18,7 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  * ([`RunChannel::hold`]), as their promises would.
  */
 export declare class RunChannel {
+  /** A channel whose runs all end through `done`. */
   constructor(done: (runId: number, resultJson: string, messages: Buffer | null) => void)
   /**
    * Whether runs of this channel are pending: while they are, its function keeps the event
@@ -40,6 +41,7 @@ export declare class RunChannel {
  * start, and takes each call's reply.
  */
 export declare class RunControl {
+  /** A handle for one run, before it starts. */
   constructor()
   /** Ends the run with `aborted`, dropping its request and tools. */
   abort(): void
@@ -72,7 +74,7 @@ export declare const DEFAULT_MAX_TOOL_ITERATIONS: number
 /** The model used when neither the `model` option nor `ANTHROPIC_MODEL` names one. */
 export declare const DEFAULT_MODEL: string
 
-/** The `error` of an [`EarlyFailure`]. */
+/** The `error` of an `EarlyFailure`. */
 export interface EarlyError {
   /** The error code, as every failed run has one. */
   code: string

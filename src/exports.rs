@@ -91,6 +91,7 @@ pub struct RunControl {
 
 #[napi]
 impl RunControl {
+    /// A handle for one run, before it starts.
     #[napi(constructor)]
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
@@ -149,6 +150,7 @@ pub type DoneFn = JsCallback<(u32, String, Option<History>)>;
 
 #[napi]
 impl RunChannel {
+    /// A channel whose runs all end through `done`.
     #[napi(
         constructor,
         ts_args_type = "done: (runId: number, resultJson: string, messages: Buffer | null) => void"

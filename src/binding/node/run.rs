@@ -129,7 +129,9 @@ async fn run_parsed(
 /// `data.messages` empty: the history comes apart in `messages`, UTF-8 JSON in a Buffer (see
 /// [`History`]; no JS string of the whole history unless `data.messages` is read).
 pub struct RunReply {
+    /// `{ data, error }` as JSON text.
     pub result: String,
+    /// The history of a run that succeeded.
     pub messages: Option<History>,
 }
 

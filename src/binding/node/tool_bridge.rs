@@ -39,7 +39,9 @@ pub type ApprovalFn = JsCallback<(String, String, u32), Promise<bool>>;
 /// A JS `needsApproval` function bound to one run. Anything that goes wrong asking it counts
 /// as "needs approval": a risky call never slips through because a check failed.
 pub struct JsApproval {
+    /// The tool's `needsApproval`, wrapped by index.js.
     pub ask: Arc<ApprovalFn>,
+    /// The run it is asked for.
     pub run_id: u32,
 }
 
@@ -58,9 +60,13 @@ impl ApprovalPolicy for JsApproval {
 
 /// A registered JS tool bound to one run.
 pub struct JsTool {
+    /// The JS wrapper that runs the tool's `execute`.
     pub execute: Arc<ToolFn>,
+    /// Aborts a running call's `ctx.signal`; also asks whether the JS thread is alive.
     pub cancel: Option<Arc<CancelFn>>,
+    /// The run the tool is bound to, handed back to JS with each call.
     pub run_id: u32,
+    /// What the run shares with the JS thread: whether each call may start, and its reply.
     pub run: Arc<RunShared>,
     /// The registering thread's shutdown token ([`super::registry::Registry::shutdown`]).
     pub shutdown: CancellationToken,

@@ -36,6 +36,13 @@ impl<'a> Given<'a> {
         self.raw.map(value).filter(|v| !v.is_null())
     }
 
+    /// The JSON text to send as given, with its value parsed for checking; `None` when absent
+    /// or `null`.
+    pub fn to_send(self) -> Option<(&'a RawValue, Value)> {
+        let raw = self.raw?;
+        Some((raw, value(raw))).filter(|(_, v)| !v.is_null())
+    }
+
     /// The refusal of this option's value: it must be `expected`, and got `got`.
     pub fn bad(self, expected: &str, got: &Value) -> RunError {
         bad(self.name, expected, got)

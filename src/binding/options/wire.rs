@@ -59,11 +59,11 @@ pub fn pass_through(o: &RunOptions) -> Result<Vec<(&'static str, Box<RawValue>)>
     ];
     let mut out = Vec::new();
     for (option, wire, json) in fields {
-        if let Some(v) = option.value() {
+        if let Some((raw, v)) = option.to_send() {
             if !json.accepts(&v) {
                 return Err(option.bad(json.name(), &v));
             }
-            out.push((wire, option.raw().expect("given").to_owned()));
+            out.push((wire, raw.to_owned()));
         }
     }
     Ok(out)
@@ -71,7 +71,7 @@ pub fn pass_through(o: &RunOptions) -> Result<Vec<(&'static str, Box<RawValue>)>
 
 /// `system`: a string or an array of text blocks, kept as given.
 pub fn system(option: Given) -> Result<Option<Box<RawValue>>, RunError> {
-    let Some(v) = option.value() else {
+    let Some((raw, v)) = option.to_send() else {
         return Ok(None);
     };
     let text_blocks = v.as_array().is_some_and(|blocks| {
@@ -86,12 +86,12 @@ pub fn system(option: Given) -> Result<Option<Box<RawValue>>, RunError> {
             &v,
         ));
     }
-    Ok(option.raw().map(RawValue::to_owned))
+    Ok(Some(raw.to_owned()))
 }
 
 /// `toolChoice`, checked; kept as given, with the `auto` choice that follows a forcing one.
 pub fn tool_choice(option: Given) -> Result<Option<ToolChoice>, RunError> {
-    let Some(v) = option.value() else {
+    let Some((raw, v)) = option.to_send() else {
         return Ok(None);
     };
     let expected = "{ type: \"auto\" | \"any\" | \"none\" } or { type: \"tool\", name }";
@@ -114,13 +114,13 @@ pub fn tool_choice(option: Given) -> Result<Option<ToolChoice>, RunError> {
         }
         Some(other) => return Err(bad("toolChoice.disable_parallel_tool_use", "true or false", other)),
     }
-    Ok(option.raw().map(|raw| ToolChoice::new(raw.to_owned())))
+    Ok(Some(ToolChoice::new(raw.to_owned())))
 }
 
 /// `serverTools`: definitions with a `type`, sent as given after the client tools.
 pub fn server_tools(option: Given) -> Result<Vec<Box<RawValue>>, RunError> {
     let expected = "an array of server tool definitions { type, name, … }";
-    let Some(v) = option.value() else {
+    let Some((raw, v)) = option.to_send() else {
         return Ok(Vec::new());
     };
     let Value::Array(items) = &v else {
@@ -137,7 +137,6 @@ pub fn server_tools(option: Given) -> Result<Vec<Box<RawValue>>, RunError> {
             ));
         }
     }
-    let raw = option.raw().expect("given");
     let raws: Vec<&RawValue> =
         serde_json::from_str(raw.get()).map_err(|_| option.bad(expected, &v))?;
     Ok(raws.into_iter().map(|r| r.to_owned()).collect())

@@ -224,33 +224,14 @@ const fn js(name: &'static str, kind: JsKind, doc: &'static str) -> JsOption {
     JsOption { name, kind, doc }
 }
 
-/// The options index.js keeps, in the order it checks them.
+/// The options index.js keeps, in the order it checks them: one line each.
+#[rustfmt::skip]
 pub const JS_ONLY: &[JsOption] = &[
-    js(
-        "signal",
-        JsKind::AbortSignal,
-        "Stops the run; it resolves with code `aborted`. Default: none.",
-    ),
-    js(
-        "context",
-        JsKind::Any,
-        "Handed to every `execute` as `ctx.context`. Default: undefined.",
-    ),
-    js(
-        "onToolCall",
-        JsKind::Hook,
-        "Called before each `execute`. Default: none.",
-    ),
-    js(
-        "onToolResult",
-        JsKind::Hook,
-        "Called after each tool call settles. Default: none.",
-    ),
-    js(
-        "onStepFinish",
-        JsKind::Hook,
-        "Called after each step: a reply and the tool calls it asked for. Default: none.",
-    ),
+    js("signal", JsKind::AbortSignal, "Stops the run; it resolves with code `aborted`. Default: none."),
+    js("context", JsKind::Any, "Handed to every `execute` as `ctx.context`. Default: undefined."),
+    js("onToolCall", JsKind::Hook, "Called before each `execute`. Default: none."),
+    js("onToolResult", JsKind::Hook, "Called after each tool call settles. Default: none."),
+    js("onStepFinish", JsKind::Hook, "Called after each step: a reply and its tool calls. Default: none."),
 ];
 
 /// Every option's name: those that cross as JSON, then those JS keeps.

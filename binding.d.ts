@@ -18,6 +18,7 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  * ([`RunChannel::hold`]), as their promises would.
  */
 export declare class RunChannel {
+  /** A channel whose runs all end through `done`. */
   constructor(done: (runId: number, resultJson: string, messages: Buffer | null) => void)
   /**
    * Whether runs of this channel are pending: while they are, its function keeps the event
@@ -40,6 +41,7 @@ export declare class RunChannel {
  * start, and takes each call's reply.
  */
 export declare class RunControl {
+  /** A handle for one run, before it starts. */
   constructor()
   /** Ends the run with `aborted`, dropping its request and tools. */
   abort(): void
@@ -71,6 +73,68 @@ export declare const DEFAULT_MAX_TOOL_ITERATIONS: number
 
 /** The model used when neither the `model` option nor `ANTHROPIC_MODEL` names one. */
 export declare const DEFAULT_MODEL: string
+
+/** The `error` of an `EarlyFailure`. */
+export interface EarlyError {
+  /** The error code, as every failed run has one. */
+  code: string
+  /** What went wrong, and what to do. */
+  message: string
+}
+
+/** What a run resolves with when it fails before it starts: `{ data: null, error }`. */
+export interface EarlyFailure {
+  /** Always `null`. */
+  data: null
+  /** The failure. */
+  error: EarlyError
+}
+
+/**
+ * The failure of a check index.js makes itself before a run starts. `detail` is what JS can
+ * tell about it (the value described, or the message thrown); `option` names the option of a
+ * `bad_option`.
+ */
+export declare function jsFailure(problem: JsProblem, detail: string, option?: string | undefined | null): EarlyFailure
+
+/**
+ * What the value of an option that stays in JS must be; index.js checks it before the run
+ * starts.
+ */
+export declare const enum JsKind {
+  /** Anything: it is handed on as it is. */
+  Any = 'any',
+  /** An `AbortSignal`. */
+  AbortSignal = 'abort_signal',
+  /**
+   * A function the run calls at some point, as an observer (a throw is logged, never ends
+   * the run).
+   */
+  Hook = 'hook',
+}
+
+/** An option index.js keeps rather than sending it to Rust as JSON, and what its value must be. */
+export interface JsOnlyOption {
+  /** The option's name. */
+  name: string
+  /** What its value must be: index.js checks it before the run starts. */
+  kind: JsKind
+}
+
+/** The options index.js keeps, in the order it checks them (the list of `options/list.rs`). */
+export declare function jsOnlyOptions(): Array<JsOnlyOption>
+
+/** A check index.js makes before a run starts, failed. */
+export declare const enum JsProblem {
+  /** `options` is not an object: the detail describes what it is. */
+  OptionsNotAnObject = 'options_not_an_object',
+  /** An option JS keeps is not what it must be: the detail describes its value. */
+  BadOption = 'bad_option',
+  /** `JSON.stringify` of the prompt and options threw: the detail is its message. */
+  NotJson = 'not_json',
+  /** The JS layer itself failed: the detail is the message thrown. */
+  Internal = 'internal',
+}
 
 /** The registered definitions, as a JSON array, in registration order. */
 export declare function listTools(): string

@@ -423,10 +423,6 @@ function listTools() {
   return JSON.parse(binding.listTools())
 }
 
-function failure(code, message, extra) {
-  return { data: null, error: { code, message, ...extra } }
-}
-
 function isAbortSignal(value) {
   return value !== null && typeof value === 'object' && typeof value.aborted === 'boolean' && typeof value.addEventListener === 'function'
 }
@@ -506,8 +502,6 @@ function streamWithTools(prompt, options) {
   return stream
 }
 
-const HOOKS = ['onToolCall', 'onToolResult', 'onStepFinish']
-
 /** Calls an observer hook; a throw (or a rejection) is logged and never ends the run. */
 function callHook(hooks, name, arg) {
   const hook = hooks[name]
@@ -544,39 +538,68 @@ function onParts(parts, run, streaming) {
   if (streaming !== null) streaming.push(parts)
 }
 
+// The options JS keeps (JS values the engine has no use for) and what each must be: Rust's list.
+const JS_ONLY = binding.jsOnlyOptions()
+const IS_KIND = { any: () => true, abort_signal: isAbortSignal, hook: (value) => typeof value === 'function' }
+
+/**
+ * Checks `options` and splits them: what JS keeps (`signal`, `context`, the hooks) and the
+ * request for Rust, `{ prompt, options, env }` as JSON with the other options and the
+ * environment read now. Returns the run's failure (`{ data: null, error }`, worded by Rust) when
+ * a check fails, else `{ signal, context, hooks, request, timed }`: `hooks` is null when none is
+ * given, `timed` says whether `toolTimeoutMs` is.
+ */
+function readOptions(prompt, options) {
+  if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
+    return binding.jsFailure('options_not_an_object', describe(options))
+  }
+  const given = options || {}
+  const rest = { ...given }
+  const kept = {}
+  for (const { name } of JS_ONLY) {
+    // Read as a destructuring would: an own value as copied, else one inherited.
+    if (Object.hasOwn(rest, name)) {
+      kept[name] = rest[name]
+      delete rest[name]
+    } else {
+      kept[name] = given[name]
+    }
+  }
+  const hooks = {}
+  let hooked = false
+  for (const { name, kind } of JS_ONLY) {
+    const value = kept[name]
+    if (value !== undefined && value !== null && !IS_KIND[kind](value)) return binding.jsFailure('bad_option', describe(value), name)
+    if (kind === 'hook') {
+      hooks[name] = value
+      hooked = hooked || typeof value === 'function'
+    }
+  }
+  const env = {
+    ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY,
+    ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN,
+    ANTHROPIC_BASE_URL: process.env.ANTHROPIC_BASE_URL,
+    ANTHROPIC_MODEL: process.env.ANTHROPIC_MODEL,
+    ANTHROPIC_TOOL_CALLING_SECRET: process.env.ANTHROPIC_TOOL_CALLING_SECRET,
+  }
+  let request
+  try {
+    request = JSON.stringify({ prompt, options: rest, env })
+  } catch (e) {
+    return binding.jsFailure('not_json', String(e.message))
+  }
+  const timed = rest.toolTimeoutMs !== undefined && rest.toolTimeoutMs !== null
+  return { signal: kept.signal, context: kept.context, hooks: hooked ? hooks : null, request, timed }
+}
+
 async function execute(prompt, options, streaming) {
   try {
-    if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
-      return failure('invalid_request', `options must be an object, got ${describe(options)}. Nothing was sent.`)
-    }
-    const { signal, context, onToolCall, onToolResult, onStepFinish, ...rest } = options || {}
-    if (signal !== undefined && signal !== null && !isAbortSignal(signal)) {
-      return failure('invalid_request', `Option signal must be an AbortSignal, got ${describe(signal)}. Nothing was sent.`)
-    }
-    const given = { onToolCall, onToolResult, onStepFinish }
-    for (const name of HOOKS) {
-      if (given[name] !== undefined && given[name] !== null && typeof given[name] !== 'function') {
-        return failure('invalid_request', `Option ${name} must be a function, got ${describe(given[name])}. Nothing was sent.`)
-      }
-    }
-    const hooks = HOOKS.some((name) => typeof given[name] === 'function') ? given : null
-    const env = {
-      ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY,
-      ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN,
-      ANTHROPIC_BASE_URL: process.env.ANTHROPIC_BASE_URL,
-      ANTHROPIC_MODEL: process.env.ANTHROPIC_MODEL,
-      ANTHROPIC_TOOL_CALLING_SECRET: process.env.ANTHROPIC_TOOL_CALLING_SECRET,
-    }
-    let request
-    try {
-      request = JSON.stringify({ prompt, options: rest, env })
-    } catch (e) {
-      return failure('invalid_request', `prompt and options must be JSON-serialisable (${e.message}). Nothing was sent.`)
-    }
+    const read = readOptions(prompt, options)
+    if (read.error) return read
+    const { signal, context, hooks, request, timed } = read
     lastRunId = (lastRunId + 1) >>> 0
     const runId = lastRunId
     const control = new binding.RunControl()
-    const timed = rest.toolTimeoutMs !== undefined && rest.toolTimeoutMs !== null
     const run = { context, control, hooks, timed, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map(), inputs: new Map() }
     runs.set(runId, run)
     const onAbort = () => control.abort()
@@ -628,7 +651,9 @@ async function execute(prompt, options, streaming) {
       runs.delete(runId)
     }
   } catch (e) {
-    return failure('unknown_error', `Internal error in anthropic-tool-calling: ${e && e.message}. Please report it.`, { cause: e })
+    const failed = binding.jsFailure('internal', String(e && e.message))
+    failed.error.cause = e
+    return failed
   }
 }
 

@@ -3,19 +3,20 @@
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::FnArgs;
-use napi::threadsafe_function::{
-    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
-};
+use napi::bindgen_prelude::{FnArgs, Null};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 
-use crate::binding::control::{ReplyKind, RunShared, ToolReply};
-use crate::binding::guard::catch_panics;
-use crate::binding::js_text::JsText;
-use crate::binding::registry::{Approval, Registry};
-use crate::binding::run::{self, History, PartsFn};
-use crate::binding::tool_bridge::{ApprovalFn, CancelFn, ToolFn};
+use crate::binding::call_gate::{ReplyKind, RunShared, ToolReply};
+use crate::binding::js_failure::{self, JsProblem};
+use crate::binding::node::callback::JsCallback;
+use crate::binding::node::js_text::JsText;
+use crate::binding::node::registry::{Approval, Registry};
+use crate::binding::node::run::{self, History, PartsFn};
+use crate::binding::node::tool_bridge::{ApprovalFn, CancelFn, ToolFn};
+use crate::binding::options::list::{JsKind, JS_ONLY};
+use crate::binding::panics::catch_panics;
 use crate::engine::{self, ToolSpec};
 
 /// The model used when neither the `model` option nor `ANTHROPIC_MODEL` names one.
@@ -90,6 +91,7 @@ pub struct RunControl {
 
 #[napi]
 impl RunControl {
+    /// A handle for one run, before it starts.
     #[napi(constructor)]
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
@@ -144,17 +146,11 @@ pub struct RunChannel {
 }
 
 /// `(runId, resultJson, messages) => void`.
-pub type DoneFn = ThreadsafeFunction<
-    FnArgs<(u32, String, Option<History>)>,
-    UnknownReturnValue,
-    FnArgs<(u32, String, Option<History>)>,
-    Status,
-    false,
-    true,
->;
+pub type DoneFn = JsCallback<(u32, String, Option<History>)>;
 
 #[napi]
 impl RunChannel {
+    /// A channel whose runs all end through `done`.
     #[napi(
         constructor,
         ts_args_type = "done: (runId: number, resultJson: string, messages: Buffer | null) => void"
@@ -233,6 +229,60 @@ impl RunChannel {
             );
         });
         Ok(())
+    }
+}
+
+/// An option index.js keeps rather than sending it to Rust as JSON, and what its value must be.
+#[napi(object, object_from_js = false)]
+pub struct JsOnlyOption {
+    /// The option's name.
+    pub name: String,
+    /// What its value must be: index.js checks it before the run starts.
+    pub kind: JsKind,
+}
+
+/// The options index.js keeps, in the order it checks them (the list of `options/list.rs`).
+#[napi]
+pub fn js_only_options() -> Vec<JsOnlyOption> {
+    JS_ONLY
+        .iter()
+        .map(|o| JsOnlyOption {
+            name: o.name.to_owned(),
+            kind: o.kind,
+        })
+        .collect()
+}
+
+/// What a run resolves with when it fails before it starts: `{ data: null, error }`.
+#[napi(object, object_from_js = false)]
+pub struct EarlyFailure {
+    /// Always `null`.
+    pub data: Null,
+    /// The failure.
+    pub error: EarlyError,
+}
+
+/// The `error` of an `EarlyFailure`.
+#[napi(object, object_from_js = false)]
+pub struct EarlyError {
+    /// The error code, as every failed run has one.
+    pub code: String,
+    /// What went wrong, and what to do.
+    pub message: String,
+}
+
+/// The failure of a check index.js makes itself before a run starts. `detail` is what JS can
+/// tell about it (the value described, or the message thrown); `option` names the option of a
+/// `bad_option`.
+#[napi(catch_unwind)]
+pub fn js_failure(problem: JsProblem, detail: String, option: Option<String>) -> EarlyFailure {
+    let error = js_failure::js_failure(problem, &detail, option.as_deref());
+    EarlyFailure {
+        data: Null,
+        error: EarlyError {
+            code: error.code.as_str().to_owned(),
+            message: error.message,
+        },
     }
 }
 

@@ -1,7 +1,9 @@
 //! `anthropic-tool-calling`: the tool-calling loop for Anthropic models.
 //!
-//! `engine` is the loop itself and knows nothing of Node; `binding` adapts it; the `#[napi]`
-//! exports (`exports.rs`) only convert.
+//! `engine` is the loop itself and knows nothing of Node. `binding` turns JS values into the
+//! engine's types and back (its pure part is tested without Node; `binding/node/` holds what
+//! needs napi). `exports.rs` is the `#[napi]` surface that index.js calls: each export converts
+//! its arguments and hands them to `binding`.
 
 // `RunError` carries everything known about a failure (status, request id, tool calls so far);
 // it is built once per failed run, so its size in a `Result` costs nothing worth boxing for.

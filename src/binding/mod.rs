@@ -1,17 +1,16 @@
-//! The Node side: option parsing and tool selection (pure Rust), the per-thread tool registry,
-//! the `ThreadsafeFunction` bridge that runs JS tools for the engine, and the run itself.
+//! JS values and the engine's types, each way. The pure files here are tested without Node:
+//! the options (`options/`), which tools a run offers (`select_tools.rs`), what a run shares
+//! with the JS thread about each call (`call_gate.rs`), the batching of a run's parts
+//! (`part_batches.rs`), panics turned into errors (`panics.rs`), the failures of the checks
+//! index.js makes itself (`js_failure.rs`) and the log switch (`logging.rs`). What needs Node is
+//! in `node/`.
 
-pub mod control;
-pub mod guard;
-#[cfg(feature = "node")]
-pub mod js_text;
+pub mod call_gate;
+pub mod js_failure;
 pub mod logging;
+#[cfg(feature = "node")]
+pub mod node;
 pub mod options;
-pub mod parts;
-#[cfg(feature = "node")]
-pub mod registry;
-#[cfg(feature = "node")]
-pub mod run;
-pub mod select;
-#[cfg(feature = "node")]
-pub mod tool_bridge;
+pub mod panics;
+pub mod part_batches;
+pub mod select_tools;

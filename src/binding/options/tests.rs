@@ -1,5 +1,8 @@
 //! The option parser's tests: defaults, refusals naming the option, raw JSON kept as given.
+use std::time::Duration;
+
 use super::*;
+use crate::engine::Secret;
 
 fn parse(json: &str) -> Result<RunRequest, RunError> {
     parse_request(json)
@@ -377,4 +380,57 @@ fn header_values_are_marked_sensitive_and_never_shown() {
             assert!(!err.message.contains(secret), "{options}: {}", err.message);
         }
     }
+}
+
+/// The keys of `interface RunOptions` in index.d.ts, in order.
+fn run_options_in_index_d_ts() -> Vec<&'static str> {
+    let dts = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/index.d.ts"));
+    let start = dts
+        .find("export interface RunOptions")
+        .expect("index.d.ts declares RunOptions");
+    let body = &dts[start..];
+    let body = &body[..body.find("\n}").expect("RunOptions ends")];
+    body.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let key = line.strip_prefix("  ")?;
+            let end = key.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
+            (end > 0 && key[end..].starts_with(['?', ':'])).then(|| &key[..end])
+        })
+        .collect()
+}
+
+#[test]
+fn the_options_listed_are_those_of_index_d_ts() {
+    let mut listed: Vec<&str> = list::all_names().collect();
+    let count = listed.len();
+    listed.sort_unstable();
+    listed.dedup();
+    assert_eq!(listed.len(), count, "an option is listed twice");
+    let mut declared = run_options_in_index_d_ts();
+    declared.sort_unstable();
+    assert_eq!(listed, declared);
+}
+
+#[test]
+fn an_unknown_option_is_told_every_known_one() {
+    let err = refused(
+        r#"{"zeta":1,"maxToken":5,"approvalz":true}"#,
+        "Unknown option",
+    );
+    assert_eq!(
+        err.message,
+        "Unknown option \"approvalz\". Known options: model, maxTokens, system, temperature, \
+         toolChoice, tools, maxToolIterations, onMaxIterations, onToolError, maxToolFailures, \
+         toolTimeoutMs, parallelToolCalls, apiKey, authToken, baseURL, apiVersion, maxRetries, \
+         timeoutMs, serverTools, betas, headers, extraBody, container, approvals, approvalSecret, \
+         approvalTtlMs, approvalScope, thinking, stopSequences, topP, topK, metadata, serviceTier, \
+         cacheControl, outputConfig, contextManagement, signal, context, onToolCall, \
+         onToolResult, onStepFinish. Nothing was sent."
+    );
+    // A key with escapes is read too, and names no option.
+    refused(
+        r#"{"max\u0054okens":5,"a\"b":1}"#,
+        "Unknown option \"a\\\"b\"",
+    );
 }

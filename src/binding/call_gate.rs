@@ -41,7 +41,9 @@ pub enum ReplyKind {
 /// What the JS wrapper of `execute` settles a call with (`RunControl.settle`).
 #[derive(Debug)]
 pub struct ToolReply {
+    /// How the call ended.
     pub kind: ReplyKind,
+    /// What it ended with; `kind` says how to read it.
     pub content: String,
 }
 

@@ -6,15 +6,17 @@ use std::sync::Arc;
 use napi::{Env, Error, Result, Status};
 use tokio_util::sync::CancellationToken;
 
-use super::control::RunShared;
 use super::tool_bridge::{ApprovalFn, CancelFn, JsApproval, JsTool, ToolFn};
+use crate::binding::call_gate::RunShared;
 use crate::engine::approval;
 use crate::engine::{Tool, ToolSpec};
 
 /// Whether a registered tool's calls need a person's yes first (`needsApproval`).
 #[derive(Clone)]
 pub enum Approval {
+    /// Its calls run without asking.
     Never,
+    /// Every call waits for a person's yes.
     Always,
     /// Ask the tool's `needsApproval` function.
     Ask(Arc<ApprovalFn>),
@@ -23,15 +25,20 @@ pub enum Approval {
 /// A registered tool: the engine's checked definition and the JS function that runs it.
 #[derive(Clone)]
 pub struct Entry {
+    /// The definition, checked and compiled.
     pub spec: ToolSpec,
+    /// The JS wrapper that runs the tool's `execute`.
     pub execute: Arc<ToolFn>,
+    /// Whether its calls need a person's yes first.
     pub approval: Approval,
 }
 
 /// The registry of one JS thread.
 #[derive(Default)]
 pub struct Registry {
+    /// The tools, in registration order.
     pub entries: Vec<Entry>,
+    /// Aborts a running tool's `ctx.signal` (`setCancelHook`); set once index.js loads.
     pub cancel: Option<Arc<CancelFn>>,
     /// Cancelled when this JS thread shuts down (a terminated worker, the process exiting):
     /// its runs then end at once instead of going on, or waiting forever, without it.
@@ -41,8 +48,11 @@ pub struct Registry {
 /// What a run takes from the registry on the JS thread (cheap clones); the tools are bound and
 /// picked off it.
 pub struct Snapshot {
+    /// The tools registered when the run started.
     pub entries: Vec<Entry>,
+    /// The thread's cancel hook.
     pub cancel: Option<Arc<CancelFn>>,
+    /// The thread's shutdown token ([`Registry::shutdown`]).
     pub shutdown: CancellationToken,
 }
 

@@ -7,19 +7,19 @@
 //!
 //! Cancellation is part of the protocol: each call carries its run and `tool_use` ids, the JS
 //! wrapper asks the run's [`RunShared`] at dispatch whether it may start, and a call the engine
-//! gave up on before that never starts (see `control.rs`).
+//! gave up on before that never starts (see `call_gate.rs`).
 
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{FnArgs, Promise};
-use napi::threadsafe_function::{
-    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
-};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::Status;
 use tokio_util::sync::CancellationToken;
 
-use super::control::{GiveUp, RunShared};
-pub use super::control::{ReplyKind, ToolReply};
+use super::callback::JsCallback;
+
+use crate::binding::call_gate::{GiveUp, RunShared};
+pub use crate::binding::call_gate::{ReplyKind, ToolReply};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -28,39 +28,20 @@ use crate::engine::tool::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, To
 
 /// `(inputJson, toolUseId, runId) => void`; the wrapper settles the call through its run's
 /// `RunControl.settle(toolUseId, kind, content)`.
-pub type ToolFn = ThreadsafeFunction<
-    FnArgs<(String, String, u32)>,
-    UnknownReturnValue,
-    FnArgs<(String, String, u32)>,
-    Status,
-    false,
-    true,
->;
+pub type ToolFn = JsCallback<(String, String, u32)>;
 
 /// `(runId, toolUseId) => void`: aborts a running tool's `ctx.signal`.
-pub type CancelFn = ThreadsafeFunction<
-    FnArgs<(u32, String)>,
-    UnknownReturnValue,
-    FnArgs<(u32, String)>,
-    Status,
-    false,
-    true,
->;
+pub type CancelFn = JsCallback<(u32, String)>;
 
 /// `(inputJson, toolUseId, runId) => Promise<boolean>`: the tool's `needsApproval` function.
-pub type ApprovalFn = ThreadsafeFunction<
-    FnArgs<(String, String, u32)>,
-    Promise<bool>,
-    FnArgs<(String, String, u32)>,
-    Status,
-    false,
-    true,
->;
+pub type ApprovalFn = JsCallback<(String, String, u32), Promise<bool>>;
 
 /// A JS `needsApproval` function bound to one run. Anything that goes wrong asking it counts
 /// as "needs approval": a risky call never slips through because a check failed.
 pub struct JsApproval {
+    /// The tool's `needsApproval`, wrapped by index.js.
     pub ask: Arc<ApprovalFn>,
+    /// The run it is asked for.
     pub run_id: u32,
 }
 
@@ -79,9 +60,13 @@ impl ApprovalPolicy for JsApproval {
 
 /// A registered JS tool bound to one run.
 pub struct JsTool {
+    /// The JS wrapper that runs the tool's `execute`.
     pub execute: Arc<ToolFn>,
+    /// Aborts a running call's `ctx.signal`; also asks whether the JS thread is alive.
     pub cancel: Option<Arc<CancelFn>>,
+    /// The run the tool is bound to, handed back to JS with each call.
     pub run_id: u32,
+    /// What the run shares with the JS thread: whether each call may start, and its reply.
     pub run: Arc<RunShared>,
     /// The registering thread's shutdown token ([`super::registry::Registry::shutdown`]).
     pub shutdown: CancellationToken,
@@ -143,7 +128,7 @@ impl ToolExecutor for JsTool {
 /// be entered. To tell which, ask the thread: a call through its cancel hook (a no-op for an
 /// unknown call) comes back only from a live thread. A dying thread's call never settles, so the
 /// round does not go on and send the API a made-up failure; the thread's cleanup hook cancels
-/// `shutdown` and `run_with_tools` ends the run. A live thread's answer makes it the tool's
+/// `shutdown` and the run ends (`run.rs`). A live thread's answer makes it the tool's
 /// failure.
 async fn unless_thread_gone(
     shutdown: &CancellationToken,

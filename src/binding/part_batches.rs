@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::control::RunShared;
+use super::call_gate::RunShared;
 use crate::engine::result::{ToolCall, ToolOutput, Usage};
 use crate::engine::{EventSink, RunEvent};
 
@@ -22,6 +22,7 @@ pub const MAX_BATCH: usize = 256;
 
 /// The engine's side: events go into a channel, never blocking the run.
 pub struct ChannelSink {
+    /// Where the run's events go, to be batched for JS.
     pub tx: mpsc::UnboundedSender<RunEvent>,
     /// Which calls JS began: a call stopped before JS began it had no effect, and is not told.
     pub run: Arc<RunShared>,

@@ -6,19 +6,17 @@ use std::sync::{Arc, OnceLock};
 
 use napi::bindgen_prelude::{Buffer, FnArgs, ToNapiValue, TypeName, ValueType};
 use napi::sys;
-use napi::threadsafe_function::{
-    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
-};
-use napi::Status;
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::control::RunShared;
-use super::guard::catch_panics;
-use super::options::parse_request;
-use super::parts::{forward, ChannelSink};
+use super::callback::JsCallback;
 use super::registry::Snapshot;
-use super::select;
+use crate::binding::call_gate::RunShared;
+use crate::binding::options::parse_request;
+use crate::binding::panics::catch_panics;
+use crate::binding::part_batches::{forward, ChannelSink};
+use crate::binding::select_tools;
 use crate::engine::protocol::RawMessage;
 use crate::engine::result::ToolOutput;
 use crate::engine::{ApiClient, EventSink, RunError, RunOutput, ToolCall};
@@ -31,18 +29,11 @@ fn client() -> Result<&'static ApiClient, RunError> {
     CLIENT
         .get_or_init(ApiClient::try_new)
         .as_ref()
-        .map_err(|why| internal_error(why))
+        .map_err(|why| RunError::internal(why))
 }
 
 /// `(partsJson, last) => void`: a batch of `StreamPart`s; `last` once, after the final batch.
-pub type PartsFn = ThreadsafeFunction<
-    FnArgs<(String, bool)>,
-    UnknownReturnValue,
-    FnArgs<(String, bool)>,
-    Status,
-    false,
-    true,
->;
+pub type PartsFn = JsCallback<(String, bool)>;
 
 /// Parses `request_json` (`{ prompt, options, env }`), picks the tools and runs the loop. With
 /// `parts` the run's parts go to JS in batches (every batch is handed to JS before this
@@ -93,7 +84,7 @@ async fn run_parsed(
         let mut request = parse_request(&request_json)?;
         drop(request_json);
         request.config.stream = stream;
-        let tools = select::offered(
+        let tools = select_tools::offered(
             registry.bind(run_id, &shared),
             request.tool_names.as_deref(),
             request.config.tool_choice.as_ref(),
@@ -135,18 +126,16 @@ async fn run_parsed(
 /// `data.messages` empty: the history comes apart in `messages`, UTF-8 JSON in a Buffer (see
 /// [`History`]; no JS string of the whole history unless `data.messages` is read).
 pub struct RunReply {
+    /// `{ data, error }` as JSON text.
     pub result: String,
+    /// The history of a run that succeeded.
     pub messages: Option<History>,
 }
 
 /// Something in the binding itself failed: `unknown_error`, asking for a report.
-fn internal_error(what: &str) -> RunError {
-    RunError::internal(what)
-}
-
 /// A run's `result` when something in the binding itself failed: `unknown_error`.
 pub fn unknown_error(what: &str) -> String {
-    let error = internal_error(what);
+    let error = RunError::internal(what);
     serde_json::to_string(&Envelope {
         data: None,
         error: Some(&error),
@@ -160,7 +149,7 @@ pub fn unknown_error(what: &str) -> String {
 /// Node tracks an external Buffer with a weak handle, which V8's scavenger treats as strong: every
 /// run's Buffer then survives two scavenges, is promoted, and waits for a mark-compact to be
 /// freed. At thousands of short runs a second that was ~1 MB promoted per scavenge, a
-/// mark-compact of 4-14 ms every second and the main thread's malloc heap at ~100 MB (issue 14).
+/// mark-compact of 4-14 ms every second and the main thread's malloc heap at ~100 MB.
 /// A V8-owned Buffer dies young like any other object.
 ///
 /// A long history is handed over without a copy (a few hundred KB copied on the JS thread would

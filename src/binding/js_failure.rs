@@ -1,0 +1,67 @@
+//! The failures of the checks index.js makes itself before a run starts (on JS values the
+//! engine never sees), worded here with every other failure. JS describes the value; this says
+//! what was wrong with it.
+
+use super::options::list::JS_ONLY;
+use crate::engine::RunError;
+
+/// A check index.js makes before a run starts, failed.
+#[cfg_attr(feature = "node", napi_derive::napi(string_enum = "snake_case"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsProblem {
+    /// `options` is not an object: the detail describes what it is.
+    OptionsNotAnObject,
+    /// An option JS keeps is not what it must be: the detail describes its value.
+    BadOption,
+    /// `JSON.stringify` of the prompt and options threw: the detail is its message.
+    NotJson,
+    /// The JS layer itself failed: the detail is the message thrown.
+    Internal,
+}
+
+/// The failure for `problem`; `option` names the option of a [`JsProblem::BadOption`].
+pub fn js_failure(problem: JsProblem, detail: &str, option: Option<&str>) -> RunError {
+    match problem {
+        JsProblem::OptionsNotAnObject => RunError::invalid_request(format!(
+            "options must be an object, got {detail}. Nothing was sent."
+        )),
+        JsProblem::BadOption => {
+            let expected = JS_ONLY
+                .iter()
+                .find(|o| Some(o.name) == option)
+                .and_then(|o| o.kind.expected());
+            match (option, expected) {
+                (Some(name), Some(expected)) => RunError::invalid_request(format!(
+                    "Option {name} must be {expected}, got {detail}. Nothing was sent."
+                )),
+                _ => RunError::internal(&format!("option {option:?} has no check")),
+            }
+        }
+        JsProblem::NotJson => RunError::invalid_request(format!(
+            "prompt and options must be JSON-serialisable ({detail}). Nothing was sent."
+        )),
+        JsProblem::Internal => RunError::internal(detail),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::ErrorCode;
+
+    #[test]
+    fn each_js_check_has_its_message() {
+        let cases = [
+            (JsProblem::OptionsNotAnObject, "string x", None, ErrorCode::InvalidRequest, "options must be an object, got string x. Nothing was sent."),
+            (JsProblem::BadOption, "number 1", Some("signal"), ErrorCode::InvalidRequest, "Option signal must be an AbortSignal, got number 1. Nothing was sent."),
+            (JsProblem::BadOption, "an object", Some("onStepFinish"), ErrorCode::InvalidRequest, "Option onStepFinish must be a function, got an object. Nothing was sent."),
+            (JsProblem::NotJson, "Do not know how to serialize a BigInt", None, ErrorCode::InvalidRequest, "prompt and options must be JSON-serialisable (Do not know how to serialize a BigInt). Nothing was sent."),
+            (JsProblem::Internal, "boom", None, ErrorCode::UnknownError, "Internal error in anthropic-tool-calling: boom. Please report it."),
+            (JsProblem::BadOption, "number 1", Some("context"), ErrorCode::UnknownError, "Internal error in anthropic-tool-calling: option Some(\"context\") has no check. Please report it."),
+        ];
+        for (problem, detail, option, code, message) in cases {
+            let err = js_failure(problem, detail, option);
+            assert_eq!((err.code, err.message.as_str()), (code, message));
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! The files that need Node (the `node` feature): they hold napi values, call JS functions or
+//! read JS strings. Everything they decide is in the pure files beside this folder.
+
+pub mod callback;
+pub mod js_text;
+pub mod registry;
+pub mod run;
+pub mod tool_bridge;

@@ -1,0 +1,125 @@
+//! Where requests go and what they carry besides the body: the credentials, the base URL and
+//! the extra headers (`betas`, `headers`).
+
+use std::collections::BTreeMap;
+
+use reqwest::header::{HeaderName, HeaderValue};
+use serde_json::Value;
+
+use super::read::{bad_kind, env_str, Given};
+use crate::engine::{RunError, Secret};
+
+/// Headers the `headers` option may not replace.
+const OWN_HEADERS: &[&str] = &[
+    "x-api-key",
+    "authorization",
+    "anthropic-version",
+    "content-type",
+];
+
+/// `apiKey` and `authToken`. Explicit credentials win, and then the environment's are not read
+/// at all: a caller who points baseURL at a gateway with its own token must not send
+/// ANTHROPIC_API_KEY there.
+pub fn credentials(
+    api_key: Given,
+    auth_token: Given,
+    env: &BTreeMap<String, Value>,
+) -> Result<(Option<Secret>, Option<Secret>), RunError> {
+    let api_key = api_key.secret()?;
+    let auth_token = auth_token.secret()?;
+    if api_key.is_some() || auth_token.is_some() {
+        return Ok((api_key, auth_token));
+    }
+    Ok((
+        env_str(env, "ANTHROPIC_API_KEY").map(Secret::from),
+        env_str(env, "ANTHROPIC_AUTH_TOKEN").map(Secret::from),
+    ))
+}
+
+/// `baseURL`, else `ANTHROPIC_BASE_URL`, else `default`: an http(s) URL without a trailing
+/// slash, and without `/v1` (the loop adds `/v1/messages`).
+pub fn base_url(
+    option: Given,
+    env: &BTreeMap<String, Value>,
+    default: &str,
+) -> Result<String, RunError> {
+    let (url, source) = match option.string()? {
+        Some(url) => (url, "Option baseURL"),
+        None => (
+            env_str(env, "ANTHROPIC_BASE_URL")
+                .unwrap_or(default)
+                .to_owned(),
+            "ANTHROPIC_BASE_URL",
+        ),
+    };
+    let trimmed = url.trim_end_matches('/');
+    let parsed = reqwest::Url::parse(trimmed).map_err(|e| {
+        RunError::invalid_request(format!(
+            "{source} {trimmed:?} is not a URL ({e}). Nothing was sent."
+        ))
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(RunError::invalid_request(format!(
+            "{source} {trimmed:?} must be an http(s) URL. Nothing was sent."
+        )));
+    }
+    if trimmed.ends_with("/v1") {
+        return Err(RunError::invalid_request(format!(
+            "{source} {trimmed:?} must not end with /v1: /v1/messages is added to it. Nothing was sent."
+        )));
+    }
+    Ok(trimmed.to_owned())
+}
+
+/// `betas` and `headers`: extra request headers; the credential, version and content-type
+/// headers are the loop's own.
+pub fn headers(betas: Given, headers: Given) -> Result<Vec<(HeaderName, HeaderValue)>, RunError> {
+    let mut out = Vec::new();
+    if let Some(v) = betas.value() {
+        let names: Option<Vec<&str>> = v
+            .as_array()
+            .and_then(|a| a.iter().map(Value::as_str).collect());
+        match names {
+            Some(names) if !names.is_empty() => {
+                let joined = names.join(",");
+                let value = HeaderValue::from_str(&joined)
+                    .map_err(|_| betas.bad("an array of beta names", &v))?;
+                out.push((HeaderName::from_static("anthropic-beta"), value));
+            }
+            _ => return Err(betas.bad("a non-empty array of beta names (strings)", &v)),
+        }
+    }
+    // The `headers` option's values are shown in no message (they may be credentials) and
+    // marked sensitive: never quoted from what the API says back, never indexed by HTTP/2.
+    if let Some(v) = headers.value() {
+        let Value::Object(map) = &v else {
+            return Err(bad_kind(
+                headers.name,
+                "an object of header names and string values",
+                &v,
+            ));
+        };
+        for (name, value) in map {
+            let lower = name.to_ascii_lowercase();
+            if OWN_HEADERS.contains(&lower.as_str()) {
+                return Err(RunError::invalid_request(format!(
+                    "Option headers may not set {name:?}: credentials go in apiKey / authToken, and {} are the loop's own. Nothing was sent.",
+                    OWN_HEADERS.join(", ")
+                )));
+            }
+            let header = HeaderName::from_bytes(lower.as_bytes())
+                .map_err(|_| headers.bad("valid HTTP header names", &Value::from(name.as_str())))?;
+            let Some(text) = value.as_str() else {
+                return Err(bad_kind(&format!("headers[{name:?}]"), "a string", value));
+            };
+            let mut value = HeaderValue::from_str(text).map_err(|_| {
+                RunError::invalid_request(format!(
+                    "Option headers[{name:?}] must be a valid header value (no line breaks or control characters). Nothing was sent."
+                ))
+            })?;
+            value.set_sensitive(true);
+            out.push((header, value));
+        }
+    }
+    Ok(out)
+}

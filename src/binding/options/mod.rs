@@ -1,0 +1,169 @@
+//! Turns what `runWithTools(prompt, options)` was given (as JSON, with the environment the JS
+//! layer read at call time) into the engine's [`RunConfig`] and history, or an `invalid_request`
+//! error naming the option. Pure Rust, so it is tested without Node, and run off the JS thread.
+//!
+//! Every option is listed once, in `list.rs`. Whatever the caller gave that goes on the wire
+//! (the prompt's messages, `system`, `toolChoice`, the pass-through fields) is checked through
+//! borrowed views and kept as the JSON text it came as (`RawValue`): keys keep their order, byte
+//! for byte.
+
+mod approvals;
+mod connection;
+pub mod list;
+mod prompt;
+pub mod read;
+mod wire;
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use self::list::{unknown_option, RunOptions};
+use self::read::{env_str, value};
+use crate::engine::config::{DEFAULT_BASE_URL, DEFAULT_MODEL};
+use crate::engine::protocol::RawMessage;
+use crate::engine::tool::kind_of;
+use crate::engine::{OnMaxIterations, OnToolError, RunConfig, RunError};
+
+/// A checked run request.
+pub struct RunRequest {
+    /// Everything the loop needs to know about the run.
+    pub config: RunConfig,
+    /// The history the run starts from (the prompt), each message as the JSON text it came as.
+    pub messages: Vec<RawMessage>,
+    /// The `tools` option: names of registered tools to offer; `None` offers all.
+    pub tool_names: Option<Vec<String>>,
+}
+
+/// What the JS layer sends: `{ prompt, options, env }`, read without re-encoding anything.
+#[derive(Deserialize)]
+struct Incoming<'a> {
+    #[serde(borrow, default)]
+    prompt: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    options: Option<&'a RawValue>,
+    #[serde(default)]
+    env: BTreeMap<String, Value>,
+}
+
+/// Parses `{ prompt, options, env }`, the JSON the JS layer sends.
+pub fn parse_request(json: &str) -> Result<RunRequest, RunError> {
+    let incoming: Incoming = serde_json::from_str(json).map_err(|e| {
+        RunError::invalid_request(format!("The run request is not valid JSON: {e}."))
+    })?;
+    let options = match incoming.options {
+        Some(raw) if raw.get() != "null" => serde_json::from_str(raw.get()).map_err(|_| {
+            RunError::invalid_request(format!(
+                "options must be an object, got {}.",
+                kind_of(&value(raw))
+            ))
+        })?,
+        _ => RunOptions::default(),
+    };
+    let messages = prompt::parse_prompt(incoming.prompt)?;
+    let (config, tool_names) = parse_options(&options, &incoming.env)?;
+    Ok(RunRequest {
+        config,
+        messages,
+        tool_names,
+    })
+}
+
+/// The options onto the run's configuration, checked in a fixed order (the first bad one is
+/// the one reported).
+fn parse_options(
+    o: &RunOptions,
+    env: &BTreeMap<String, Value>,
+) -> Result<(RunConfig, Option<Vec<String>>), RunError> {
+    if let Some(unknown) = &o.unknown {
+        return Err(unknown_option(unknown));
+    }
+    let (api_key, auth_token) = connection::credentials(o.api_key, o.auth_token, env)?;
+    let base_url = connection::base_url(o.base_url, env, DEFAULT_BASE_URL)?;
+    let mut cfg = RunConfig::new(api_key, base_url);
+    cfg.api.auth_token = auth_token;
+    cfg.model = o
+        .model
+        .string()?
+        .or_else(|| env_str(env, "ANTHROPIC_MODEL").map(str::to_owned))
+        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+    if let Some(v) = o.api_version.string()? {
+        cfg.api.api_version = v;
+    }
+    if let Some(n) = o.max_tokens.int(1, u32::MAX as u64)? {
+        cfg.max_tokens = n;
+    }
+    if let Some(n) = o.max_tool_iterations.int(0, 10_000)? {
+        cfg.max_tool_iterations = n;
+    }
+    if let Some(n) = o.max_tool_failures.int(1, 10_000)? {
+        cfg.max_tool_failures = n;
+    }
+    if let Some(n) = o.max_retries.int(0, 100)? {
+        cfg.api.max_retries = n;
+    }
+    if let Some(d) = o.timeout_ms.millis()? {
+        cfg.api.timeout = d;
+    }
+    cfg.tool_timeout = o.tool_timeout_ms.millis()?;
+    if let Some(v) = o.temperature.value() {
+        match v.as_f64() {
+            Some(t) if (0.0..=1.0).contains(&t) => cfg.temperature = Some(t),
+            _ => return Err(o.temperature.bad("a number from 0 to 1", &v)),
+        }
+    }
+    let modes = [
+        ("stop", OnToolError::Stop),
+        ("continue", OnToolError::Continue),
+    ];
+    if let Some(mode) = o.on_tool_error.choice(&modes)? {
+        cfg.on_tool_error = mode;
+    }
+    let limits = [
+        ("error", OnMaxIterations::Error),
+        ("answer", OnMaxIterations::Answer),
+    ];
+    if let Some(mode) = o.on_max_iterations.choice(&limits)? {
+        cfg.on_max_iterations = mode;
+    }
+    if let Some(parallel) = o.parallel_tool_calls.bool()? {
+        cfg.parallel_tool_calls = parallel;
+    }
+    cfg.system = wire::system(o.system)?;
+    cfg.tool_choice = wire::tool_choice(o.tool_choice)?;
+    cfg.fields.extend(wire::pass_through(o)?);
+    cfg.server_tools = wire::server_tools(o.server_tools)?;
+    cfg.container = o.container.string()?;
+    cfg.approval_scope = o.approval_scope.string()?.unwrap_or_default();
+    cfg.extra_body = wire::extra_body(o.extra_body)?;
+    cfg.api.headers = connection::headers(o.betas, o.headers)?;
+    let secret = approvals::approval_secret(o.approval_secret, env)?;
+    cfg.api.unsent_secrets.extend(secret.clone());
+    cfg.signer = approvals::signer(secret, o.approval_ttl_ms)?;
+    cfg.approvals = approvals::approvals(o.approvals)?;
+    let tool_names = tool_names(o.tools)?;
+    Ok((cfg, tool_names))
+}
+
+/// `tools`: the names of the registered tools to offer.
+fn tool_names(option: read::Given) -> Result<Option<Vec<String>>, RunError> {
+    let expected = "an array of registered tool names";
+    match option.value() {
+        None => Ok(None),
+        Some(Value::Array(names)) => names
+            .iter()
+            .map(|n| {
+                n.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| option.bad(expected, n))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Some(v) => Err(option.bad(expected, &v)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -18,6 +18,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { newest } from './mtime.mjs'
 import { hostPlatform, platformOfTarget } from './platform.mjs'
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -126,7 +127,8 @@ export function ensurePacked(outDir = join(root, '.pack'), { cross = false } = {
     .map((f) => join(root, f))
     .concat(built.map((b) => b.path))
     .filter(existsSync)
-  const newestInput = Math.max(...inputs.map((f) => statSync(f).mtimeMs))
+  // newest: a folder of "files" (lib) counts as its newest file.
+  const newestInput = Math.max(...inputs.map(newest))
   const fresh = [packed.main, ...Object.values(packed.platforms)].every((f) => existsSync(f) && statSync(f).mtimeMs > newestInput)
   return fresh ? packed : packTarballs(outDir, { cross })
 }

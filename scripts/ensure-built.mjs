@@ -1,6 +1,7 @@
-// Builds the native addon when it is missing or older than the Rust sources, so that
-// `npm install` on a fresh clone and `npm test` after an edit both run the current code.
-// Users installing the published package never run this: they get a prebuilt binary.
+// Builds the native addon (release) when it is missing or older than the Rust sources, so that
+// `npm run demo` and `npm test` run the current code on a fresh clone and after an edit (their
+// `predemo` / `pretest`). It is not an install script: `npm install` builds nothing, and users of
+// the published package get a prebuilt binary.
 import { spawnSync } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'

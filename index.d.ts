@@ -1,4 +1,5 @@
-// The public API of anthropic-tool-calling (hand-written; binding.d.ts is generated).
+// The public API of anthropic-tool-calling (hand-written; binding.d.ts is generated). The types of
+// the streamed parts and of the UI messages live beside their code in lib/ and are re-exported here.
 
 /** A JSON Schema for a tool's input; its top-level `type` must be `"object"`. */
 export interface InputSchema {
@@ -180,9 +181,9 @@ export interface ToolResultValue {
 }
 
 /**
- * Return it from `execute` to send content blocks (text, image, document, search_result) as the
- * `tool_result` content, as given. `output` in `toolCalls` is the array. Throws a `TypeError`
- * (`toolResult: …`) for a block of another type.
+ * Return it from `execute` to send content blocks (text, image, document, search_result,
+ * tool_reference) as the `tool_result` content, as given. `output` in `toolCalls` is the array.
+ * Throws a `TypeError` (`toolResult: …`) for a block of another type.
  */
 export declare function toolResult(blocks: ToolResultBlockParam[]): ToolResultValue
 
@@ -407,6 +408,17 @@ export interface RunData {
   pendingApprovals?: PendingApproval[]
 }
 
+/** A call waiting for a person's decision (`needsApproval`): the run stopped with `approval_required`. */
+export interface PendingApproval {
+  approvalId: string
+  toolUseId: string
+  toolName: string
+  input: unknown
+}
+
+/** The user's answer to an approval request, for the `approvals` option. */
+export type ApprovalDecision = { approvalId: string; approved: true } | { approvalId: string; approved: false; reason?: string }
+
 export type RunResult = { data: RunData; error: null } | { data: null; error: AIError }
 
 /** Runs a conversation with the registered tools. Never rejects, never throws. */
@@ -421,10 +433,9 @@ export declare function runWithTools<C = unknown>(prompt: string | MessageParam[
  */
 export declare function streamWithTools<C = unknown>(prompt: string | MessageParam[], options?: RunOptions<C>): ToolStream
 
+export type { StreamPart, ToolStream } from './lib/stream/part-stream'
+export type { UIMessageStreamResponseInit } from './lib/stream/ui-chunker'
 export type {
-  StreamPart,
-  ToolStream,
-  UIMessageStreamResponseInit,
   UIMessage,
   UIMessagePart,
   TextUIPart,
@@ -435,9 +446,6 @@ export type {
   DynamicToolUIPart,
   UIToolInvocation,
   ToolApproval,
-  PendingApproval,
-  ApprovalDecision,
-} from './stream'
-export { fromUIMessages } from './stream'
-import type { ToolStream, ApprovalDecision, PendingApproval } from './stream'
-
+} from './lib/ui-messages'
+export { fromUIMessages } from './lib/ui-messages'
+import type { ToolStream } from './lib/stream/part-stream'

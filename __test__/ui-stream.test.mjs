@@ -8,7 +8,9 @@ import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream, UI_MES
 import { startMockApi, reply, text as textBlock } from './mock-api.mjs';
 
 const require = createRequire(import.meta.url);
-const { createPartStream, ToolStream, fromUIMessages, UI_MESSAGE_STREAM_HEADERS, USER_ERROR_TEXT } = require('../stream.js');
+const { createPartStream, ToolStream } = require('../lib/stream/part-stream.js');
+const { UI_MESSAGE_STREAM_HEADERS, USER_ERROR_TEXT } = require('../lib/stream/ui-chunker.js');
+const { fromUIMessages } = require('../lib/ui-messages.js');
 
 // --- fixtures ------------------------------------------------------------------------------------
 

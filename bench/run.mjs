@@ -23,7 +23,7 @@
 
 import { spawn, spawnSync, fork } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -170,7 +170,7 @@ if (!saved && contenders.some((c) => PEERS.includes(c))) {
 // benchmark runs: it measures a copy taken now, loaded through binding.js's
 // NAPI_RS_NATIVE_LIBRARY_PATH override. `--addon FILE` measures another build (e.g. a stashed one,
 // or target/x86_64-unknown-linux-gnu/release/libanthropic_tool_calling.so). The package's JS
-// (index.js, stream.js, binding.js, package.json: every top-level .js / .mjs) is copied too, into
+// (index.js, binding.js, package.json: every top-level .js / .mjs, and lib/) is copied too, into
 // the same directory, and the `ours` contenders load it from there (BENCH_PACKAGE_DIR): an edit
 // or a merge in progress in the shared tree cannot break a measurement half-way.
 const addonSource = path.resolve(opts.addon ?? path.join(root, 'anthropic-tool-calling.linux-x64-gnu.node'))
@@ -186,6 +186,7 @@ if (!saved && contenders.includes('ours')) {
   for (const file of readdirSync(root)) {
     if (file === 'package.json' || /\.(c|m)?js$/.test(file)) copyFileSync(path.join(root, file), path.join(packageCopy, file))
   }
+  cpSync(path.join(root, 'lib'), path.join(packageCopy, 'lib'), { recursive: true })
   try {
     JSON.parse(readFileSync(path.join(packageCopy, 'package.json'), 'utf8'))
   } catch (e) {

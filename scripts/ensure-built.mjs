@@ -1,21 +1,17 @@
-// Builds the native addon when it is missing or older than the Rust sources, so that
-// `npm install` on a fresh clone and `npm test` after an edit both run the current code.
-// Users installing the published package never run this: they get a prebuilt binary.
+// Builds the native addon (release) when it is missing or older than the Rust sources, so that
+// `npm run demo` and `npm test` run the current code on a fresh clone and after an edit (their
+// `predemo` / `pretest`). It is not an install script: `npm install` builds nothing, and users of
+// the published package get a prebuilt binary.
 import { spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { newest } from './mtime.mjs'
 import { hostPlatform } from './platform.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 // anthropic-tool-calling.linux-x64-gnu.node on Linux with glibc, .darwin-arm64.node on a Mac…
 const addon = join(root, `anthropic-tool-calling.${hostPlatform()}.node`)
-
-function newest(path) {
-  const st = statSync(path)
-  if (!st.isDirectory()) return st.mtimeMs
-  return Math.max(st.mtimeMs, ...readdirSync(path).map((f) => newest(join(path, f))))
-}
 
 const sources = ['src', 'Cargo.toml', 'Cargo.lock', 'build.rs'].map((f) => join(root, f)).filter(existsSync)
 const stale = !existsSync(addon) || Math.max(...sources.map(newest)) > statSync(addon).mtimeMs

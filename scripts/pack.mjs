@@ -12,12 +12,14 @@
 //     --cross: also the platforms in target/cross/ (what scripts/cross-build.sh built)
 //   import { packTarballs, ensurePacked } from './scripts/pack.mjs'
 //
-// It packs the addons that are built now; build first (`npm install` / `npm run build`).
+// It packs the addons that are built now; build first (`npm run build`; `npm run pack:local` and
+// `npm run example:install` build a missing or stale one themselves).
 import { spawnSync } from 'node:child_process'
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { newest } from './mtime.mjs'
 import { hostPlatform, platformOfTarget } from './platform.mjs'
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -32,7 +34,7 @@ function run(cmd, args, cwd) {
 }
 
 function npmPack(dir, outDir) {
-  // --ignore-scripts: `prepare` builds from source, which a packed copy neither has nor needs.
+  // --ignore-scripts: the package has no pack-time scripts, and a staged copy must never run one.
   const out = run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', outDir], dir)
   return join(outDir, JSON.parse(out)[0].filename)
 }
@@ -52,7 +54,7 @@ export function builtBinaries(pkg = readPkg(), { cross = false } = {}) {
     if (path) found.push({ target, platform, binary, path })
   }
   if (!found.some((b) => b.platform === host)) {
-    throw new Error(`pack: ${pkg.napi.binaryName}.${host}.node is missing; build the addon first (npm install, or npm run build)`)
+    throw new Error(`pack: ${pkg.napi.binaryName}.${host}.node is missing; build the addon first (npm run build)`)
   }
   return found
 }
@@ -126,7 +128,8 @@ export function ensurePacked(outDir = join(root, '.pack'), { cross = false } = {
     .map((f) => join(root, f))
     .concat(built.map((b) => b.path))
     .filter(existsSync)
-  const newestInput = Math.max(...inputs.map((f) => statSync(f).mtimeMs))
+  // newest: a folder of "files" (lib) counts as its newest file.
+  const newestInput = Math.max(...inputs.map(newest))
   const fresh = [packed.main, ...Object.values(packed.platforms)].every((f) => existsSync(f) && statSync(f).mtimeMs > newestInput)
   return fresh ? packed : packTarballs(outDir, { cross })
 }

@@ -1,7 +1,10 @@
 'use strict'
 // fromUIMessages: the `messages` that the AI SDK's `useChat` posts, turned back into Messages API
-// params (contract §8) — tool calls with their results as tool_use / tool_result turns, and the
-// user's approval answers as `.approvals` (§9). No dependencies at run time.
+// params — tool calls with their results as tool_use / tool_result turns, and the user's answers
+// to approval requests as `.approvals`, for the run that resumes. No dependencies at run time.
+
+const { describe } = require('./describe.js')
+const { RESULT_BLOCK_TYPES } = require('./tool-result.js')
 
 const TOOL_ID = /^[a-zA-Z0-9_-]+$/
 const TOOL_STATES = new Set([
@@ -14,8 +17,6 @@ const TOOL_STATES = new Set([
   'output-denied',
 ])
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp'])
-/** Block types a tool output array may hold to be sent back as content blocks (`toolResult(blocks)`). */
-const RESULT_BLOCK_TYPES = new Set(['text', 'image', 'document', 'search_result'])
 
 function isObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
@@ -30,7 +31,7 @@ function isObject(value) {
  */
 function fromUIMessages(uiMessages) {
   if (!Array.isArray(uiMessages)) {
-    throw new TypeError(`fromUIMessages: expected an array of UI messages, got ${describe(uiMessages)}`)
+    throw new TypeError(`fromUIMessages: expected an array of UI messages, got ${describe(uiMessages, { quote: true })}`)
   }
   const out = new History()
   const system = []
@@ -38,11 +39,11 @@ function fromUIMessages(uiMessages) {
   const lastIndex = uiMessages.length - 1
   uiMessages.forEach((message, i) => {
     const where = `messages[${i}]${message && typeof message.id === 'string' ? ` (id ${JSON.stringify(message.id)})` : ''}`
-    if (!isObject(message)) throw new TypeError(`fromUIMessages: ${where} must be an object, got ${describe(message)}`)
+    if (!isObject(message)) throw new TypeError(`fromUIMessages: ${where} must be an object, got ${describe(message, { quote: true })}`)
     if (!Array.isArray(message.parts)) throw new TypeError(`fromUIMessages: ${where} has no parts array`)
     message.parts.forEach((part, j) => {
       if (!isObject(part) || typeof part.type !== 'string') {
-        throw new TypeError(`fromUIMessages: ${where}.parts[${j}] must be an object with a type, got ${describe(part)}`)
+        throw new TypeError(`fromUIMessages: ${where}.parts[${j}] must be an object with a type, got ${describe(part, { quote: true })}`)
       }
     })
     switch (message.role) {
@@ -211,7 +212,7 @@ function toolBlocks(part, at, ids, approvals) {
     if (approvals === null && approval.approved) return null
   }
   if (!isObject(part.input)) {
-    throw new TypeError(`fromUIMessages: ${at} (${part.type}) has input ${describe(part.input)}; a tool input must be an object`)
+    throw new TypeError(`fromUIMessages: ${at} (${part.type}) has input ${describe(part.input, { quote: true })}; a tool input must be an object`)
   }
   if (ids.has(part.toolCallId)) throw new TypeError(`fromUIMessages: ${at} repeats toolCallId ${JSON.stringify(part.toolCallId)}`)
   ids.add(part.toolCallId)
@@ -235,7 +236,7 @@ function toolBlocks(part, at, ids, approvals) {
   }
 }
 
-/** The result the run gives a denied call (contract §9). */
+/** The result the run gives a call the person declined: an error the model is told not to retry. */
 function declined(id, approval) {
   const reason = isObject(approval) && typeof approval.reason === 'string' && approval.reason.trim() !== '' ? `: ${approval.reason}` : ''
   return { type: 'tool_result', tool_use_id: id, content: `The user declined this call${reason}. Do not retry it.`, is_error: true }
@@ -277,13 +278,6 @@ function fileBlock(part, at) {
 function checkedText(part, at) {
   if (typeof part.text !== 'string') throw new TypeError(`fromUIMessages: ${at} (${part.type}) has no text string`)
   return part.text
-}
-
-function describe(value) {
-  if (value === null) return 'null'
-  if (value === undefined) return 'undefined'
-  if (Array.isArray(value)) return 'an array'
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`
 }
 
 /** A tool output as the text the model read: a string as it is, anything else as its JSON. */

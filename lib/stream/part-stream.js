@@ -1,19 +1,17 @@
 'use strict'
-// Streaming on the JS side (contract §8), with no dependencies at run time:
-//   1. ToolStream: the single-consumer buffer of StreamParts that `streamWithTools` returns.
-//   2. Its two Responses: the AI SDK UI message stream (SSE, for `useChat`) and plain text.
-// The producer (the binding) pushes parts in batches and ends the stream with the RunResult.
-// The way back, what `useChat` posts turned into Messages API params, is ui-messages.js.
+// The parts of a streamed run, with no dependencies at run time: ToolStream, the single-consumer
+// buffer of StreamParts that `streamWithTools` returns, and its two Responses — the AI SDK UI
+// message stream (SSE, for `useChat`; the chunks are made by ui-chunker.js) and plain text. The
+// producer pushes parts in batches and ends the stream with the RunResult.
 
-const { fromUIMessages, asText } = require('./ui-messages.js')
-
-// --- 1. The part buffer ----------------------------------------------------------------------
+const { UIChunker, UI_MESSAGE_STREAM_HEADERS } = require('./ui-chunker.js')
 
 const NOT_TAKEN = null
 
 /**
  * The parts of one run, read once: by iterating, or by one `to…Response()`. Parts nobody reads
- * are buffered; the run goes on either way and `result` always resolves. Made by `createPartStream`.
+ * are buffered; the run goes on either way and `result` always resolves. `streamWithTools` makes
+ * one through `createPartStream`.
  */
 class ToolStream {
   #queue = []
@@ -240,200 +238,11 @@ function createPartStream(options) {
   return { stream, push, end }
 }
 
+/** A ResponseInit's status and headers, with each of `defaults` the caller did not set. */
 function withHeaders(init, defaults) {
   const headers = new Headers(init.headers)
   for (const [name, value] of Object.entries(defaults)) if (!headers.has(name)) headers.set(name, value)
   return { status: init.status, statusText: init.statusText, headers }
 }
 
-// --- 2. The UI message stream ------------------------------------------------------------------
-
-/** The headers the AI SDK sends with a UI message stream. */
-const UI_MESSAGE_STREAM_HEADERS = Object.freeze({
-  'content-type': 'text/event-stream',
-  'cache-control': 'no-cache',
-  connection: 'keep-alive',
-  'x-vercel-ai-ui-message-stream': 'v1',
-  'x-accel-buffering': 'no',
-})
-
-/** What the browser is told when a run fails: fixed sentences, never the developer's message. */
-const USER_ERROR_TEXT = Object.freeze({
-  invalid_request: 'The request could not be processed.',
-  authentication_error: 'The assistant is not available right now because of a configuration problem.',
-  rate_limited: 'Too many requests right now. Please wait a moment and try again.',
-  overloaded: 'The assistant is overloaded right now. Please try again in a moment.',
-  network_error: 'The assistant could not be reached. Please try again.',
-  tool_validation_error: 'A tool could not accept what it was given, so the reply stopped. Please try again.',
-  tool_execution_error: 'A tool failed while the reply was being prepared. Please try again.',
-  max_iterations_exceeded: 'The request needed more steps than allowed. Please try a simpler request.',
-  output_truncated: 'The reply was too long and was cut off. Please try a shorter request.',
-  aborted: 'The reply was stopped.',
-  unknown_error: 'Something went wrong. Please try again.',
-})
-
-/** The API's stop reasons as the AI SDK's finish reasons. */
-const FINISH_REASON = {
-  end_turn: 'stop',
-  stop_sequence: 'stop',
-  tool_use: 'tool-calls',
-  approval_required: 'tool-calls',
-  max_tokens: 'length',
-  model_context_window_exceeded: 'length',
-  refusal: 'content-filter',
-}
-
-/**
- * Turns StreamParts into UI message chunks. The parts have no block boundaries, so an open
- * text or reasoning part is ended when anything else comes; text that resumes gets a new id.
- */
-class UIChunker {
-  #onError
-  #messageId
-  #sendReasoning
-  /** The open text or reasoning part: { kind: 'text' | 'reasoning', id }. */
-  #open = null
-  #lastId = 0
-  /** Per toolUseId: { toolName, inputText, available }. */
-  #calls = new Map()
-
-  constructor({ onError, messageId, sendReasoning }) {
-    this.#onError = onError
-    this.#messageId = messageId
-    this.#sendReasoning = sendReasoning
-  }
-
-  start() {
-    return [this.#messageId === undefined ? { type: 'start' } : { type: 'start', messageId: this.#messageId }]
-  }
-
-  write(part, out) {
-    switch (part.type) {
-      case 'start-step':
-        this.#close(out)
-        out.push({ type: 'start-step' })
-        return
-      case 'text-delta':
-        if (part.text === '') return
-        this.#openAs('text', out)
-        out.push({ type: 'text-delta', id: this.#open.id, delta: part.text })
-        return
-      case 'reasoning-delta':
-        if (!this.#sendReasoning || part.text === '') return
-        this.#openAs('reasoning', out)
-        out.push({ type: 'reasoning-delta', id: this.#open.id, delta: part.text })
-        return
-      case 'tool-input-start':
-        this.#close(out)
-        this.#calls.set(part.toolUseId, { toolName: part.toolName, inputText: '', available: false })
-        out.push({ type: 'tool-input-start', toolCallId: part.toolUseId, toolName: part.toolName })
-        return
-      case 'tool-input-delta': {
-        const call = this.#calls.get(part.toolUseId)
-        // A delta for a call that was never started would make useChat throw; it has no toolName to start it with.
-        if (call === undefined || call.available) return
-        call.inputText += part.delta
-        out.push({ type: 'tool-input-delta', toolCallId: part.toolUseId, inputTextDelta: part.delta })
-        return
-      }
-      case 'tool-call':
-        this.#close(out)
-        this.#available(part.toolUseId, part.toolName, part.input, out)
-        return
-      case 'tool-result':
-        this.#close(out)
-        this.#ensureAvailable(part.toolUseId, part.toolName, out)
-        if (part.declined) {
-          // The person said no: the AI SDK's own state for it, not a failure.
-          out.push({ type: 'tool-output-denied', toolCallId: part.toolUseId })
-        } else if (part.isError) {
-          // The model-facing text; `part.error` is the developer's and never leaves the server.
-          out.push({ type: 'tool-output-error', toolCallId: part.toolUseId, errorText: asText(part.output) })
-        } else {
-          out.push({ type: 'tool-output-available', toolCallId: part.toolUseId, output: part.output === undefined ? null : part.output })
-        }
-        return
-      case 'finish-step':
-        this.#close(out)
-        out.push({ type: 'finish-step' })
-        return
-      case 'finish':
-        this.#close(out)
-        this.#finish(part.result, out)
-        return
-      default:
-      // A part type this version does not know: nothing to show for it.
-    }
-  }
-
-  #finish(result, out) {
-    const error = result && result.error
-    if (error) {
-      if (error.code === 'aborted') {
-        out.push({ type: 'abort' })
-        return
-      }
-      out.push({ type: 'error', errorText: this.#errorText(error) })
-      out.push({ type: 'finish', finishReason: 'error' })
-      return
-    }
-    const data = (result && result.data) || {}
-    for (const pending of data.pendingApprovals || []) {
-      this.#ensureAvailable(pending.toolUseId, pending.toolName, out, pending.input)
-      out.push({ type: 'tool-approval-request', approvalId: pending.approvalId, toolCallId: pending.toolUseId })
-    }
-    out.push({ type: 'finish', finishReason: FINISH_REASON[data.stopReason] || 'other' })
-  }
-
-  #errorText(error) {
-    if (this.#onError) {
-      try {
-        const text = this.#onError(error)
-        if (typeof text === 'string') return text
-      } catch {
-        // Fall back to the fixed sentence: a failing hook must not leak anything or break the stream.
-      }
-    }
-    return USER_ERROR_TEXT[error.code] || USER_ERROR_TEXT.unknown_error
-  }
-
-  #available(toolUseId, toolName, input, out) {
-    const call = this.#calls.get(toolUseId) || { toolName, inputText: '', available: false }
-    call.available = true
-    this.#calls.set(toolUseId, call)
-    out.push({ type: 'tool-input-available', toolCallId: toolUseId, toolName, input: input === undefined ? {} : input })
-  }
-
-  /** A result or approval for a call whose input was never announced: announce it first. */
-  #ensureAvailable(toolUseId, toolName, out, input) {
-    const call = this.#calls.get(toolUseId)
-    if (call !== undefined && call.available) return
-    if (input === undefined) input = parseInput(call ? call.inputText : '')
-    this.#available(toolUseId, toolName, input, out)
-  }
-
-  #openAs(kind, out) {
-    if (this.#open !== null && this.#open.kind === kind) return
-    this.#close(out)
-    this.#open = { kind, id: `${kind}-${++this.#lastId}` }
-    out.push({ type: `${kind}-start`, id: this.#open.id })
-  }
-
-  #close(out) {
-    if (this.#open === null) return
-    out.push({ type: `${this.#open.kind}-end`, id: this.#open.id })
-    this.#open = null
-  }
-}
-
-/** The input the model wrote, from its streamed JSON; `{}` when there was none (as the API has it). */
-function parseInput(text) {
-  if (text === '') return {}
-  try {
-    return JSON.parse(text)
-  } catch {
-    return {}
-  }
-}
-
-module.exports = { ToolStream, createPartStream, fromUIMessages, UI_MESSAGE_STREAM_HEADERS, USER_ERROR_TEXT }
+module.exports = { ToolStream, createPartStream }

@@ -1,0 +1,76 @@
+'use strict'
+// A run's options as JS reads them before anything crosses into Rust: the ones that stay in JS
+// (`signal`, `context`, the hooks — Rust's list of them, with what each must be) are checked and
+// taken out; the prompt, the rest of the options and the environment the engine reads go to the
+// engine as one JSON request. Every failure here is worded by Rust, like every other failure.
+
+const binding = require('../binding.js')
+const { describe } = require('./describe.js')
+
+/** The options JS keeps (JS values the engine has no use for) and what each must be. */
+const JS_ONLY = binding.jsOnlyOptions()
+
+function isAbortSignal(value) {
+  return value !== null && typeof value === 'object' && typeof value.aborted === 'boolean' && typeof value.addEventListener === 'function'
+}
+
+/** One check for each kind of JS-only option Rust names. */
+const IS_KIND = { any: () => true, abort_signal: isAbortSignal, hook: (value) => typeof value === 'function' }
+
+/**
+ * Checks and splits the options of a run. Returns a failed RunResult (`{ data: null, error }`,
+ * nothing sent) for options JS refuses, else `{ signal, context, hooks, request, timed }`:
+ * `hooks` is null when no hook is given, `request` the JSON of `{ prompt, options, env }` for the
+ * engine, `timed` whether the run has a `toolTimeoutMs`. process.env is read now, at each call.
+ */
+function readOptions(prompt, options) {
+  if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
+    return binding.jsFailure('options_not_an_object', describe(options))
+  }
+  const given = options || {}
+  const rest = { ...given }
+  const kept = {}
+  for (const { name } of JS_ONLY) {
+    // Read as a destructuring would: an own value as copied, else one inherited.
+    if (Object.hasOwn(rest, name)) {
+      kept[name] = rest[name]
+      delete rest[name]
+    } else {
+      kept[name] = given[name]
+    }
+  }
+  const hooks = {}
+  let hooked = false
+  for (const { name, kind } of JS_ONLY) {
+    const value = kept[name]
+    if (value !== undefined && value !== null && !IS_KIND[kind](value)) return binding.jsFailure('bad_option', describe(value), name)
+    if (kind === 'hook') {
+      hooks[name] = value
+      hooked = hooked || typeof value === 'function'
+    }
+  }
+  const env = {
+    ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY,
+    ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN,
+    ANTHROPIC_BASE_URL: process.env.ANTHROPIC_BASE_URL,
+    ANTHROPIC_MODEL: process.env.ANTHROPIC_MODEL,
+    ANTHROPIC_TOOL_CALLING_SECRET: process.env.ANTHROPIC_TOOL_CALLING_SECRET,
+  }
+  let request
+  try {
+    request = JSON.stringify({ prompt, options: rest, env })
+  } catch (e) {
+    return binding.jsFailure('not_json', String(e.message))
+  }
+  const timed = rest.toolTimeoutMs !== undefined && rest.toolTimeoutMs !== null
+  return { signal: kept.signal, context: kept.context, hooks: hooked ? hooks : null, request, timed }
+}
+
+/** The run's failure when the JS layer itself fails: `unknown_error`, worded by Rust, with what was thrown. */
+function internalFailure(thrown) {
+  const failed = binding.jsFailure('internal', String(thrown && thrown.message))
+  failed.error.cause = thrown
+  return failed
+}
+
+module.exports = { readOptions, internalFailure }

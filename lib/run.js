@@ -1,0 +1,108 @@
+'use strict'
+// One run from start to end: its options read, its record kept while it runs, the engine started
+// on the run channel, each batch of parts handled, and the result completed with what stayed in
+// JS (the values tools returned, what they threw, the lazy history).
+
+const binding = require('../binding.js')
+const { readOptions, internalFailure } = require('./options.js')
+const { runs, nextRunId } = require('./runs.js')
+const { abortCall } = require('./call-context.js')
+const { callHook } = require('./hooks.js')
+const { channel, ended, notWaiting, lazyJson } = require('./run-channel.js')
+
+/**
+ * Successful calls come back from the engine with output null: put back the very value each
+ * tool returned.
+ */
+function putBackOutputs(run, calls) {
+  for (const call of calls) if (!call.isError && run.outputs.has(call.toolUseId)) call.output = run.outputs.get(call.toolUseId)
+}
+
+/**
+ * A batch of parts from the engine: successful outputs are put back (they cross as null), the
+ * hooks are told, and a stream gets them.
+ */
+function onParts(parts, run, streaming) {
+  for (const part of parts) {
+    if (part.type === 'tool-call') {
+      run.inputs.set(part.toolUseId, part.input)
+    } else if (part.type === 'tool-result') {
+      if (!part.isError) part.output = run.outputs.has(part.toolUseId) ? run.outputs.get(part.toolUseId) : null
+      if (run.hooks !== null) {
+        const call = { toolName: part.toolName, input: run.inputs.get(part.toolUseId), output: part.isError ? null : part.output, durationMs: part.durationMs, toolUseId: part.toolUseId }
+        if (part.isError) Object.assign(call, { isError: true, error: part.error })
+        callHook(run.hooks, 'onToolResult', call)
+      }
+    } else if (part.type === 'finish-step') {
+      putBackOutputs(run, part.toolCalls)
+      if (run.hooks !== null) callHook(run.hooks, 'onStepFinish', { step: part.step, stopReason: part.stopReason, usage: part.usage, toolCalls: part.toolCalls })
+    }
+  }
+  if (streaming !== null) streaming.push(parts)
+}
+
+/**
+ * Starts a run and resolves with its RunResult; never rejects. `streaming` is null for
+ * `runWithTools`; for `streamWithTools` it is `{ push, control }`: `push(parts)` gets each batch
+ * of parts, and `control` is set here to the run's RunControl (a cancelled Response aborts it).
+ */
+async function startRun(prompt, options, streaming) {
+  try {
+    const read = readOptions(prompt, options)
+    if (read.error) return read
+    const { signal, context, hooks, request, timed } = read
+    const runId = nextRunId()
+    const control = new binding.RunControl()
+    const run = { context, control, hooks, timed, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map(), inputs: new Map() }
+    runs.set(runId, run)
+    const onAbort = () => control.abort()
+    if (signal) {
+      signal.addEventListener('abort', onAbort, { once: true })
+      if (signal.aborted) control.abort()
+    }
+    try {
+      let pending
+      let lastBatch = null
+      if (streaming === null && hooks === null) {
+        pending = ended(runId)
+        channel.start(request, runId, control)
+      } else {
+        if (streaming !== null) streaming.control = control
+        // The run's promise and its last batch of parts come by different ways: the result is
+        // handed on only once both are in, so no part ever follows the end.
+        let sawLast
+        lastBatch = new Promise((resolve) => (sawLast = resolve))
+        const batch = (json, last) => {
+          try {
+            if (json.length > 2) onParts(JSON.parse(json), run, streaming)
+          } finally {
+            if (last) sawLast()
+          }
+        }
+        pending = ended(runId)
+        channel.start(request, runId, control, batch, streaming !== null)
+      }
+      const reply = await pending
+      if (lastBatch !== null) await lastBatch
+      const result = JSON.parse(reply.result)
+      const calls = result.data ? result.data.toolCalls : result.error.toolCalls
+      if (calls) putBackOutputs(run, calls)
+      if (result.data) lazyJson(result.data, 'messages', reply.messages)
+      const error = result.error
+      if (error && error.toolUseId !== undefined) {
+        if (run.causes.has(error.toolUseId)) error.cause = run.causes.get(error.toolUseId)
+        delete error.toolUseId
+      }
+      return result
+    } finally {
+      notWaiting(runId)
+      if (signal) signal.removeEventListener('abort', onAbort)
+      for (const call of run.calls.values()) abortCall(call, new DOMException('The run ended.', 'AbortError'))
+      runs.delete(runId)
+    }
+  } catch (e) {
+    return internalFailure(e)
+  }
+}
+
+module.exports = { startRun }

@@ -1,0 +1,53 @@
+// Types of part-stream.js: the streamed parts and ToolStream with its Responses. index.d.ts
+// re-exports the public ones.
+
+import type { RunResult, ToolCall, Usage } from '../../index'
+import type { UIMessageStreamResponseInit } from './ui-chunker'
+
+/** One event of a streamed run. */
+export type StreamPart =
+  | { type: 'start-step'; step: number }
+  | { type: 'text-delta'; text: string }
+  | { type: 'reasoning-delta'; text: string }
+  | { type: 'tool-input-start'; toolUseId: string; toolName: string }
+  /** Partial JSON, as the model writes it. */
+  | { type: 'tool-input-delta'; toolUseId: string; delta: string }
+  /** Before `execute`. */
+  | { type: 'tool-call'; toolUseId: string; toolName: string; input: unknown }
+  /** `output` is what the model was sent (for a failure, the text written for the model); `error` is the developer's. */
+  | { type: 'tool-result'; toolUseId: string; toolName: string; output: unknown; isError?: boolean; error?: string; durationMs: number; /** The person declined it (`needsApproval`). */ declined?: true }
+  | { type: 'finish-step'; step: number; stopReason: string; usage: Usage; toolCalls: ToolCall[] }
+  /** Always the last part. */
+  | { type: 'finish'; result: RunResult }
+
+/**
+ * The parts of a streamed run. Read once: by iterating, or by one `to…Response()`; a second
+ * reader gets a `TypeError`. Unread parts are buffered; the run goes on either way.
+ */
+export declare class ToolStream implements AsyncIterable<StreamPart> {
+  /** Made by `streamWithTools`. `onCancel` is called when a Response body from it is cancelled. */
+  constructor(
+    executor: (push: (parts: StreamPart[]) => void, end: (result: RunResult) => void) => void,
+    options?: { onCancel?: (reason: unknown) => void },
+  )
+  /** The RunResult `runWithTools` would have resolved with. Never rejects. */
+  readonly result: Promise<RunResult>
+  /** Never throws once started; the last part is `{ type: "finish", result }`. A `break` stops buffering, not the run. */
+  [Symbol.asyncIterator](): AsyncIterator<StreamPart>
+  /**
+   * SSE in the AI SDK UI message stream protocol (`x-vercel-ai-ui-message-stream: v1`), for `useChat`.
+   * `init.headers` are merged over the protocol's headers.
+   */
+  toUIMessageStreamResponse(init?: UIMessageStreamResponseInit): Response
+  /** `text/plain; charset=utf-8`: the reply text as it comes. */
+  toTextStreamResponse(init?: ResponseInit): Response
+}
+
+/** The producer's side of a new ToolStream (what `streamWithTools` uses; not part of the user API). */
+export declare function createPartStream(options?: { onCancel?: (reason: unknown) => void }): {
+  stream: ToolStream
+  /** Adds a batch of parts. */
+  push(parts: StreamPart[]): void
+  /** Adds `{ type: "finish", result }` and resolves `stream.result`. */
+  end(result: RunResult): void
+}

@@ -8,7 +8,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { registerTool, runWithTools, streamWithTools, fromUIMessages } from '../index.mjs'
-import { reply, text, toolUse } from './mock-api.mjs'
+import { reply, text, toolUse } from '../stand-in/index.mjs'
 import { at, startApi, orderTool, toolResults, assertNoSecret, collect, uiMessageOf, approvalSecretInEnv, SECRET_ENV as ENV } from './helpers.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))

@@ -3,7 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { registerTool, runWithTools } from '../index.mjs'
-import { reply, text, toolUse, serverToolUse, webSearchResult, startMockApi } from './mock-api.mjs'
+import { reply, text, toolUse, serverToolUse, webSearchResult, startMockApi } from '../stand-in/index.mjs'
 import { KEY, at, startApi, orderTool, toolResults, assertNoSecret } from './helpers.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))

@@ -5,7 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { runWithTools } from '../index.mjs'
-import { reply, text, toolUse, thinking, redactedThinking } from './mock-api.mjs'
+import { reply, text, toolUse, thinking, redactedThinking } from '../stand-in/index.mjs'
 import { at, startApi, orderTool, orderSchema, toolResults } from './helpers.mjs'
 
 const WEB_SEARCH = { type: 'web_search_20250305', name: 'web_search', max_uses: 3 }

@@ -32,7 +32,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { registerTool, runWithTools } from '../index.mjs'
-import { text, toolUse, reply } from './mock-api.mjs'
+import { text, toolUse, reply } from '../stand-in/index.mjs'
 import { startApi, at, toolResults } from './helpers.mjs'
 import { assertRecordsClean, assertNoKeyIn } from './secrets.mjs'
 

@@ -164,7 +164,7 @@ async function child({ url, conversations, concurrency, warmup }) {
  * problems }`. `problems` lists every failed check (empty when the soak passed).
  */
 export async function runSoak({ conversations = 20_000, concurrency = 64, warmup, timeoutMs = 15 * 60_000, key = 'sk-ant-soak-SECRET-5f3a9c0e1d2b4a6f' } = {}) {
-  const { startMockApi, reply, text, toolUse } = await import('./mock-api.mjs')
+  const { startMockApi, reply, text, toolUse } = await import('../stand-in/index.mjs')
   const { assertRecordsClean } = await import('./secrets.mjs')
   warmup ??= Math.min(2000, Math.floor(conversations / 4))
   const api = await startMockApi({ apiKey: key, handler: soakModel(reply, text, toolUse) })

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import http from 'node:http'
 import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 'ai'
 import { registerTool, runWithTools, streamWithTools, fromUIMessages } from '../index.mjs'
-import { reply, text, toolUse, thinking } from './mock-api.mjs'
+import { reply, text, toolUse, thinking } from '../stand-in/index.mjs'
 import { KEY, at, startApi, orderTool, toolResults, assertNoSecret } from './helpers.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))

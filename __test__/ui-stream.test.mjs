@@ -5,7 +5,7 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream, UI_MESSAGE_STREAM_HEADERS as AI_HEADERS } from 'ai';
-import { startMockApi, reply, text as textBlock } from './mock-api.mjs';
+import { startMockApi, reply, text as textBlock } from '../stand-in/index.mjs';
 
 const require = createRequire(import.meta.url);
 const { createPartStream, ToolStream, fromUIMessages, UI_MESSAGE_STREAM_HEADERS, USER_ERROR_TEXT } = require('../stream.js');

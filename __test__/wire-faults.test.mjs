@@ -5,7 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { registerTool, runWithTools } from '../index.mjs'
-import { text, toolUse, reply } from './mock-api.mjs'
+import { text, toolUse, reply } from '../stand-in/index.mjs'
 import { KEY, startApi, at, orderSchema } from './helpers.mjs'
 import { assertRecordsClean, assertNoKeyIn, assertKeyAbsent } from './secrets.mjs'
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { Worker } from 'node:worker_threads'
 import { once } from 'node:events'
 import { registerTool, listTools, runWithTools } from '../index.mjs'
-import { text, toolUse, reply } from './mock-api.mjs'
+import { text, toolUse, reply } from '../stand-in/index.mjs'
 import { KEY, startApi, at } from './helpers.mjs'
 import { assertRecordsClean, assertNoKeyIn, assertKeyAbsent } from './secrets.mjs'
 

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { app, installExample } from '../scripts/example-install.mjs'
-import { startMockApi, demoModel } from '../__test__/mock-api.mjs'
+import { startMockApi, demoModel } from '../stand-in/index.mjs'
 import { freePort, runProcess, startProcess, waitForHttp } from './helpers.mjs'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'

@@ -69,7 +69,7 @@
 // Prompt caching: with `cache_control` anywhere, usage reports cache tokens from a deterministic
 // model (see cacheUsage): the first request with a prefix creates it, later ones read it.
 //
-// CLI: node __test__/mock-api.mjs [--port N] [--host H] [--key K] [--demo] [--verbose]
+// CLI: node stand-in/index.mjs [--port N] [--host H] [--key K] [--demo] [--verbose]
 
 import http from 'node:http';
 import path from 'node:path';
@@ -1778,7 +1778,7 @@ async function main(argv) {
     else if (arg === '--demo') demo = true;
     else if (arg === '--verbose') options.logLevel = 'info';
     else {
-      process.stderr.write(`mock-api: unknown argument ${arg}\nusage: node __test__/mock-api.mjs [--port N] [--host H] [--key K] [--demo] [--verbose]\n`);
+      process.stderr.write(`mock-api: unknown argument ${arg}\nusage: node stand-in/index.mjs [--port N] [--host H] [--key K] [--demo] [--verbose]\n`);
       process.exit(2);
     }
   }

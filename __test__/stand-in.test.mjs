@@ -11,7 +11,7 @@ import {
 } from '../stand-in/index.mjs';
 
 const KEY = 'sk-ant-test-key';
-const MODULE_PATH = fileURLToPath(new URL('../stand-in/index.mjs', import.meta.url));
+const CLI_PATH = fileURLToPath(new URL('../stand-in/cli.mjs', import.meta.url));
 const HEADERS = { 'x-api-key': KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
 
 let api;
@@ -578,7 +578,7 @@ test('close() lets the process exit, with keep-alive, hanging and stalled socket
 
 test('CLI: --demo serves demoModel, prints one line, exits on SIGTERM', async () => {
   let answer;
-  const { code, stdout } = await runNode([MODULE_PATH, '--port', '0', '--key', 'cli-key', '--demo'], {
+  const { code, stdout } = await runNode([CLI_PATH, '--port', '0', '--key', 'cli-key', '--demo'], {
     onLine: async (line, child) => {
       const url = /^mock-api listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line)?.[1];
       try {

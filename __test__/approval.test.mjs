@@ -1,4 +1,4 @@
-// Issue 13: approval of risky tools (needsApproval) and the lifecycle hooks, against the strict
+// Approval of risky tools (needsApproval) and the lifecycle hooks, against the strict
 // stand-in: the pause (nothing sent, the other calls run once), the resume (approve, deny, mixed,
 // ordered mode), decisions that must be refused (forged input, made-up, expired, missing,
 // another secret, nothing waiting), the secret, needsApproval as a function (fail closed),

@@ -1,4 +1,4 @@
-// The engine issue's contract through the public API: registerTool, runWithTools, the result,
+// The engine through the public API: registerTool, runWithTools, the result,
 // every error code over real HTTP, retries, concurrency. Each test asserts the result and what
 // the strict stand-in API received.
 import { test } from 'node:test'

@@ -1,4 +1,4 @@
-// Issue 10: the request surface of runWithTools. Every pass-through option reaches the wire exactly
+// The request surface of runWithTools. Every pass-through option reaches the wire exactly
 // (parsed and as raw JSON text, keys in the given order), bad types are refused before anything is
 // sent, thinking round-trips through a tool loop, onMaxIterations: "answer", containers and the
 // summed prompt-cache usage. Each test reads what the strict stand-in API received.

@@ -1,4 +1,4 @@
-// Issue 11: streamWithTools against the strict stand-in streaming SSE — parts in order and while
+// streamWithTools against the strict stand-in streaming SSE — parts in order and while
 // the reply is still arriving, the same result as runWithTools, thinking, SSE error events,
 // abort, unread and abandoned streams, single consumer, the UI message stream read by the AI
 // SDK's own reader, fromUIMessages round trip, the text stream, and batching.

@@ -1,6 +1,7 @@
-//! What the real Messages API refuses, checked on every request the engine sends
-//! (see /work/shared/ANTHROPIC_API.md). Messages are the API's own where it has one; the JS
-//! stand-in (`__test__/mock-api.mjs`) applies the same rules with the same words.
+//! What the real Messages API refuses, checked on every request the engine sends. Messages are
+//! the API's own where it has one. The JS stand-in (`stand-in/`) is stricter in places; the rules
+//! both check are listed once in `stand-in/rules.json`, which `tests/shared_rules.rs` sends here
+//! (and where the two answer differently, the table says how).
 
 use std::collections::{BTreeMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};

@@ -25,14 +25,18 @@ pub fn check_request(
             headers.get("content-type")
         ));
     }
-    if !headers.contains_key("anthropic-version") {
-        problems.push("anthropic-version: header is required".into());
+    match headers.get("anthropic-version") {
+        None => problems.push("anthropic-version: header is required".into()),
+        Some(version) if version != API_VERSION => problems.push(format!(
+            "anthropic-version: \"{version}\" is not a valid version (this test server accepts only \"{API_VERSION}\")"
+        )),
+        Some(_) => {}
     }
     let bearer = headers
         .get("authorization")
         .is_some_and(|v| v.starts_with("Bearer "));
     if !headers.contains_key("x-api-key") && !bearer {
-        problems.push("x-api-key header is required".into());
+        problems.push(UNAUTHENTICATED.into());
     }
     let body: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
@@ -43,6 +47,21 @@ pub fn check_request(
     };
     problems.extend(check_body(&body));
     (body, problems)
+}
+
+/// The one `anthropic-version` the API documents.
+const API_VERSION: &str = "2023-06-01";
+
+/// The API's words (with a 401 `authentication_error`) for a request without credentials.
+pub const UNAUTHENTICATED: &str = "invalid x-api-key";
+
+/// The HTTP status the API answers a refusal with: 401 without credentials, else 400.
+pub fn refusal_status(problem: &str) -> u16 {
+    if problem == UNAUTHENTICATED {
+        401
+    } else {
+        400
+    }
 }
 
 const TOP_LEVEL: &[&str] = &[

@@ -383,7 +383,7 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 at: Instant::now(),
             });
             let step = if let Some(first) = problems.first() {
-                let step = Step::error(400, first);
+                let step = Step::error(rules::refusal_status(first), first);
                 st.violations.extend(
                     problems
                         .into_iter()

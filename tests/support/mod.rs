@@ -4,6 +4,8 @@
 
 pub mod rules;
 pub mod server;
+pub mod sse;
+pub mod step;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,9 +1,10 @@
 // A strict local stand-in of the Anthropic Messages API (`POST /v1/messages`), for the node:test
 // suites, `npm run demo` and the benchmark. Plain Node ESM, `node:` built-ins only.
 //
-// It is exactly as strict as the real API: a request the real API would refuse (bad auth, headers, fields, tools, tool_use/tool_result pairing, empty
-// messages, thinking blocks changed or missing, server tool blocks out of place) gets the same 4xx
-// and message here, so a looser test server never hides a bug in the engine.
+// It is exactly as strict as the real API: a request the real API would refuse (bad auth,
+// headers, fields, tools, tool_use/tool_result pairing, empty messages, thinking blocks changed or
+// missing, server tool blocks out of place) gets the same 4xx and message here, so a looser test
+// server never hides a bug in the engine.
 //
 //   const api = await startMockApi({ apiKey: 'sk-ant-test-key' });
 //   api.script(reply([toolUse('get_order_status', { orderId: '4821' })]), reply([text('Shipped.')]));
@@ -67,16 +68,17 @@
 // `api.waitFor(predicate, timeoutMs?)`, `api.waitForRequests(n, timeoutMs?)` poll the records.
 //
 // Prompt caching: with `cache_control` anywhere, usage reports cache tokens from a deterministic
-// model (see cacheUsage): the first request with a prefix creates it, later ones read it.
+// model (cache.mjs): the first request with a prefix creates it, later ones read it.
 //
 // The rules both this stand-in and the Rust test server (tests/support/) enforce are listed once in
 // rules.json; __test__/stand-in-rules.test.mjs and tests/shared_rules.rs send each of them.
 //
 // CLI: node stand-in/cli.mjs [--port N] [--host H] [--key K] [--demo] [--verbose]
 //
-// Layout: server.mjs (HTTP, records, routing), rules/ (what a request must meet), replies.mjs
+// Layout: server.mjs (HTTP, records, routing), rules/ (what a request must meet: index.mjs runs
+// fields.mjs, tools.mjs, blocks.mjs and conversation.mjs in the API's order), replies.mjs
 // (builders), sse.mjs (streaming), faults.mjs, cache.mjs (prompt-cache usage), signatures.mjs,
-// echo.mjs, errors.mjs, demo-model.mjs, cli.mjs.
+// echo.mjs, errors.mjs, values.mjs, demo-model.mjs, cli.mjs.
 
 export { startMockApi } from './server.mjs';
 export { text, toolUse, thinking, redactedThinking, serverToolUse, webSearchResult, reply } from './replies.mjs';

@@ -1,4 +1,4 @@
-// Issue 13: approval of risky tools (needsApproval) and the lifecycle hooks, against the strict
+// Approval of risky tools (needsApproval) and the lifecycle hooks, against the strict
 // stand-in: the pause (nothing sent, the other calls run once), the resume (approve, deny, mixed,
 // ordered mode), decisions that must be refused (forged input, made-up, expired, missing,
 // another secret, nothing waiting), the secret, needsApproval as a function (fail closed),
@@ -8,7 +8,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { registerTool, runWithTools, streamWithTools, fromUIMessages } from '../index.mjs'
-import { reply, text, toolUse } from './mock-api.mjs'
+import { reply, text, toolUse } from '../stand-in/index.mjs'
 import { at, startApi, orderTool, toolResults, assertNoSecret, collect, uiMessageOf, approvalSecretInEnv, SECRET_ENV as ENV } from './helpers.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))

@@ -1,4 +1,4 @@
-// The engine issue's contract through the public API: registerTool, runWithTools, the result,
+// The engine through the public API: registerTool, runWithTools, the result,
 // every error code over real HTTP, retries, concurrency. Each test asserts the result and what
 // the strict stand-in API received.
 import { test } from 'node:test'
@@ -8,7 +8,7 @@ import { createRequire } from 'node:module'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { registerTool, unregisterTool, listTools, runWithTools, ToolError, DEFAULT_MODEL } from '../index.mjs'
-import { text, toolUse, reply } from './mock-api.mjs'
+import { text, toolUse, reply } from '../stand-in/index.mjs'
 import { KEY, startApi, at, orderSchema, orderTool, assertNoSecret, toolResults } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)

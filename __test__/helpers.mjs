@@ -3,7 +3,7 @@ import { before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 'ai'
 import { registerTool } from '../index.mjs'
-import { startMockApi } from './mock-api.mjs'
+import { startMockApi } from '../stand-in/index.mjs'
 
 /** The key the stand-in accepts. It must never show up anywhere but the auth header. */
 export const KEY = 'sk-ant-test-SECRET-0123456789abcdef'

@@ -12,7 +12,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 const read = (path) => readFileSync(join(root, path), 'utf8')
 
-/** The platforms Next.js developers write code on and deploy to (issue 12). */
+/** The platforms Next.js developers write code on and deploy to: each gets a prebuilt addon. */
 const TARGETS = {
   'x86_64-apple-darwin': { platform: 'darwin-x64', os: 'darwin', cpu: 'x64' },
   'aarch64-apple-darwin': { platform: 'darwin-arm64', os: 'darwin', cpu: 'arm64' },

@@ -1,9 +1,9 @@
-// Issue 9: the replies the real API sends (stop reasons, server tools, empty replies), a history
+// The replies the real API sends (stop reasons, server tools, empty replies), a history
 // kept byte for byte, exact cancellation, and credentials that go to baseURL and nowhere else.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { registerTool, runWithTools } from '../index.mjs'
-import { reply, text, toolUse, serverToolUse, webSearchResult, startMockApi } from './mock-api.mjs'
+import { reply, text, toolUse, serverToolUse, webSearchResult, startMockApi } from '../stand-in/index.mjs'
 import { KEY, at, startApi, orderTool, toolResults, assertNoSecret } from './helpers.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -326,7 +326,7 @@ test('no test hook ships: "__panicForTest" in a release request is an ordinary f
   assert.equal(out.error.code, 'network_error', out.error.message)
 })
 
-// --- rich tool results (issue 10) ---------------------------------------------------------------
+// --- rich tool results --------------------------------------------------------------------------
 
 test('toolResult(blocks): the blocks are the tool_result content as given; output in toolCalls is the array', async (t) => {
   const { toolResult } = await import('../index.mjs')

@@ -1,11 +1,11 @@
-// Issue 10: the request surface of runWithTools. Every pass-through option reaches the wire exactly
+// The request surface of runWithTools. Every pass-through option reaches the wire exactly
 // (parsed and as raw JSON text, keys in the given order), bad types are refused before anything is
 // sent, thinking round-trips through a tool loop, onMaxIterations: "answer", containers and the
 // summed prompt-cache usage. Each test reads what the strict stand-in API received.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { runWithTools } from '../index.mjs'
-import { reply, text, toolUse, thinking, redactedThinking } from './mock-api.mjs'
+import { reply, text, toolUse, thinking, redactedThinking } from '../stand-in/index.mjs'
 import { at, startApi, orderTool, orderSchema, toolResults } from './helpers.mjs'
 
 const WEB_SEARCH = { type: 'web_search_20250305', name: 'web_search', max_uses: 3 }

@@ -1,4 +1,4 @@
-// Issue "Hardening", point 1: JSON Schema conformance through the whole loop. Every case of the
+// JSON Schema conformance through the whole loop. Every case of the
 // official JSON-Schema-Test-Suite (draft2020-12 and draft7, top-level files; `optional/` is left
 // out) whose instance is a JSON object becomes a tool call of the stand-in model: the group's
 // schema is a tool's input_schema, the instance is the tool_use input, and `execute` must run
@@ -32,7 +32,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { registerTool, runWithTools } from '../index.mjs'
-import { text, toolUse, reply } from './mock-api.mjs'
+import { text, toolUse, reply } from '../stand-in/index.mjs'
 import { startApi, at, toolResults } from './helpers.mjs'
 import { assertRecordsClean, assertNoKeyIn } from './secrets.mjs'
 
@@ -184,7 +184,7 @@ test('every suite schema registers as a tool, except the groups that need the re
     assert.match(message, /localhost:1234/, `${id} fails for another reason: ${message}`)
     assert.match(message, /not present in a registry|not a dialect we know/, `${id}: ${message}`)
   }
-  // Issue 9: the groups whose `$ref` names the root by its URN `$id` run in both drafts, valid
+  // The groups whose `$ref` names the root by its URN `$id` run in both drafts, valid
   // and invalid cases alike (the wrapping above keeps `type: "object"` off `foo`).
   for (const draft of Object.keys(DIALECTS)) {
     const urn = groups.find((g) => g.id === `${draft}/ref.json > simple URN base URI with $ref via the URN`)

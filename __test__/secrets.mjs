@@ -1,5 +1,5 @@
-// Issue "Hardening", point 6: the API key appears nowhere but the auth header. Shared by the
-// hardening suites (schema conformance, wire faults, worker threads, soak).
+// The API key appears nowhere but the auth header. Shared by the suites that check it along the
+// way (schema conformance, wire faults, worker threads, soak).
 import assert from 'node:assert/strict'
 import { KEY } from './helpers.mjs'
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { registerTool, runWithTools, streamWithTools } from '../index.mjs'
-import { reply, text, toolUse } from './mock-api.mjs'
+import { reply, text, toolUse } from '../stand-in/index.mjs'
 import { KEY, at, startApi, approvalSecretInEnv, SECRET_ENV as ENV } from './helpers.mjs'
 import { textOf } from './secrets.mjs'
 

@@ -1,4 +1,4 @@
-// Issue "Hardening", point 4: the soak. N conversations with tools at concurrency C against the
+// The soak: N conversations with tools at concurrency C against the
 // stand-in API: every result must be exactly right, RSS after warm-up must grow less than
 // 20 MB, and the client process must exit by itself when done (no handle left by the addon).
 //
@@ -6,8 +6,8 @@
 //   node __test__/soak.mjs --conversations 2000    # what __test__/soak.test.mjs runs in CI
 //
 // The stand-in runs in this process; the client runs in a child process (so its RSS is the
-// addon's and the loop's alone), which gets the key through ANTHROPIC_API_KEY. Point 6 rides
-// along: the key must appear in no stand-in record but the auth header, no result, and nothing
+// addon's and the loop's alone), which gets the key through ANTHROPIC_API_KEY. The secrets
+// check rides along: the key must appear in no stand-in record but the auth header, no result, and nothing
 // the child writes (stdout, stderr; it runs with ANTHROPIC_TOOL_CALLING_LOG=debug).
 import { spawn } from 'node:child_process'
 import path from 'node:path'
@@ -164,7 +164,7 @@ async function child({ url, conversations, concurrency, warmup }) {
  * problems }`. `problems` lists every failed check (empty when the soak passed).
  */
 export async function runSoak({ conversations = 20_000, concurrency = 64, warmup, timeoutMs = 15 * 60_000, key = 'sk-ant-soak-SECRET-5f3a9c0e1d2b4a6f' } = {}) {
-  const { startMockApi, reply, text, toolUse } = await import('./mock-api.mjs')
+  const { startMockApi, reply, text, toolUse } = await import('../stand-in/index.mjs')
   const { assertRecordsClean } = await import('./secrets.mjs')
   warmup ??= Math.min(2000, Math.floor(conversations / 4))
   const api = await startMockApi({ apiKey: key, handler: soakModel(reply, text, toolUse) })

@@ -1,4 +1,4 @@
-// Issue "Hardening", point 4, shortened for CI: the soak of __test__/soak.mjs with 2 000
+// The soak, shortened for CI: the soak of __test__/soak.mjs with 2 000
 // conversations (`npm run soak` runs the full 20 000). Every result right, RSS after warm-up
 // grows less than 20 MB, the client process exits by itself, the key leaks nowhere.
 import { test } from 'node:test'

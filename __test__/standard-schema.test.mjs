@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { z } from 'zod'
 import { registerTool, unregisterTool, listTools, runWithTools } from '../index.mjs'
-import { text, toolUse, reply } from './mock-api.mjs'
+import { text, toolUse, reply } from '../stand-in/index.mjs'
 import { startApi, at, toolResults } from './helpers.mjs'
 
 /** A refinement JSON Schema cannot express: the order number's check digit (last digit = sum of the others mod 10). */

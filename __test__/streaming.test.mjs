@@ -1,4 +1,4 @@
-// Issue 11: streamWithTools against the strict stand-in streaming SSE — parts in order and while
+// streamWithTools against the strict stand-in streaming SSE — parts in order and while
 // the reply is still arriving, the same result as runWithTools, thinking, SSE error events,
 // abort, unread and abandoned streams, single consumer, the UI message stream read by the AI
 // SDK's own reader, fromUIMessages round trip, the text stream, and batching.
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import http from 'node:http'
 import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 'ai'
 import { registerTool, runWithTools, streamWithTools, fromUIMessages } from '../index.mjs'
-import { reply, text, toolUse, thinking } from './mock-api.mjs'
+import { reply, text, toolUse, thinking } from '../stand-in/index.mjs'
 import { KEY, at, startApi, orderTool, toolResults, assertNoSecret } from './helpers.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))

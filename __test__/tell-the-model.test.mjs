@@ -3,7 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { registerTool, runWithTools, ToolError } from '../index.mjs'
-import { text, toolUse, reply } from './mock-api.mjs'
+import { text, toolUse, reply } from '../stand-in/index.mjs'
 import { startApi, at, orderSchema, assertNoSecret, toolResults } from './helpers.mjs'
 
 const SECRET = 'postgres://admin:hunter2@db.internal:5432/orders'

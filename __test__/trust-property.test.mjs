@@ -8,7 +8,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { registerTool, runWithTools, fromUIMessages } from '../index.mjs'
-import { reply, text, toolUse } from './mock-api.mjs'
+import { reply, text, toolUse } from '../stand-in/index.mjs'
 import { at, startApi, approvalSecretInEnv, SECRET_ENV as ENV } from './helpers.mjs'
 
 const SECRET = 'property-test-secret-0123456789abcdef0123456789ab'

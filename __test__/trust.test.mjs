@@ -9,7 +9,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai'
 import { registerTool, runWithTools, streamWithTools, fromUIMessages, ToolError } from '../index.mjs'
-import { reply, text, toolUse } from './mock-api.mjs'
+import { reply, text, toolUse } from '../stand-in/index.mjs'
 import { at, startApi, toolResults, collect, uiMessageOf, approvalSecretInEnv, SECRET_ENV as ENV } from './helpers.mjs'
 
 const SECRET = 'trust-test-secret-0123456789abcdef0123456789abcdef'

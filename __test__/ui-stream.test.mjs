@@ -5,7 +5,7 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream, UI_MESSAGE_STREAM_HEADERS as AI_HEADERS } from 'ai';
-import { startMockApi, reply, text as textBlock } from './mock-api.mjs';
+import { startMockApi, reply, text as textBlock } from '../stand-in/index.mjs';
 
 const require = createRequire(import.meta.url);
 const { createPartStream, ToolStream } = require('../lib/stream/part-stream.js');
@@ -554,7 +554,7 @@ test('approvals: answers in the last message are returned; denied calls get the 
   };
   const messages = fromUIMessages([user('u1', 'refund'), last]);
   assert.deepEqual(messages.approvals, [{ approvalId: 'apr_1', approved: true }, { approvalId: 'apr_2', approved: false, reason: 'too much' }]);
-  // The run resumes from here (contract §9): the pending calls' tool_use, the results of those that ran.
+  // A paused run resumes from here: the model's tool_use turn, then the results of the calls that did run.
   assert.deepEqual(messages.slice(1), [
     { role: 'assistant', content: [
       { type: 'tool_use', id: 'toolu_r1', name: 'refund', input: { amount: 5 } },

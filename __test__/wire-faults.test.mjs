@@ -1,11 +1,11 @@
-// Issue "Hardening", point 3: faults on the wire, over real sockets against the stand-in. Each
+// Faults on the wire, over real sockets against the stand-in. Each
 // fault ends the run with its documented code within a bound, and the next run on the same
-// process (same connection pool) works. Point 6 rides along: the key shows up in no result and
+// process (same connection pool) works. The secrets check rides along: the key shows up in no result and
 // in no stand-in record but the auth header.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { registerTool, runWithTools } from '../index.mjs'
-import { text, toolUse, reply } from './mock-api.mjs'
+import { text, toolUse, reply } from '../stand-in/index.mjs'
 import { KEY, startApi, at, orderSchema } from './helpers.mjs'
 import { assertRecordsClean, assertNoKeyIn, assertKeyAbsent } from './secrets.mjs'
 

@@ -1,14 +1,14 @@
-// Issue "Hardening", point 5: the addon in worker_threads. It loads in several workers at once,
+// The addon in worker_threads. It loads in several workers at once,
 // each with its own registry, running conversations concurrently; terminating a worker mid-run
 // (a tool running, a request in flight) does not crash the process, and the main thread's runs
-// keep working after. Point 6 rides along: the key appears in no result, no worker output and no
+// keep working after. The secrets check rides along: the key appears in no result, no worker output and no
 // stand-in record but the auth header.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Worker } from 'node:worker_threads'
 import { once } from 'node:events'
 import { registerTool, listTools, runWithTools } from '../index.mjs'
-import { text, toolUse, reply } from './mock-api.mjs'
+import { text, toolUse, reply } from '../stand-in/index.mjs'
 import { KEY, startApi, at } from './helpers.mjs'
 import { assertRecordsClean, assertNoKeyIn, assertKeyAbsent } from './secrets.mjs'
 

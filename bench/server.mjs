@@ -1,10 +1,10 @@
-// The benchmark's stand-in API: the strict mock (__test__/mock-api.mjs) in its own process, with a
+// The benchmark's stand-in API: the strict stand-in (stand-in/) in its own process, with a
 // handler that scripts the workloads of bench/workloads.mjs. Started by bench/run.mjs with an IPC
 // channel; it says { type: 'ready', url } and answers { type: 'stats' } with its counters.
 //
 // By hand: node bench/server.mjs [--port N]   (prints the URL; Ctrl-C stops it)
 
-import { startMockApi } from '../__test__/mock-api.mjs'
+import { startMockApi } from '../stand-in/index.mjs'
 import { API_KEY, scriptedReply } from './workloads.mjs'
 
 const args = process.argv.slice(2)

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import ts from 'typescript'
 import { registerTool, streamWithTools, ToolError } from '../index.mjs'
-import { startMockApi, demoModel } from '../__test__/mock-api.mjs'
+import { startMockApi, demoModel } from '../stand-in/index.mjs'
 import { uiMessageOf } from '../__test__/helpers.mjs'
 import { app } from '../scripts/example-install.mjs'
 

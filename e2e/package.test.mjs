@@ -8,7 +8,7 @@ import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { ensurePacked } from '../scripts/pack.mjs'
-import { startMockApi, demoModel } from '../__test__/mock-api.mjs'
+import { startMockApi, demoModel } from '../stand-in/index.mjs'
 import { runProcess } from './helpers.mjs'
 
 const KEY = 'sk-ant-package-test-key'

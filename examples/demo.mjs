@@ -1,7 +1,7 @@
 // `npm run demo`: the seed module's conversation, and the lesson's recovery from a tool error.
 // With ANTHROPIC_API_KEY set it talks to the real API; without, to the bundled local stand-in.
 import { registerTool, runWithTools, ToolError } from '../index.mjs'
-import { startMockApi, demoModel } from '../__test__/mock-api.mjs'
+import { startMockApi, demoModel } from '../stand-in/index.mjs'
 
 const orders = new Map([
   ['4821', { orderId: '4821', status: 'shipped', carrier: 'UPS', eta: '2026-12-02', deliveredAt: null }],

@@ -4,7 +4,7 @@
 # each artefact: file format and architecture, that it exports napi_register_module_v1, what it
 # links against (a musl build must not need glibc; a darwin build only libSystem, no frameworks).
 # With --qemu, the linux-arm64-gnu build is also loaded by an arm64 `node` under qemu-user and
-# runs one conversation against the local stand-in API (__test__/mock-api.mjs on 127.0.0.1).
+# runs one conversation against the local stand-in API (stand-in/ on 127.0.0.1).
 #
 #   scripts/cross-build.sh [--install] [--release] [--qemu] [target…]
 #

@@ -3,10 +3,10 @@
 //
 //   node scripts/cross-smoke.mjs <dir with index.js, binding.js and the .node> <command…>
 //
-// The stand-in API (__test__/mock-api.mjs) runs here, on 127.0.0.1; `command… -e <script>` runs
+// The stand-in API (stand-in/) runs here, on 127.0.0.1; `command… -e <script>` runs
 // in <dir>, registers a tool, calls runWithTools against it and prints what it got.
 import { spawn } from 'node:child_process'
-import { startMockApi, reply, toolUse, text } from '../__test__/mock-api.mjs'
+import { startMockApi, reply, toolUse, text } from '../stand-in/index.mjs'
 
 const [dir, ...command] = process.argv.slice(2)
 if (!dir || command.length === 0) {

@@ -4,6 +4,8 @@
 
 pub mod rules;
 pub mod server;
+pub mod sse;
+pub mod step;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -21,7 +23,7 @@ pub use server::{Server, Step};
 /// The key every test sends; it must never show up in an error.
 pub const API_KEY: &str = "sk-ant-api03-TEST-SECRET-KEY-do-not-leak";
 
-/// The seed module's tool, exactly as the contract defines it.
+/// The order-status tool the tests register (one string `orderId`, required).
 pub const ORDER_TOOL: &str = r#"{"name":"get_order_status","description":"Look up the status of an order by its ID","input_schema":{"type":"object","properties":{"orderId":{"type":"string"}},"required":["orderId"]}}"#;
 
 /// `POST {base_url}/v1/messages` with the headers the API requires; the body is the caller's.
@@ -33,7 +35,7 @@ pub fn messages_request(client: &reqwest::Client, base_url: &str) -> reqwest::Re
         .header("content-type", "application/json")
 }
 
-/// The contract's defaults, talking to `server` with [`API_KEY`].
+/// The engine's default settings, talking to `server` with [`API_KEY`].
 pub fn config(server: &Server) -> RunConfig {
     RunConfig::new(Some(API_KEY.into()), server.base_url())
 }

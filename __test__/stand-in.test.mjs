@@ -8,10 +8,10 @@ import { fileURLToPath } from 'node:url';
 import {
   startMockApi, text, toolUse, reply, demoModel, thinking, redactedThinking, serverToolUse, webSearchResult, signThinking,
   CONTAINER_REQUIRED, sseEvents,
-} from './mock-api.mjs';
+} from '../stand-in/index.mjs';
 
 const KEY = 'sk-ant-test-key';
-const MODULE_PATH = fileURLToPath(new URL('./mock-api.mjs', import.meta.url));
+const CLI_PATH = fileURLToPath(new URL('../stand-in/cli.mjs', import.meta.url));
 const HEADERS = { 'x-api-key': KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
 
 let api;
@@ -556,7 +556,7 @@ function runNode(args, { onLine } = {}) {
 
 test('close() lets the process exit, with keep-alive, hanging and stalled sockets open', async () => {
   const script = `
-    import { startMockApi, reply, text } from ${JSON.stringify(new URL('./mock-api.mjs', import.meta.url).href)};
+    import { startMockApi, reply, text } from ${JSON.stringify(new URL('../stand-in/index.mjs', import.meta.url).href)};
     const api = await startMockApi({ apiKey: 'k' });
     const h = { 'x-api-key': 'k', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
     const body = JSON.stringify({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }] });
@@ -578,7 +578,7 @@ test('close() lets the process exit, with keep-alive, hanging and stalled socket
 
 test('CLI: --demo serves demoModel, prints one line, exits on SIGTERM', async () => {
   let answer;
-  const { code, stdout } = await runNode([MODULE_PATH, '--port', '0', '--key', 'cli-key', '--demo'], {
+  const { code, stdout } = await runNode([CLI_PATH, '--port', '0', '--key', 'cli-key', '--demo'], {
     onLine: async (line, child) => {
       const url = /^mock-api listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line)?.[1];
       try {

@@ -1,0 +1,55 @@
+// The rules the JS stand-in shares with the Rust test server (stand-in/rules.json), sent to the JS
+// stand-in: it must answer every case as the table says. tests/shared_rules.rs holds the Rust
+// server to the same table, so a rule added to one server and not the other shows up here.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { startMockApi, reply, thinking, redactedThinking } from '../stand-in/index.mjs';
+
+const table = JSON.parse(readFileSync(new URL('../stand-in/rules.json', import.meta.url), 'utf8'));
+
+/** `base` with `changes` applied: a null value removes the field. */
+function merged(base, changes = {}) {
+  const out = { ...base };
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === null) delete out[key];
+    else out[key] = value;
+  }
+  return out;
+}
+
+/** The table's `{ $thinking }` / `{ $redacted }` placeholders as blocks this stand-in signed. */
+function signedBlocks(value) {
+  if (Array.isArray(value)) return value.map(signedBlocks);
+  if (value === null || typeof value !== 'object') return value;
+  if ('$thinking' in value) return thinking(value.$thinking);
+  if ('$redacted' in value) return redactedThinking(value.$redacted);
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, signedBlocks(inner)]));
+}
+
+let api;
+before(async () => {
+  api = await startMockApi({ apiKey: table.headers['x-api-key'] });
+});
+after(() => api.close());
+
+test('the JS stand-in answers every shared rule as stand-in/rules.json lists it', async () => {
+  assert.ok(table.cases.length > 100, 'the table has its cases');
+  const mismatches = [];
+  for (const c of table.cases) {
+    const want = { status: c.status, type: c.type, message: c.message, ...c.js };
+    api.reset();
+    if (want.status === 200) api.script(reply('ok'));
+    const method = c.method ?? 'POST';
+    const headers = Object.fromEntries(Object.entries(merged(table.headers, c.headers)));
+    const body = c.rawBody ?? JSON.stringify(signedBlocks(merged(table.base, c.set)));
+    const res = await fetch(api.url + (c.path ?? '/v1/messages'), { method, headers, body: method === 'GET' ? undefined : body });
+    const answer = await res.json().catch(() => null);
+    const got = { status: res.status, type: answer?.error?.type, message: answer?.error?.message };
+    const ok =
+      got.status === want.status &&
+      (want.status === 200 || (got.type === want.type && typeof got.message === 'string' && got.message.includes(want.message)));
+    if (!ok) mismatches.push(`${c.rule}: wanted ${JSON.stringify(want)}, got ${JSON.stringify(got)}`);
+  }
+  assert.deepEqual(mismatches, []);
+});

@@ -1,0 +1,89 @@
+// A strict local stand-in of the Anthropic Messages API (`POST /v1/messages`), for the node:test
+// suites, `npm run demo` and the benchmark. Plain Node ESM, `node:` built-ins only.
+//
+// It is exactly as strict as the real API: a request the real API would refuse (bad auth,
+// headers, fields, tools, tool_use/tool_result pairing, empty messages, thinking blocks changed or
+// missing, server tool blocks out of place) gets the same 4xx and message here, so a looser test
+// server never hides a bug in the engine.
+//
+//   const api = await startMockApi({ apiKey: 'sk-ant-test-key' });
+//   api.script(reply([toolUse('get_order_status', { orderId: '4821' })]), reply([text('Shipped.')]));
+//   ... point the client at api.url ...
+//   await api.close();
+//
+// Builders (each returns a plain block or step; use them in `api.script(...)`):
+//   text(s, citations?)                   text block; `citations` added when given
+//   toolUse(name, input, id?)             tool_use, id `toolu_…` unless given
+//   thinking(text, signature?)            thinking block; without `signature` a valid one (signThinking(text))
+//   redactedThinking(data?)               redacted_thinking with valid signed data (valid `data` kept, else signed)
+//   serverToolUse(name, input, id?)       server_tool_use, id `srvtoolu_…` unless given
+//   webSearchResult(toolUseId, results?)  web_search_tool_result; results [{ url, title, encrypted_content?, page_age? }]
+//   reply(content, { stop_reason?, usage?, model?, stop_sequence?, container?, stop_details? })
+//       a 200 reply step; stop_reason defaults to tool_use/end_turn; `container` ({ id, expires_at })
+//       and `stop_details` go on the message only when given; usage defaults to 10 in / 5 out.
+//   signThinking(text), sseEvents(message, { unknownDelta? }), echoed(text, headers),
+//   CONTAINER_REQUIRED (the API's text), demoModel(body) (a tiny rule-based model for the demo)
+//
+// Steps (`api.script(step, …)`, or returned by `api.handler(body, record)` / a function step):
+//   reply(…)                              the message; streamed as SSE when the request has `stream: true`
+//   { ...reply(…), requireContainer: 'cont_…' }  the request must carry `container: 'cont_…'`, else 400
+//   { status, error?: { type, message }, headers? }   an API error (3xx: an empty body with `headers`,
+//                                         e.g. { status: 307, headers: { location } })
+//   { status?, body, headers? }           any JSON body as given
+//   { fault: 'reset' | 'hang' | 'html' | 'badjson' | 'wrong-shape' | 'truncated' | 'stall-body' | 'huge' }
+//   { fault: 'delay', ms, then: step }
+//
+// A gateway that echoes the request: in the wire text of an error (the message of an error step
+// or `sseError`, a `body` step, a 3xx step's headers), `{echo:NAME}` becomes the value of the
+// request's header NAME as it arrived (`(none)` without one), and `{echo-escaped:NAME}` the same
+// written as JSON \uXXXX escapes (inside a JSON string it decodes to the value, yet never matches
+// it as text). E.g. { status: 401, error: { message: 'invalid x-api-key {echo:x-api-key}' } }.
+//
+// SSE step options (on a reply step, used when the request streams):
+//   streamDelayMs: N      pause between events (default: the server's `streamDelayMs`, 0 = just yield)
+//   sseError: { type, message? }, sseErrorAfter: N   after N events, `event: error` and the end
+//   sseCutAfter: N        after N events the connection is destroyed (no message_stop)
+//   sseStallAfter: N      after N events nothing more is sent (until the client gives up)
+//   unknownDelta: 'x_delta'   a content_block_delta of that type in the first block
+//
+// Rules beyond the pairing ones (each a 400 invalid_request_error with the real API's words where known):
+//   - every message but a final assistant one has non-empty content ("" and [] are empty);
+//   - thinking / redacted_thinking blocks come back unchanged (signatures checked, thinking on or off);
+//     with `thinking` enabled or adaptive the assistant turn whose tool_use the final tool results
+//     answer (or a final assistant message with server tools) starts with one; thinking rules out a
+//     forcing tool_choice, temperature other than 1, top_k, top_p below 0.95; with it off, a final
+//     assistant message holds no thinking block;
+//   - server tools: typed tool definitions with their own fields; a server_tool_use is followed by
+//     its result block in the same message, except in the final message (a paused turn) or while
+//     code execution waits for code-called tool results; a client tool_result never answers it;
+//   - results for code-called tool_use blocks (programmatic tool calling) need `container`;
+//   - compaction, document, search_result, tool_reference, citations have their shapes checked; an
+//     unknown block type is a 400, except `x_future_block` (test-only) which is accepted back as is;
+//   - newer top-level fields (thinking, service_tier, cache_control, output_config,
+//     context_management, container, inference_geo, …) are type-checked.
+//
+// Request records (`api.requests[i]`): method, path, headers, body, rawBody, retryCount, status,
+// requestId, receivedAt, betas (anthropic-beta split on commas), container; for streamed replies
+// also stream: true, sseEvents (names sent) and clientClosed (the client left before the end).
+// `api.waitFor(predicate, timeoutMs?)`, `api.waitForRequests(n, timeoutMs?)` poll the records.
+//
+// Prompt caching: with `cache_control` anywhere, usage reports cache tokens from a deterministic
+// model (cache.mjs): the first request with a prefix creates it, later ones read it.
+//
+// The rules both this stand-in and the Rust test server (tests/support/) enforce are listed once in
+// rules.json; __test__/stand-in-rules.test.mjs and tests/shared_rules.rs send each of them.
+//
+// CLI: node stand-in/cli.mjs [--port N] [--host H] [--key K] [--demo] [--verbose]
+//
+// Layout: server.mjs (HTTP, records, routing), rules/ (what a request must meet: index.mjs runs
+// fields.mjs, tools.mjs, blocks.mjs and conversation.mjs in the API's order), replies.mjs
+// (builders), sse.mjs (streaming), faults.mjs, cache.mjs (prompt-cache usage), signatures.mjs,
+// echo.mjs, errors.mjs, values.mjs, demo-model.mjs, cli.mjs.
+
+export { startMockApi } from './server.mjs';
+export { text, toolUse, thinking, redactedThinking, serverToolUse, webSearchResult, reply } from './replies.mjs';
+export { signThinking } from './signatures.mjs';
+export { sseEvents } from './sse.mjs';
+export { echoed } from './echo.mjs';
+export { CONTAINER_REQUIRED } from './rules/conversation.mjs';
+export { demoModel } from './demo-model.mjs';

@@ -1,0 +1,282 @@
+// The stand-in's HTTP server: it records each request, refuses one that breaks the API's rules
+// (rules/) with the real API's status and words, and answers a valid one with the next scripted
+// step: a reply (JSON, or server-sent events when the request streams), an API error, a body as
+// given, or a fault. See index.mjs for the step shapes.
+
+import http from 'node:http';
+import { cacheUsage } from './cache.mjs';
+import { echoed } from './echo.mjs';
+import { ERROR_MESSAGES, ERROR_TYPES, Refusal, fail } from './errors.mjs';
+import { fault } from './faults.mjs';
+import { DEFAULT_USAGE, defaultStopReason, randomId, signed } from './replies.mjs';
+import { CONTAINER_REQUIRED } from './rules/conversation.mjs';
+import { checkHeaders, validateBody } from './rules/index.mjs';
+import { streamMessage } from './sse.mjs';
+import { has, isObject } from './values.mjs';
+
+/** The real API's request size limit. */
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+const NO_STEP_LEFT = 'mock-api: no scripted response left for this request';
+
+/** Reads the body, keeping at most MAX_BODY_BYTES; resolves null when the client went away. */
+function readBody(req) {
+  return new Promise((resolve) => {
+    const chunks = [];
+    let size = 0;
+    let done = false;
+    req.on('data', (chunk) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => {
+      done = true;
+      resolve(size > MAX_BODY_BYTES ? { tooLarge: true, raw: '' } : { tooLarge: false, raw: Buffer.concat(chunks).toString('utf8') });
+    });
+    req.on('error', () => {
+      if (!done) resolve(null);
+      done = true;
+    });
+    req.on('close', () => {
+      if (!done) resolve(null);
+      done = true;
+    });
+  });
+}
+
+function parseRetryCount(value) {
+  return value === undefined ? null : Number(Array.isArray(value) ? value[0] : value);
+}
+
+/**
+ * Starts the stand-in. Options: `apiKey` (default 'sk-ant-test-key'), `host` ('127.0.0.1'),
+ * `port` (0 = any free port), `handler` (called when the script is empty), `logLevel`
+ * ('silent' | 'info'; logs go to stderr), `streamDelayMs` (default pause between streamed events;
+ * 0 = just yield to the event loop between them).
+ */
+export async function startMockApi({
+  apiKey = 'sk-ant-test-key',
+  host = '127.0.0.1',
+  port = 0,
+  handler = null,
+  logLevel = 'silent',
+  streamDelayMs = 0,
+} = {}) {
+  const queue = [];
+  /** Prompt-cache prefixes seen so far (see cacheUsage). */
+  const cache = new Set();
+  const sockets = new Set();
+  const timers = new Set();
+  const log = logLevel === 'silent' ? () => {} : (line) => process.stderr.write(`mock-api: ${line}\n`);
+
+  const server = http.createServer();
+  server.keepAliveTimeout = 30_000;
+  server.headersTimeout = 60_000;
+  server.requestTimeout = 300_000;
+
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  const api = {
+    url: '',
+    port: 0,
+    server,
+    requests: [],
+    handler,
+    /** Appends steps; each valid POST /v1/messages consumes the next one. */
+    script(...steps) {
+      queue.push(...steps);
+      return api;
+    },
+    /** How many scripted steps are still waiting. */
+    get pending() {
+      return queue.length;
+    },
+    /** Clears the script, the records, the handler and the prompt cache. */
+    reset() {
+      queue.length = 0;
+      api.requests.length = 0;
+      api.handler = null;
+      cache.clear();
+    },
+    /** Resolves once `predicate(api)` is true (checked every few ms); rejects after `timeoutMs`. */
+    async waitFor(predicate, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!predicate(api)) {
+        if (Date.now() > deadline) throw new Error(`mock-api: waited ${timeoutMs} ms for ${predicate}`);
+        await new Promise((resolve) => setTimeout(resolve, 3));
+      }
+    },
+    /** Resolves with the records once `n` requests have arrived; rejects after `timeoutMs`. */
+    async waitForRequests(n, timeoutMs = 5000) {
+      await api.waitFor(() => api.requests.length >= n, timeoutMs);
+      return api.requests;
+    },
+    close,
+  };
+
+  function headersFor(record, extra = {}) {
+    return { 'content-type': 'application/json', 'request-id': record.requestId, ...extra };
+  }
+
+  /** Sends `payload`; `echo`: the text is an error's, which may echo the request (see echoed). */
+  function send(res, record, status, payload, extraHeaders, echo = false) {
+    if (res.destroyed || res.headersSent) return;
+    const text = typeof payload === 'string' ? payload : JSON.stringify(payload);
+    const body = echo ? echoed(text, record.headers) : text;
+    record.status = status;
+    res.writeHead(status, { ...headersFor(record, extraHeaders), 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  }
+
+  function sendError(res, record, status, error = {}, extraHeaders = {}) {
+    const type = error.type ?? ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+    const message = error.message ?? ERROR_MESSAGES[status] ?? `HTTP ${status}`;
+    const headers = status === 429 ? { 'anthropic-ratelimit-requests-remaining': '0', ...extraHeaders } : extraHeaders;
+    send(res, record, status, { type: 'error', error: { type, message }, request_id: record.requestId }, headers, true);
+  }
+
+  function messageFor(step, body) {
+    const message = {
+      id: `msg_${randomId(24)}`,
+      type: 'message',
+      role: 'assistant',
+      model: step.model ?? body?.model ?? 'claude-mock',
+      content: Array.isArray(step.content) ? step.content.map(signed) : step.content,
+      stop_reason: step.stop_reason ?? defaultStopReason(step.content),
+      stop_sequence: step.stop_sequence ?? null,
+    };
+    if (has(step, 'stop_details')) message.stop_details = step.stop_details;
+    message.usage = { ...DEFAULT_USAGE, ...cacheUsage(body, cache), ...(step.usage ?? {}) };
+    if (has(step, 'container')) message.container = step.container;
+    return message;
+  }
+
+  /** Checks a step's expectations of the request; returns the refusal message, or null. */
+  function unmet(step, body) {
+    if (!has(step, 'requireContainer')) return null;
+    const sent = isObject(body?.container) ? body.container.id : body?.container;
+    if (sent === undefined || sent === null) return CONTAINER_REQUIRED;
+    if (sent !== step.requireContainer) return `container: Container '${sent}' not found. This conversation continues container '${step.requireContainer}'.`;
+    return null;
+  }
+
+  /** What a fault needs of the server. */
+  const faultContext = { headersFor, messageFor, answer, sendError, timers };
+
+  async function answer(step, body, record, req, res) {
+    try {
+      while (typeof step === 'function') step = await step(body, record);
+    } catch (err) {
+      return sendError(res, record, 500, { type: 'api_error', message: `mock-api: a scripted step threw: ${err?.message ?? err}` });
+    }
+    if (!isObject(step)) {
+      return sendError(res, record, 500, { type: 'api_error', message: `mock-api: a scripted step must be an object or a function, got ${JSON.stringify(step)}` });
+    }
+    const why = unmet(step, body);
+    if (why !== null) return sendError(res, record, 400, { type: 'invalid_request_error', message: why });
+    if (has(step, 'fault')) return fault(faultContext, step, body, record, req, res);
+    if (has(step, 'content')) {
+      const message = messageFor(step, body);
+      if (body?.stream === true) return streamMessage(message, step, record, res, { defaultDelayMs: streamDelayMs, timers });
+      return send(res, record, 200, message, step.headers);
+    }
+    if (has(step, 'body')) return send(res, record, step.status ?? 200, step.body, step.headers, true);
+    if (has(step, 'status') && step.status >= 300 && step.status < 400) {
+      const headers = Object.fromEntries(Object.entries(step.headers ?? {}).map(([k, v]) => [k, echoed(String(v), record.headers)]));
+      return send(res, record, step.status, '', headers);
+    }
+    if (has(step, 'status')) return sendError(res, record, step.status, step.error, step.headers);
+    return sendError(res, record, 500, { type: 'api_error', message: `mock-api: unknown step shape: ${JSON.stringify(step)}` });
+  }
+
+  server.on('request', async (req, res) => {
+    const record = {
+      method: req.method,
+      path: req.url,
+      headers: { ...req.headers },
+      body: null,
+      rawBody: '',
+      retryCount: parseRetryCount(req.headers['x-stainless-retry-count']),
+      status: null,
+      requestId: `req_${randomId(24)}`,
+      /** The `anthropic-beta` header, split on commas. */
+      betas: String(req.headers['anthropic-beta'] ?? '').split(',').map((b) => b.trim()).filter(Boolean),
+      /** The request's `container` (a string id), once the body is read. */
+      container: undefined,
+      /** `performance.now()` when the request arrived: tests read the waits between retries. */
+      receivedAt: performance.now(),
+    };
+    api.requests.push(record);
+    res.on('finish', () => log(`${record.method} ${record.path} -> ${record.status ?? 'fault'}`));
+
+    const read = await readBody(req);
+    if (read === null) return; // the client went away while sending
+    if (read.tooLarge) {
+      return sendError(res, record, 413, { message: `Request exceeds the maximum allowed number of bytes (${MAX_BODY_BYTES}).` }, { connection: 'close' });
+    }
+    record.rawBody = read.raw;
+    let parsed;
+    let parseError = null;
+    try {
+      parsed = JSON.parse(read.raw);
+      record.body = parsed;
+      if (isObject(parsed)) record.container = parsed.container;
+    } catch (err) {
+      parseError = err;
+    }
+
+    try {
+      const pathname = req.url.split('?')[0];
+      if (pathname !== '/v1/messages') throw new Refusal(404, `mock-api: no route ${req.method} ${pathname}; only POST /v1/messages exists`);
+      if (req.method !== 'POST') throw new Refusal(405, `mock-api: method ${req.method} is not allowed on /v1/messages; use POST`);
+      checkHeaders(req, apiKey);
+      if (parseError) fail(`There was an error parsing the body of your request: ${parseError.message}`);
+      validateBody(parsed);
+    } catch (err) {
+      if (!(err instanceof Refusal)) {
+        return sendError(res, record, 500, { type: 'api_error', message: `mock-api: internal error while validating: ${err?.message ?? err}` });
+      }
+      const extra = err.status === 405 ? { allow: 'POST' } : {};
+      return sendError(res, record, err.status, { type: err.type, message: err.message }, extra);
+    }
+
+    let step;
+    if (queue.length > 0) step = queue.shift();
+    else if (typeof api.handler === 'function') step = api.handler;
+    else return sendError(res, record, 500, { type: 'api_error', message: NO_STEP_LEFT });
+    return answer(step, parsed, record, req, res);
+  });
+
+  let closing = null;
+  /** Stops the server and destroys every socket (keep-alive, hanging, stalled); never hangs. */
+  function close() {
+    if (closing) return closing;
+    closing = new Promise((resolve) => {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      const fallback = setTimeout(resolve, 2000);
+      fallback.unref();
+      server.close(() => {
+        clearTimeout(fallback);
+        resolve();
+      });
+      for (const socket of sockets) socket.destroy();
+      server.closeAllConnections?.();
+    });
+    return closing;
+  }
+
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  api.port = address.port;
+  api.url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  return api;
+}

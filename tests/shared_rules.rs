@@ -1,0 +1,121 @@
+//! The rules the Rust test server shares with the JS stand-in (`stand-in/rules.json`), sent to
+//! the Rust server: it must answer every case as the table says. `__test__/stand-in-rules.test.mjs`
+//! holds the JS stand-in to the same table, so a rule added to one server and not the other
+//! shows up in one of the two tests.
+
+mod support;
+
+use serde_json::Value;
+use support::rules::{redacted_thinking_block, thinking_block};
+use support::{Server, Step};
+
+const TABLE: &str = include_str!("../stand-in/rules.json");
+
+/// `base` with `changes` applied: a null value removes the field.
+fn merged(base: &Value, changes: Option<&Value>) -> Value {
+    let mut out = base.clone();
+    if let (Some(fields), Some(changes)) = (out.as_object_mut(), changes.and_then(Value::as_object))
+    {
+        for (key, value) in changes {
+            if value.is_null() {
+                fields.remove(key);
+            } else {
+                fields.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The table's `{"$thinking": …}` / `{"$redacted": …}` placeholders as blocks this server signed.
+fn signed(value: &Value) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(items.iter().map(signed).collect()),
+        Value::Object(fields) => {
+            if let Some(text) = fields.get("$thinking").and_then(Value::as_str) {
+                return thinking_block(text);
+            }
+            if let Some(payload) = fields.get("$redacted").and_then(Value::as_str) {
+                return redacted_thinking_block(payload);
+            }
+            Value::Object(
+                fields
+                    .iter()
+                    .map(|(key, inner)| (key.clone(), signed(inner)))
+                    .collect(),
+            )
+        }
+        other => other.clone(),
+    }
+}
+
+/// What the Rust server should answer a case: the case's status, type and message, with the
+/// case's `rust` entry (where this server is out of step with the JS one) over them.
+fn expected(case: &Value) -> (u64, Value, Value) {
+    let field = |name: &str| {
+        case.get("rust")
+            .and_then(|r| r.get(name))
+            .or_else(|| case.get(name))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    (
+        field("status").as_u64().unwrap_or(0),
+        field("type"),
+        field("message"),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_test_server_answers_every_shared_rule_as_listed() {
+    let table: Value = serde_json::from_str(TABLE).expect("stand-in/rules.json is JSON");
+    let cases = table["cases"].as_array().expect("the table has cases");
+    assert!(cases.len() > 100, "the table has its cases");
+    let client = reqwest::Client::new();
+    let mut mismatches = Vec::new();
+    for case in cases {
+        let rule = case["rule"].as_str().unwrap_or_default();
+        let (status, kind, message) = expected(case);
+        let script = if status == 200 {
+            vec![Step::text("ok")]
+        } else {
+            Vec::new()
+        };
+        let server = Server::start(script).await;
+        let body = match case["rawBody"].as_str() {
+            Some(raw) => raw.to_owned(),
+            None => signed(&merged(&table["base"], case.get("set"))).to_string(),
+        };
+        let method =
+            reqwest::Method::from_bytes(case["method"].as_str().unwrap_or("POST").as_bytes())
+                .expect("a method");
+        let path = case["path"].as_str().unwrap_or("/v1/messages");
+        let mut request = client
+            .request(method, format!("{}{path}", server.base_url()))
+            .body(body);
+        let headers = merged(&table["headers"], case.get("headers"));
+        for (name, value) in headers.as_object().expect("headers are an object") {
+            request = request.header(name, value.as_str().expect("a header value is a string"));
+        }
+        let response = request.send().await.expect("the server answers");
+        let got_status = u64::from(response.status().as_u16());
+        let answer: Value =
+            serde_json::from_str(&response.text().await.unwrap_or_default()).unwrap_or_default();
+        // A refusal is also recorded as a broken rule; this test breaks them on purpose.
+        server.take_violations();
+        let error = &answer["error"];
+        let fits = got_status == status
+            && (status == 200
+                || (error["type"] == kind
+                    && error["message"]
+                        .as_str()
+                        .zip(message.as_str())
+                        .is_some_and(|(got, want)| got.contains(want))));
+        if !fits {
+            mismatches.push(format!(
+                "{rule}: wanted {status} {kind} {message}, got {got_status} {error}"
+            ));
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}

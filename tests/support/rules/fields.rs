@@ -1,0 +1,213 @@
+//! The request's optional top-level fields and the thinking settings: the type and range each
+//! must have, and what thinking rules out.
+
+use serde_json::Value;
+
+const THINKING_DOCS: &str = "Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#important-considerations-when-using-extended-thinking";
+
+fn expect(problems: &mut Vec<String>, ok: bool, what: &str) {
+    if !ok {
+        problems.push(what.to_owned());
+    }
+}
+
+/// The optional top-level fields, each with the JSON type the API expects.
+pub(super) fn check_fields(body: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let present = |key: &str| body.get(key).filter(|v| !v.is_null());
+    if let Some(v) = present("system") {
+        expect(
+            &mut problems,
+            v.is_string()
+                || v.as_array().is_some_and(|blocks| {
+                    blocks.iter().all(|b| {
+                        b["type"] == "text" && b["text"].as_str().is_some_and(|t| !t.is_empty())
+                    })
+                }),
+            "system: Input should be a valid string or a list of non-empty text blocks",
+        );
+    }
+    if let Some(v) = present("stream") {
+        expect(
+            &mut problems,
+            v.is_boolean(),
+            "stream: Input should be a valid boolean",
+        );
+    }
+    if let Some(v) = present("stop_sequences") {
+        expect(
+            &mut problems,
+            v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+            "stop_sequences: Input should be a valid list of strings",
+        );
+    }
+    if let Some(v) = present("top_p") {
+        expect(
+            &mut problems,
+            v.as_f64().is_some_and(|p| (0.0..=1.0).contains(&p)),
+            "top_p: Input should be a number between 0 and 1",
+        );
+    }
+    if let Some(v) = present("top_k") {
+        expect(
+            &mut problems,
+            v.as_u64().is_some(),
+            "top_k: Input should be a valid integer",
+        );
+    }
+    if let Some(v) = present("metadata") {
+        expect(
+            &mut problems,
+            v.as_object().is_some_and(|m| {
+                m.iter()
+                    .all(|(k, v)| k == "user_id" && (v.is_string() || v.is_null()))
+            }),
+            "metadata: Input should be a dictionary with an optional string user_id",
+        );
+    }
+    if let Some(v) = present("service_tier") {
+        expect(
+            &mut problems,
+            v == "auto" || v == "standard_only",
+            "service_tier: Input should be 'auto' or 'standard_only'",
+        );
+    }
+    if let Some(v) = present("cache_control") {
+        if let Err(why) = cache_control(v, "cache_control") {
+            problems.push(why);
+        }
+    }
+    if let Some(v) = present("output_config") {
+        let ok = v.as_object().is_some_and(|o| {
+            o.iter().all(|(k, v)| match k.as_str() {
+                "effort" => v.is_null() || ["low", "medium", "high", "max"].iter().any(|e| v == e),
+                "format" => v.is_null() || (v["type"] == "json_schema" && v["schema"].is_object()),
+                _ => false,
+            })
+        });
+        if !ok {
+            problems.push(format!("output_config: invalid {v} (effort 'low', 'medium', 'high' or 'max'; format json_schema)"));
+        }
+    }
+    if let Some(v) = present("context_management") {
+        expect(
+            &mut problems,
+            v.as_object().is_some_and(|o| {
+                o.iter().all(|(k, v)| {
+                    k == "edits"
+                        && v.as_array()
+                            .is_some_and(|e| e.iter().all(|e| e["type"].is_string()))
+                })
+            }),
+            "context_management: Input should be a dictionary with a list of typed edits",
+        );
+    }
+    if let Some(v) = present("container") {
+        expect(
+            &mut problems,
+            v.is_string() || v["id"].is_string(),
+            "container: Input should be a valid string",
+        );
+    }
+    if let Some(v) = present("inference_geo") {
+        expect(
+            &mut problems,
+            v.is_string(),
+            "inference_geo: Input should be a valid string",
+        );
+    }
+    if let Some(v) = present("thinking") {
+        problems.extend(check_thinking_config(v, &body["max_tokens"]));
+    }
+    problems
+}
+
+pub(super) fn cache_control(v: &Value, at: &str) -> Result<(), String> {
+    let Some(cc) = v.as_object() else {
+        return Err(format!("{at}: Input should be a valid dictionary"));
+    };
+    if cc.get("type").is_none_or(|t| t != "ephemeral") {
+        return Err(format!("{at}.type: Input should be 'ephemeral'"));
+    }
+    if let Some(extra) = cc.keys().find(|k| *k != "type" && *k != "ttl") {
+        return Err(format!("{at}.{extra}: Extra inputs are not permitted"));
+    }
+    match cc.get("ttl") {
+        None => Ok(()),
+        Some(t) if t == "5m" || t == "1h" => Ok(()),
+        Some(_) => Err(format!("{at}.ttl: Input should be '5m' or '1h'")),
+    }
+}
+
+fn check_thinking_config(thinking: &Value, max_tokens: &Value) -> Vec<String> {
+    let Some(config) = thinking.as_object() else {
+        return vec!["thinking: Input should be a valid dictionary".into()];
+    };
+    let kind = config
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let allowed: &[&str] = match kind {
+        "enabled" => &["type", "budget_tokens"],
+        "adaptive" | "disabled" => &["type"],
+        _ => {
+            return vec![format!(
+                "thinking: Input tag '{kind}' found using 'type' does not match any of the expected tags: 'enabled', 'disabled', 'adaptive'"
+            )]
+        }
+    };
+    let mut problems: Vec<String> = config
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()))
+        .map(|k| format!("thinking.{kind}.{k}: Extra inputs are not permitted"))
+        .collect();
+    if kind == "enabled" {
+        match config.get("budget_tokens").map(Value::as_u64) {
+            None => problems.push("thinking.enabled.budget_tokens: Field required".into()),
+            Some(None) => problems.push("thinking.enabled.budget_tokens: Input should be a valid integer".into()),
+            Some(Some(b)) if b < 1024 => problems.push(
+                "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024".into(),
+            ),
+            Some(Some(b)) if max_tokens.as_u64().is_some_and(|m| b >= m) => problems.push(
+                "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at \
+                 https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size"
+                    .into(),
+            ),
+            Some(Some(_)) => {}
+        }
+    }
+    problems
+}
+
+pub(super) fn thinking_on(body: &Value) -> bool {
+    matches!(
+        body["thinking"]["type"].as_str(),
+        Some("enabled" | "adaptive")
+    )
+}
+
+/// What thinking rules out: sampling changes and forced tool use.
+pub(super) fn check_thinking_compatibility(body: &Value) -> Vec<String> {
+    if !thinking_on(body) {
+        return Vec::new();
+    }
+    let mut problems = Vec::new();
+    if body
+        .get("temperature")
+        .is_some_and(|t| t.as_f64() != Some(1.0))
+    {
+        problems.push(format!("`temperature` may only be set to 1 when thinking is enabled or in adaptive mode. {THINKING_DOCS}"));
+    }
+    if body.get("top_k").is_some() {
+        problems.push(format!(
+            "`top_k` must be unset when thinking is enabled. {THINKING_DOCS}"
+        ));
+    }
+    if body["top_p"].as_f64().is_some_and(|p| p < 0.95) {
+        problems.push(format!("`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled. {THINKING_DOCS}"));
+    }
+    if matches!(body["tool_choice"]["type"].as_str(), Some("any" | "tool")) {
+        problems.push("Thinking may not be enabled when tool_choice forces tool use.".into());
+    }
+    problems
+}

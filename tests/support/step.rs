@@ -1,0 +1,162 @@
+//! The script's steps: what the test server answers a request with (a reply, an API error, any
+//! body, a reset or a hang), and the options of a streamed reply.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// How a reply is streamed, and what the request it answers must carry.
+#[derive(Debug, Clone, Default)]
+pub struct ReplyOptions {
+    /// The request must send `container` with this id (else the API's 400).
+    pub require_container: Option<String>,
+    /// The pause between streamed events (zero: just yield).
+    pub stream_delay: Duration,
+    /// After this many events, an `event: error` with `(error.type, error.message)`, then the end.
+    pub sse_error_after: Option<(usize, String, String)>,
+    /// After this many events the connection is reset (no message_stop).
+    pub sse_cut_after: Option<usize>,
+    /// A content_block_delta of this unknown type in the first block.
+    pub unknown_delta: Option<String>,
+}
+
+/// One answer of the script.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// HTTP 200 with this Messages API response (streamed when the request asks for it).
+    Reply(Value),
+    /// A reply with options.
+    ReplyWith(Value, ReplyOptions),
+    /// An HTTP error with the API's error body and these extra headers.
+    Error {
+        status: u16,
+        kind: String,
+        message: String,
+        headers: Vec<(String, String)>,
+    },
+    /// Any status and body, as given.
+    Raw {
+        status: u16,
+        content_type: String,
+        body: String,
+    },
+    /// The connection is reset (RST) once the request is read.
+    Reset,
+    /// The request is read and never answered.
+    Hang,
+}
+
+impl Step {
+    /// A final answer: one text block, `end_turn`.
+    pub fn text(text: &str) -> Step {
+        Step::reply(json!([{ "type": "text", "text": text }]), "end_turn")
+    }
+
+    /// A reply asking for these tool calls `(id, name, input)`, after a short text block.
+    pub fn tool_uses(calls: &[(&str, &str, Value)]) -> Step {
+        let mut content = vec![json!({ "type": "text", "text": "Let me check." })];
+        content.extend(calls.iter().map(|(id, name, input)| json!({ "type": "tool_use", "id": id, "name": name, "input": input })));
+        Step::reply(Value::Array(content), "tool_use")
+    }
+
+    /// A reply with this content and stop reason, usage 10 in / 5 out.
+    pub fn reply(content: Value, stop_reason: &str) -> Step {
+        Step::Reply(json!({
+            "id": "msg_test",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-5-5",
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": null,
+            "usage": { "input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0 },
+        }))
+    }
+
+    /// Replaces a reply's usage.
+    pub fn usage(self, usage: Value) -> Step {
+        self.edit(|body, _| body["usage"] = usage)
+    }
+
+    /// Puts `container: {id, expires_at}` on a reply (code execution).
+    pub fn container(self, id: &str, expires_at: &str) -> Step {
+        self.edit(|body, _| body["container"] = json!({ "id": id, "expires_at": expires_at }))
+    }
+
+    /// Puts `stop_details` on a reply.
+    pub fn stop_details(self, details: Value) -> Step {
+        self.edit(|body, _| body["stop_details"] = details)
+    }
+
+    /// The request this reply answers must carry `container: id`.
+    pub fn require_container(self, id: &str) -> Step {
+        self.edit(|_, o| o.require_container = Some(id.to_owned()))
+    }
+
+    /// Pauses this long between streamed events.
+    pub fn stream_delay(self, delay: Duration) -> Step {
+        self.edit(|_, o| o.stream_delay = delay)
+    }
+
+    /// Streams `n` events, then `event: error` with this error, then ends the response.
+    pub fn sse_error_after(self, n: usize, kind: &str, message: &str) -> Step {
+        self.edit(|_, o| o.sse_error_after = Some((n, kind.to_owned(), message.to_owned())))
+    }
+
+    /// Streams `n` events, then resets the connection.
+    pub fn sse_cut_after(self, n: usize) -> Step {
+        self.edit(|_, o| o.sse_cut_after = Some(n))
+    }
+
+    /// Streams a delta of this unknown type in the first block.
+    pub fn unknown_delta(self, kind: &str) -> Step {
+        self.edit(|_, o| o.unknown_delta = Some(kind.to_owned()))
+    }
+
+    fn edit(self, change: impl FnOnce(&mut Value, &mut ReplyOptions)) -> Step {
+        let (mut body, mut options) = match self {
+            Step::Reply(body) => (body, ReplyOptions::default()),
+            Step::ReplyWith(body, options) => (body, options),
+            other => panic!("a reply option on {other:?}"),
+        };
+        change(&mut body, &mut options);
+        Step::ReplyWith(body, options)
+    }
+
+    /// An API error with the `error.type` the API uses for `status`.
+    pub fn error(status: u16, message: &str) -> Step {
+        let kind = match status {
+            400 => "invalid_request_error",
+            401 => "authentication_error",
+            402 => "billing_error",
+            403 => "permission_error",
+            404 => "not_found_error",
+            409 => "conflict_error",
+            413 => "request_too_large",
+            429 => "rate_limit_error",
+            504 => "timeout_error",
+            529 => "overloaded_error",
+            _ => "api_error",
+        };
+        Step::Error {
+            status,
+            kind: kind.to_owned(),
+            message: message.to_owned(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// A redirect (`307`) to `location`, with an API-style error body.
+    pub fn redirect(location: &str) -> Step {
+        Step::error(307, "Temporary Redirect").header("location", location)
+    }
+
+    /// Adds a response header to an error.
+    pub fn header(mut self, name: &str, value: &str) -> Step {
+        match &mut self {
+            Step::Error { headers, .. } => headers.push((name.to_owned(), value.to_owned())),
+            other => panic!("header() on {other:?}"),
+        }
+        self
+    }
+}

@@ -1,4 +1,4 @@
-// stream.js on its own: the part buffer, the UI message stream read back by the AI SDK's own
+// The stream layer on its own (lib/stream/, lib/ui-messages.js): the part buffer, the UI message stream read back by the AI SDK's own
 // reader (`ai` is a devDependency), the text stream, and fromUIMessages checked against the
 // strict stand-in of the Messages API. No run and no native binding are involved.
 import { test, before, after, beforeEach } from 'node:test';

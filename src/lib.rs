@@ -8,6 +8,7 @@
 // `RunError` carries everything known about a failure (status, request id, tool calls so far);
 // it is built once per failed run, so its size in a `Result` costs nothing worth boxing for.
 #![allow(clippy::result_large_err)]
+#![warn(missing_docs)]
 
 pub mod binding;
 pub mod engine;

@@ -1,6 +1,6 @@
-// This package: runWithTools with the workload's tools registered. run.mjs points binding.js at a
-// copy of the addon it checked (NAPI_RS_NATIVE_LIBRARY_PATH), next to a copy of the package's JS
-// (BENCH_PACKAGE_DIR); the child reports what it loaded.
+// This package: runWithTools with the workload's tools registered. bench/preconditions.mjs points
+// binding.js at a copy of the addon it checked (NAPI_RS_NATIVE_LIBRARY_PATH), next to a copy of the
+// package's JS (BENCH_PACKAGE_DIR); the child reports what it loaded.
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { MODEL, MAX_TOKENS, executeTool } from '../workloads.mjs'
@@ -12,7 +12,7 @@ const require = createRequire(import.meta.url)
  * workload's tools registered, the run options, and what the child reports it loaded.
  */
 export function loadPackage({ url, apiKey, workload }) {
-  // run.mjs copies the package's JS and addon to BENCH_PACKAGE_DIR (see there); by hand, the tree's.
+  // bench/preconditions.mjs copies the package's JS and addon to BENCH_PACKAGE_DIR (see there); by hand, the tree's.
   const dir = process.env.BENCH_PACKAGE_DIR ?? new URL('../..', import.meta.url).pathname
   const binding = require(path.join(dir, 'binding.js'))
   const lib = require(path.join(dir, 'index.js'))

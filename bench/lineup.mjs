@@ -1,0 +1,23 @@
+// Who is measured: the contenders, the peers among them (ours is compared with the best of these),
+// their names in the tables, and the packages the peers need in bench/node_modules.
+
+import { WORKLOADS } from './workloads.mjs'
+
+export const ALL_CONTENDERS = ['ours', 'sdk', 'ai', 'floor']
+export const PEERS = ['sdk', 'ai']
+/** The streaming workload has no floor: ours, the SDK's messages.stream loop and the AI SDK's streamText. */
+export const STREAM_CONTENDERS = ['ours', 'sdk', 'ai']
+const LABEL = {
+  ours: 'anthropic-tool-calling',
+  sdk: '@anthropic-ai/sdk toolRunner',
+  ai: 'ai generateText',
+  floor: 'floor: bare node:http',
+}
+const STREAM_LABEL = {
+  ours: 'anthropic-tool-calling streamWithTools',
+  sdk: '@anthropic-ai/sdk messages.stream loop',
+  ai: 'ai streamText',
+}
+/** The name of a contender in the tables of a workload (a streamed workload names the streaming form). */
+export const label = (contender, workload) => (WORKLOADS[workload]?.stream ? STREAM_LABEL : LABEL)[contender]
+export const PEER_PACKAGES = ['@anthropic-ai/sdk', 'ai', '@ai-sdk/anthropic', 'zod']

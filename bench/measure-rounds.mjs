@@ -1,0 +1,105 @@
+// The measuring itself: the stand-in started once, then round after round every cell, and in each
+// cell every contender in a child of its own (bench/child.mjs). Each measurement is checked on the
+// stand-in's side too, and a line of progress is printed as it ends.
+
+import os from 'node:os'
+import { fix } from './figures.mjs'
+import { measureInChild } from './measure-child.mjs'
+import { cellContenders, die, quick, rounds, seconds, warmup } from './settings.mjs'
+import { startServer } from './start-server.mjs'
+
+/**
+ * Measures every cell `rounds` times. Each measurement is pushed onto `raw`, and anything odd onto
+ * `problems`; returns whether the run stopped early (the stand-in failed half-way).
+ */
+export async function measureAll({ cells, machine: m, load0, addon, env, raw, problems }) {
+  const measurements = cells.reduce((n, cell) => n + cellContenders(cell.workload).length, 0)
+  console.log(`bench: ${quick ? 'QUICK (smoke run, figures are not measurements)' : 'full run'}: ${rounds} round(s) × ${cells.length} cell(s), ${measurements} measurement(s) a round, ${quick ? 'counted runs' : `${warmup} s warm-up + ${seconds} s measured each`}`)
+  console.log(`machine: ${m.nproc} × ${m.cpu}, ${m.memGiB} GiB, Node ${m.node}; load average ${load0.map((x) => x.toFixed(2)).join(' ')}`)
+  if (addon) console.log(`addon: ${addon.source}: ${addon.profile} build, ${(addon.size / 2 ** 20).toFixed(1)} MiB, built ${new Date(addon.mtimeMs).toISOString()}, sha256 ${addon.sha256}… (measured from a copy)`)
+  if (!quick && load0[0] > 0.5 * m.nproc) {
+    console.log(`bench: warning: the machine is busy (1-min load ${load0[0].toFixed(2)} on ${m.nproc} cores); figures will be noisy`)
+  }
+
+  const server = startServer(env)
+  let url
+  try {
+    url = await server.ready
+  } catch (e) {
+    die(e.message)
+  }
+  if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(url)) die(`the stand-in API is at ${url}, not on loopback`)
+
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const [i, cell] of cells.entries()) {
+        // Each round and cell starts with another contender, so no one always runs first or last.
+        const inCell = cellContenders(cell.workload)
+        if (inCell.length === 0) continue
+        const shift = (round + i) % inCell.length
+        const order = [...inCell.slice(shift), ...inCell.slice(0, shift)]
+        for (const contender of order) {
+          const before = await server.stats()
+          const result = await measureInChild(url, contender, cell.workload, cell.concurrency, env)
+          const after = await server.stats()
+          result.round = round
+          result.load1 = os.loadavg()[0]
+          checkAgainstStandIn(result, before, after)
+          if (contender === 'ours' && result.info?.buildProfile && result.info.buildProfile !== addon.profile) {
+            problems.push(`a child loaded a ${result.info.buildProfile} addon, not the ${addon.profile} copy`)
+            result.debugAddon = true
+          }
+          raw.push(result)
+          printProgress(round, cell, contender, result)
+        }
+      }
+    }
+  } catch (e) {
+    problems.push(e.message)
+    return true
+  } finally {
+    server.process.send({ type: 'stop' })
+    setTimeout(() => server.process.kill('SIGKILL'), 5000).unref()
+  }
+  return false
+}
+
+/**
+ * The stand-in's side of a measurement, from its counters before and after: exactly the expected
+ * requests, every one answered 200, no conversation that was not the workload's. Each miss counts
+ * as a failure of the measurement.
+ */
+function checkAgainstStandIn(result, before, after) {
+  const requests = after.requests - before.requests
+  const non200 = Object.entries(after.statuses)
+    .map(([code, n]) => [code, n - (before.statuses[code] ?? 0)])
+    .filter(([code, n]) => code !== '200' && n > 0)
+  const mismatches = after.mismatches - before.mismatches
+  if (!result.broken) {
+    const expected = result.totalRuns * result.requestsPerRun
+    if (requests !== expected) {
+      result.failures++
+      result.firstFailure ??= `the stand-in saw ${requests} requests, expected ${expected}`
+    }
+    result.apiUsPerRun = result.totalRuns > 0 ? (after.cpuUs - before.cpuUs) / result.totalRuns : null
+  }
+  if (non200.length > 0) {
+    result.failures++
+    result.firstFailure ??= `the stand-in answered ${non200.map(([c, n]) => `${n}× ${c}`).join(', ')}: ${after.lastRefusal}`
+  }
+  if (mismatches > 0) {
+    result.failures++
+    result.firstFailure ??= `${mismatches} conversation(s) were not the workload's: ${after.lastMismatch}`
+  }
+}
+
+/** One line a measurement, as it ends: its main figures and whether it was correct. */
+function printProgress(round, cell, contender, result) {
+  const status = result.failures > 0 ? `FAILED (${result.failures}): ${result.firstFailure}` : 'ok'
+  console.log(
+    `[round ${round + 1}/${rounds}] ${cell.workload} c=${cell.concurrency} ${contender.padEnd(5)} ` +
+      `${fix(result.runsPerSec, 0).padStart(6)} runs/s  CPU ${fix(result.cpuUsPerRun, 0).padStart(6)} µs/run  ` +
+      `main ${fix(result.mainUsPerRun, 0).padStart(6)} µs/run  p99 ${fix(result.p99Ms, 1)} ms  ` +
+      `${result.ttfpP50Ms === null || result.ttfpP50Ms === undefined ? '' : `TTFP p50 ${fix(result.ttfpP50Ms, 2)} ms  `}${result.runs ?? 0} runs  ${status}`,
+  )
+}

@@ -1,0 +1,135 @@
+// The report, as markdown tables: one table a cell (every figure of every contender, and ours as a
+// ratio of the best peer and of the floor), and above them the targets ours is held to, each
+// marked met (✓) or not (✗). The same text is printed and put in bench/RESULTS.md.
+
+import { ALL_CONTENDERS, PEERS, label } from './lineup.mjs'
+import { FIGURES, STREAM_FIGURES, bestPeer, figuresOf, fix, fmtRatio, ratio } from './figures.mjs'
+import { concurrencies, workloads } from './settings.mjs'
+import { WORKLOADS } from './workloads.mjs'
+
+/**
+ * The two reports of a run: the non-streamed cells (with their targets) and the streaming cell;
+ * each is a section of RESULTS.md of its own.
+ */
+export function buildReports(summary, cells) {
+  const sections = []
+  const targets = targetsTable(summary)
+  if (targets) sections.push(`### Targets (issue 4), ours against the best peer\n\n${targets}`)
+  const fairness = fairnessTable(summary)
+  if (fairness) sections.push(`### Targets (issue 14, fair under load), ours against the best peer\n\n${fairness}`)
+  for (const cell of cells.filter((c) => !WORKLOADS[c.workload].stream)) {
+    sections.push(`### ${cell.workload}, concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
+  }
+  const report = sections.join('\n\n')
+  const streamSections = []
+  const streamTargets = streamTargetsTable(summary)
+  if (streamTargets) streamSections.push(`#### Streaming, ours against the best peer (same run)\n\n${streamTargets}`)
+  for (const cell of cells.filter((c) => WORKLOADS[c.workload].stream)) {
+    streamSections.push(`#### Streaming (${cell.workload}), concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
+  }
+  const streamReport = streamSections.join('\n\n')
+  return { report, streamReport }
+}
+
+/** One cell: a row a contender, then ours ÷ best peer and ours ÷ floor when they were measured too. */
+function cellTable(rows, workload) {
+  const figures = figuresOf(workload)
+  const present = ALL_CONTENDERS.filter((c) => rows[c])
+  const head = ['contender', ...figures.map((f) => f.head), 'stand-in µs/run', 'spread runs/s, CPU', 'runs', 'failures']
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`]
+  for (const c of present) {
+    const r = rows[c]
+    const flag = r.failures > 0 ? ` ⚠ FAILED` : ''
+    const spreads = r.spread.runsPerSec === null ? '–' : `${fmtRatio(r.spread.runsPerSec)}, ${fmtRatio(r.spread.cpuUsPerRun)}`
+    lines.push(`| ${label(c, workload)}${flag} | ${figures.map((f) => f.fmt(r[f.key])).join(' | ')} | ${fix(r.apiUsPerRun, 0)} | ${spreads} | ${r.runs} | ${r.failures} |`)
+  }
+  if (rows.ours) {
+    const peers = PEERS.filter((p) => rows[p])
+    if (peers.length > 0) {
+      const cells = figures.map((f) => fmtRatio(ratio(rows.ours[f.key], bestPeer(rows, f))))
+      lines.push(`| *ours ÷ best peer* | ${cells.join(' | ')} | | | | |`)
+    }
+    if (rows.floor) {
+      const cells = figures.map((f) => fmtRatio(ratio(rows.ours[f.key], rows.floor[f.key])))
+      lines.push(`| *ours ÷ floor* | ${cells.join(' | ')} | | | | |`)
+    }
+  }
+  return lines.join('\n')
+}
+
+/** The throughput and cost targets, at concurrency 64, for each non-streamed workload: ours against the best peer (and, as a stretch, the floor). */
+function targetsTable(summary) {
+  const keys = workloads.filter((w) => !WORKLOADS[w].stream).map((w) => `${w}@64`).filter((k) => summary[k]?.ours)
+  if (keys.length === 0) return null
+  const fig = Object.fromEntries(FIGURES.map((f) => [f.key, f]))
+  const targets = [
+    { name: 'CPU per run ≤ 0.5× best peer', value: (rows) => ratio(rows.ours?.cpuUsPerRun, bestPeer(rows, fig.cpuUsPerRun)), ok: (v) => v <= 0.5, fmt: fmtRatio },
+    { name: 'main-thread busy per run ≤ 0.15× best peer', value: (rows) => ratio(rows.ours?.mainUsPerRun, bestPeer(rows, fig.mainUsPerRun)), ok: (v) => v <= 0.15, fmt: fmtRatio },
+    { name: 'throughput ≥ 2× best peer', value: (rows) => ratio(rows.ours?.runsPerSec, bestPeer(rows, fig.runsPerSec)), ok: (v) => v >= 2, fmt: fmtRatio },
+    { name: 'event-loop delay p99 ≤ 5 ms', value: (rows) => rows.ours?.eldP99Ms ?? null, ok: (v) => v <= 5, fmt: (v) => `${fix(v, 2)} ms` },
+    { name: 'peak RSS ≤ best peer', value: (rows) => ratio(rows.ours?.peakRssMb, bestPeer(rows, fig.peakRssMb)), ok: (v) => v <= 1, fmt: fmtRatio },
+    { name: 'stretch: CPU per run ≤ floor', value: (rows) => ratio(rows.ours?.cpuUsPerRun, rows.floor?.cpuUsPerRun ?? null), ok: (v) => v <= 1, fmt: fmtRatio },
+  ]
+  const head = ['target (concurrency 64)', ...keys.map((k) => k.replace('@64', ''))]
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => ' --- ').join('|')}|`]
+  for (const t of targets) {
+    const vals = keys.map((k) => {
+      const v = t.value(summary[k])
+      return v === null || v === undefined ? '–' : `${t.fmt(v)} ${t.ok(v) ? '✓' : '✗'}`
+    })
+    lines.push(`| ${t.name} | ${vals.join(' | ')} |`)
+  }
+  return lines.join('\n')
+}
+
+/** Fair under load, at concurrency 64, for each non-streamed workload: the tail of the latency, the main thread, and the cold start (shown, no target). */
+function fairnessTable(summary) {
+  const keys = workloads.filter((w) => !WORKLOADS[w].stream).map((w) => `${w}@64`).filter((k) => summary[k]?.ours)
+  if (keys.length === 0) return null
+  const fig = Object.fromEntries(FIGURES.map((f) => [f.key, f]))
+  const vs = (key) => (rows) => ratio(rows.ours?.[key] ?? null, bestPeer(rows, fig[key]))
+  const targets = [
+    { name: 'p99 ≤ best peer', value: vs('p99Ms'), ok: (v) => v <= 1, fmt: fmtRatio },
+    { name: 'p99 / p50 ≤ 2.5', value: (rows) => rows.ours?.p99OverP50 ?? null, ok: (v) => v <= 2.5, fmt: (v) => fix(v, 2) },
+    { name: 'main-thread CPU per run ≤ 0.15× best peer', value: vs('mainCpuUsPerRun'), ok: (v) => v <= 0.15, fmt: fmtRatio },
+    { name: 'cold start: first wave p99 ÷ best peer (no target)', value: vs('coldP99Ms'), fmt: fmtRatio },
+  ]
+  const head = ['target (concurrency 64)', ...keys.map((k) => k.replace('@64', ''))]
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => ' --- ').join('|')}|`]
+  for (const t of targets) {
+    const vals = keys.map((k) => {
+      const v = t.value(summary[k])
+      if (v === null || v === undefined) return '–'
+      return t.ok ? `${t.fmt(v)} ${t.ok(v) ? '✓' : '✗'}` : t.fmt(v)
+    })
+    lines.push(`| ${t.name} | ${vals.join(' | ')} |`)
+  }
+  return lines.join('\n')
+}
+
+/** The streaming cell against the best peer, at each concurrency; only the main thread has a target (≤ 0.2×), the rest are shown for comparison. */
+function streamTargetsTable(summary) {
+  const keys = workloads.filter((w) => WORKLOADS[w].stream).flatMap((w) => concurrencies.map((c) => `${w}@${c}`)).filter((k) => summary[k]?.ours)
+  if (keys.length === 0 || !keys.some((k) => PEERS.some((p) => summary[k][p]))) return null
+  const fig = Object.fromEntries(STREAM_FIGURES.map((f) => [f.key, f]))
+  const vs = (key) => (rows) => ratio(rows.ours?.[key] ?? null, bestPeer(rows, fig[key]))
+  const rowsOf = [
+    { name: 'time to first text part, p50', value: vs('ttfpP50Ms') },
+    { name: 'time to first text part, p99', value: vs('ttfpP99Ms') },
+    { name: 'main-thread CPU per run ≤ 0.2× best peer', value: vs('mainCpuUsPerRun'), ok: (v) => v <= 0.2 },
+    { name: 'main-thread busy per run', value: vs('mainUsPerRun') },
+    { name: 'CPU per run (all threads)', value: vs('cpuUsPerRun') },
+    { name: 'runs/s', value: vs('runsPerSec') },
+  ]
+  const head = ['ours ÷ best peer', ...keys.map((k) => `concurrency ${k.split('@')[1]}`)]
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => ' --- ').join('|')}|`]
+  for (const t of rowsOf) {
+    const vals = keys.map((k) => {
+      const v = t.value(summary[k])
+      if (v === null || v === undefined) return '–'
+      return t.ok ? `${fmtRatio(v)} ${t.ok(v) ? '✓' : '✗'}` : fmtRatio(v)
+    })
+    lines.push(`| ${t.name} | ${vals.join(' | ')} |`)
+  }
+  return lines.join('\n')
+}

@@ -13,6 +13,7 @@ pub mod error;
 pub mod events;
 pub mod execute_call;
 pub mod feedback;
+pub mod fields;
 pub mod protocol;
 pub mod redact;
 pub mod reply;

@@ -9,7 +9,6 @@
 
 mod assemble;
 mod block;
-mod fields;
 
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures::StreamExt;

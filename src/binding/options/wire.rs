@@ -2,12 +2,12 @@
 //! `system`, `toolChoice`, `serverTools` and `extraBody`. Each is checked through a parsed copy
 //! of its (small) value and sent as the JSON text it came as, keys in their order.
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::list::RunOptions;
 use super::read::{bad, value, Given};
+use crate::engine::fields::Fields;
 use crate::engine::{RunError, ToolChoice};
 
 /// Body fields `extraBody` may not replace: the loop owns them.
@@ -147,9 +147,9 @@ pub fn extra_body(option: Given) -> Result<Vec<(String, Box<RawValue>)>, RunErro
     let Some(raw) = option.raw() else {
         return Ok(Vec::new());
     };
-    let fields = serde_json::from_str::<FieldsInOrder>(raw.get())
+    let fields = serde_json::from_str::<Fields>(raw.get())
         .map_err(|_| option.bad("an object of request fields", &value(raw)))?
-        .0;
+        .last_wins();
     if let Some((key, _)) = fields
         .iter()
         .find(|(k, _)| OWN_FIELDS.contains(&k.as_str()))
@@ -160,31 +160,4 @@ pub fn extra_body(option: Given) -> Result<Vec<(String, Box<RawValue>)>, RunErro
         )));
     }
     Ok(fields)
-}
-
-/// An object's fields in the order they came (a key given twice: the last one, in its place).
-struct FieldsInOrder(Vec<(String, Box<RawValue>)>);
-
-impl<'de> Deserialize<'de> for FieldsInOrder {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = FieldsInOrder;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Self::Value, A::Error> {
-                let mut out = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
-                    out.retain(|(key, _): &(String, Box<RawValue>)| key != &k);
-                    out.push((k, v));
-                }
-                Ok(FieldsInOrder(out))
-            }
-        }
-        d.deserialize_map(Visit)
-    }
 }

@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::block::{apply_delta, Block, Delta};
-use super::fields::{raw, Fields};
 use super::{StreamEvent, StreamFailure};
+use crate::engine::fields::{raw, Fields};
 use crate::engine::protocol::{ApiUsage, Container, MessageResponse};
 
 /// The `message` of `message_start`: the reply's envelope, and any blocks it already has.

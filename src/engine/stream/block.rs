@@ -4,8 +4,8 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::fields::{raw, Fields};
 use super::{StreamEvent, StreamFailure};
+use crate::engine::fields::{raw, Fields};
 
 /// One content block while its deltas arrive. Appended text is kept aside and written back
 /// once, so a long answer is not re-serialised per delta.

@@ -14,7 +14,7 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  * through this channel, `(runId, resultJson, messages)`, through one ThreadsafeFunction made
  * here for all of them. (A run resolving a promise of its own cost the JS thread a
  * ThreadsafeFunction per run: a libuv handle made, signalled and closed, and an async
- * resource.) It keeps the event loop alive only while index.js says runs are pending
+ * resource.) It keeps the event loop alive only while the JS layer says runs are pending
  * ([`RunChannel::hold`]), as their promises would.
  */
 export declare class RunChannel {
@@ -91,14 +91,14 @@ export interface EarlyFailure {
 }
 
 /**
- * The failure of a check index.js makes itself before a run starts. `detail` is what JS can
+ * The failure of a check the JS layer makes itself before a run starts. `detail` is what JS can
  * tell about it (the value described, or the message thrown); `option` names the option of a
  * `bad_option`.
  */
 export declare function jsFailure(problem: JsProblem, detail: string, option?: string | undefined | null): EarlyFailure
 
 /**
- * What the value of an option that stays in JS must be; index.js checks it before the run
+ * What the value of an option that stays in JS must be; lib/options.js checks it before the run
  * starts.
  */
 export declare const enum JsKind {
@@ -113,18 +113,18 @@ export declare const enum JsKind {
   Hook = 'hook',
 }
 
-/** An option index.js keeps rather than sending it to Rust as JSON, and what its value must be. */
+/** An option the JS layer keeps rather than sending it to Rust as JSON, and what its value must be. */
 export interface JsOnlyOption {
   /** The option's name. */
   name: string
-  /** What its value must be: index.js checks it before the run starts. */
+  /** What its value must be: lib/options.js checks it before the run starts. */
   kind: JsKind
 }
 
-/** The options index.js keeps, in the order it checks them (the list of `options/list.rs`). */
+/** The options the JS layer keeps, in the order it checks them (the list of `options/list.rs`). */
 export declare function jsOnlyOptions(): Array<JsOnlyOption>
 
-/** A check index.js makes before a run starts, failed. */
+/** A check lib/options.js makes before a run starts, failed. */
 export declare const enum JsProblem {
   /** `options` is not an object: the detail describes what it is. */
   OptionsNotAnObject = 'options_not_an_object',

@@ -14,9 +14,9 @@ import { WORKLOADS } from './workloads.mjs'
 export function buildReports(summary, cells) {
   const sections = []
   const targets = targetsTable(summary)
-  if (targets) sections.push(`### Targets (issue 4), ours against the best peer\n\n${targets}`)
+  if (targets) sections.push(`### Targets, ours against the best peer\n\n${targets}`)
   const fairness = fairnessTable(summary)
-  if (fairness) sections.push(`### Targets (issue 14, fair under load), ours against the best peer\n\n${fairness}`)
+  if (fairness) sections.push(`### Targets under load (fair), ours against the best peer\n\n${fairness}`)
   for (const cell of cells.filter((c) => !WORKLOADS[c.workload].stream)) {
     sections.push(`### ${cell.workload}, concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
   }

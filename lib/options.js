@@ -9,6 +9,7 @@ const { describe } = require('./describe.js')
 
 /** The options JS keeps (JS values the engine has no use for) and what each must be. */
 const JS_ONLY = binding.jsOnlyOptions()
+const JS_ONLY_NAMES = new Set(JS_ONLY.map(({ name }) => name))
 
 function isAbortSignal(value) {
   return value !== null && typeof value === 'object' && typeof value.aborted === 'boolean' && typeof value.addEventListener === 'function'
@@ -28,16 +29,16 @@ function readOptions(prompt, options) {
     return binding.jsFailure('options_not_an_object', describe(options))
   }
   const given = options || {}
-  const rest = { ...given }
+  // Read as `const { signal, context, …hooks, ...rest } = given` reads: the options JS keeps
+  // first (own or inherited), then every other own key, in order, each getter once.
   const kept = {}
-  for (const { name } of JS_ONLY) {
-    // Read as a destructuring would: an own value as copied, else one inherited.
-    if (Object.hasOwn(rest, name)) {
-      kept[name] = rest[name]
-      delete rest[name]
-    } else {
-      kept[name] = given[name]
-    }
+  for (const { name } of JS_ONLY) kept[name] = given[name]
+  const rest = {}
+  for (const key of Object.keys(given)) {
+    if (JS_ONLY_NAMES.has(key)) continue
+    // An own `__proto__` key is an option like any other (refused as unknown), never a prototype.
+    if (key === '__proto__') Object.defineProperty(rest, key, { value: given[key], enumerable: true, writable: true, configurable: true })
+    else rest[key] = given[key]
   }
   const hooks = {}
   let hooked = false
@@ -68,7 +69,14 @@ function readOptions(prompt, options) {
 
 /** The run's failure when the JS layer itself fails: `unknown_error`, worded by Rust, with what was thrown. */
 function internalFailure(thrown) {
-  const failed = binding.jsFailure('internal', String(thrown && thrown.message))
+  const detail = String(thrown && thrown.message)
+  let failed
+  try {
+    failed = binding.jsFailure('internal', detail)
+  } catch {
+    // The addon itself is what failed (a worker shutting down, say): the run still resolves.
+    failed = { data: null, error: { code: 'unknown_error', message: `Internal error in anthropic-tool-calling: ${detail}. Please report it.` } }
+  }
   failed.error.cause = thrown
   return failed
 }

@@ -159,7 +159,7 @@ if [ $qemu = 1 ]; then
     arm_node=(qemu-aarch64 -L "$sysroot" "$sysroot/usr/bin/node")
     echo "  arm64 node: $("${arm_node[@]}" -p 'process.version + " " + process.arch')"
     stage=$(mktemp -d)
-    cp index.js binding.js "$stage/"
+    cp -r index.js lib binding.js "$stage/"
     cp "$root/target/cross/linux-arm64-gnu/anthropic-tool-calling.linux-arm64-gnu.node" "$stage/"
     if node scripts/cross-smoke.mjs "$stage" "${arm_node[@]}"; then
       report+=("linux-arm64-gnu: loaded by arm64 node under qemu, one conversation OK")

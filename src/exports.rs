@@ -1,5 +1,5 @@
 //! The napi exports: conversions between JS values and the binding, nothing more.
-//! The public API is index.js, a thin layer over these.
+//! The public API is index.js, with the JS layer in lib/ over these.
 
 use std::sync::Arc;
 
@@ -138,7 +138,7 @@ impl RunControl {
 /// through this channel, `(runId, resultJson, messages)`, through one ThreadsafeFunction made
 /// here for all of them. (A run resolving a promise of its own cost the JS thread a
 /// ThreadsafeFunction per run: a libuv handle made, signalled and closed, and an async
-/// resource.) It keeps the event loop alive only while index.js says runs are pending
+/// resource.) It keeps the event loop alive only while the JS layer says runs are pending
 /// ([`RunChannel::hold`]), as their promises would.
 #[napi]
 pub struct RunChannel {
@@ -232,16 +232,16 @@ impl RunChannel {
     }
 }
 
-/// An option index.js keeps rather than sending it to Rust as JSON, and what its value must be.
+/// An option the JS layer keeps rather than sending it to Rust as JSON, and what its value must be.
 #[napi(object, object_from_js = false)]
 pub struct JsOnlyOption {
     /// The option's name.
     pub name: String,
-    /// What its value must be: index.js checks it before the run starts.
+    /// What its value must be: lib/options.js checks it before the run starts.
     pub kind: JsKind,
 }
 
-/// The options index.js keeps, in the order it checks them (the list of `options/list.rs`).
+/// The options the JS layer keeps, in the order it checks them (the list of `options/list.rs`).
 #[napi]
 pub fn js_only_options() -> Vec<JsOnlyOption> {
     JS_ONLY
@@ -271,7 +271,7 @@ pub struct EarlyError {
     pub message: String,
 }
 
-/// The failure of a check index.js makes itself before a run starts. `detail` is what JS can
+/// The failure of a check the JS layer makes itself before a run starts. `detail` is what JS can
 /// tell about it (the value described, or the message thrown); `option` names the option of a
 /// `bad_option`.
 #[napi(catch_unwind)]

@@ -2,7 +2,7 @@
 //!
 //! `engine` is the loop itself and knows nothing of Node. `binding` turns JS values into the
 //! engine's types and back (its pure part is tested without Node; `binding/node/` holds what
-//! needs napi). `exports.rs` is the `#[napi]` surface that index.js calls: each export converts
+//! needs napi). `exports.rs` is the `#[napi]` surface that the JS layer (index.js, lib/) calls: each export converts
 //! its arguments and hands them to `binding`.
 
 // `RunError` carries everything known about a failure (status, request id, tool calls so far);

@@ -1,11 +1,11 @@
-//! The failures of the checks index.js makes itself before a run starts (on JS values the
+//! The failures of the checks the JS layer (lib/options.js) makes itself before a run starts (on JS values the
 //! engine never sees), worded here with every other failure. JS describes the value; this says
 //! what was wrong with it.
 
 use super::options::list::JS_ONLY;
 use crate::engine::RunError;
 
-/// A check index.js makes before a run starts, failed.
+/// A check lib/options.js makes before a run starts, failed.
 #[cfg_attr(feature = "node", napi_derive::napi(string_enum = "snake_case"))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JsProblem {

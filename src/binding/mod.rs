@@ -2,7 +2,7 @@
 //! the options (`options/`), which tools a run offers (`select_tools.rs`), what a run shares
 //! with the JS thread about each call (`call_gate.rs`), the batching of a run's parts
 //! (`part_batches.rs`), panics turned into errors (`panics.rs`), the failures of the checks
-//! index.js makes itself (`js_failure.rs`) and the log switch (`logging.rs`). What needs Node is
+//! the JS layer makes itself (`js_failure.rs`) and the log switch (`logging.rs`). What needs Node is
 //! in `node/`.
 
 pub mod call_gate;

@@ -38,7 +38,7 @@ pub struct Entry {
 pub struct Registry {
     /// The tools, in registration order.
     pub entries: Vec<Entry>,
-    /// Aborts a running tool's `ctx.signal` (`setCancelHook`); set once index.js loads.
+    /// Aborts a running tool's `ctx.signal` (`setCancelHook`); set once lib/runs.js loads.
     pub cancel: Option<Arc<CancelFn>>,
     /// Cancelled when this JS thread shuts down (a terminated worker, the process exiting):
     /// its runs then end at once instead of going on, or waiting forever, without it.

@@ -1,6 +1,6 @@
 //! One run as the JS side starts it: on the JS thread only what needs `Env` (a snapshot of the
 //! registry); the request is parsed, the tools picked and the engine run on the runtime, guarded
-//! against panics; the reply is shaped for index.js.
+//! against panics; the reply is shaped for the JS layer (lib/run.js).
 
 use std::sync::{Arc, OnceLock};
 
@@ -132,7 +132,6 @@ pub struct RunReply {
     pub messages: Option<History>,
 }
 
-/// Something in the binding itself failed: `unknown_error`, asking for a report.
 /// A run's `result` when something in the binding itself failed: `unknown_error`.
 pub fn unknown_error(what: &str) -> String {
     let error = RunError::internal(what);
@@ -244,7 +243,7 @@ fn history_json(messages: &[RawMessage]) -> Vec<u8> {
     out
 }
 
-/// Shapes a run's outcome for index.js.
+/// Shapes a run's outcome for the JS layer (lib/run.js).
 pub fn reply_of(result: Result<RunOutput, RunError>) -> serde_json::Result<RunReply> {
     match result {
         Ok(mut data) => {

@@ -1,5 +1,5 @@
 //! Calls a JS tool from the engine: a weak, non-callee-handled `ThreadsafeFunction` called
-//! without waiting for a return value; the JS wrapper (index.js) hands the call's [`ToolReply`]
+//! without waiting for a return value; the JS layer (lib/tool-bridge.js) hands the call's [`ToolReply`]
 //! back with `RunControl.settle`, a plain synchronous call, and the engine awaits it on a
 //! channel. No Promise crosses per call (each one costs the JS thread two functions made, a
 //! `then` and a settled job), and the wrapper always settles; anything unexpected still becomes
@@ -39,7 +39,7 @@ pub type ApprovalFn = JsCallback<(String, String, u32), Promise<bool>>;
 /// A JS `needsApproval` function bound to one run. Anything that goes wrong asking it counts
 /// as "needs approval": a risky call never slips through because a check failed.
 pub struct JsApproval {
-    /// The tool's `needsApproval`, wrapped by index.js.
+    /// The tool's `needsApproval`, wrapped by lib/tool-bridge.js.
     pub ask: Arc<ApprovalFn>,
     /// The run it is asked for.
     pub run_id: u32,
@@ -74,7 +74,7 @@ pub struct JsTool {
 
 impl ToolExecutor for JsTool {
     fn json_is_trusted(&self) -> bool {
-        // index.js makes every "json" reply with JSON.stringify.
+        // lib/tool-bridge.js makes every "json" reply with JSON.stringify.
         true
     }
 
@@ -123,7 +123,7 @@ impl ToolExecutor for JsTool {
     }
 }
 
-/// The JS wrapper always settles, and index.js holds each call's Promise until it settles, so a
+/// The JS layer always settles, and lib/tool-bridge.js holds each call's Promise until it settles, so a
 /// call fails here only when its thread is being torn down (a worker terminated) or JS could not
 /// be entered. To tell which, ask the thread: a call through its cancel hook (a no-op for an
 /// unknown call) comes back only from a live thread. A dying thread's call never settles, so the

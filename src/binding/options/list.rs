@@ -1,5 +1,5 @@
 //! Every option `runWithTools` takes, listed once: [`RunOptions`], the options that cross from
-//! JS as JSON, and [`JS_ONLY`], the ones index.js keeps (JS values: a signal, the context, the
+//! JS as JSON, and [`JS_ONLY`], the ones the JS layer keeps (JS values: a signal, the context, the
 //! hooks). Together they make the unknown-option message, and a test holds them to the keys of
 //! `RunOptions` in index.d.ts.
 
@@ -185,7 +185,7 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
-/// What the value of an option that stays in JS must be; index.js checks it before the run
+/// What the value of an option that stays in JS must be; lib/options.js checks it before the run
 /// starts.
 #[cfg_attr(feature = "node", napi_derive::napi(string_enum = "snake_case"))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,7 +210,7 @@ impl JsKind {
     }
 }
 
-/// An option index.js keeps rather than sending it as JSON: a JS value the engine has no use for.
+/// An option the JS layer keeps rather than sending it as JSON: a JS value the engine has no use for.
 pub struct JsOption {
     /// The option's name.
     pub name: &'static str,
@@ -224,7 +224,7 @@ const fn js(name: &'static str, kind: JsKind, doc: &'static str) -> JsOption {
     JsOption { name, kind, doc }
 }
 
-/// The options index.js keeps, in the order it checks them: one line each.
+/// The options the JS layer keeps, in the order it checks them: one line each.
 #[rustfmt::skip]
 pub const JS_ONLY: &[JsOption] = &[
     js("signal", JsKind::AbortSignal, "Stops the run; it resolves with code `aborted`. Default: none."),

@@ -1,5 +1,6 @@
 //! A scripted Messages API on 127.0.0.1: each request is checked (`rules`), recorded, and
-//! answered by the next step of the script. A request that breaks the API's rules is answered
+//! answered by the next step of the script. Like the API, it knows its credentials: [`API_KEY`]
+//! and any a test adds with [`Server::accept_credential`]; any other gets the API's 401. A request that breaks the API's rules is answered
 //! with the API's own 400 and remembered; dropping the server then fails the test.
 //!
 //! A reply step answers a request with `"stream": true` as server-sent events (`sse`), the same
@@ -30,6 +31,7 @@ pub use super::step::Step;
 /// The wire half: reading requests, writing answers, and the echoing gateway's `{echo:…}`.
 pub use super::wire::echo;
 use super::wire::{read_request, respond};
+use super::API_KEY;
 
 /// One request as the server received it.
 #[derive(Debug, Clone)]
@@ -76,6 +78,8 @@ struct State {
     script: VecDeque<Step>,
     requests: Vec<Recorded>,
     violations: Vec<String>,
+    /// The API keys and auth tokens this server takes as valid, as the real API knows its keys.
+    credentials: Vec<String>,
 }
 
 /// The server; it stops accepting when dropped.
@@ -94,6 +98,7 @@ impl Server {
         let addr = listener.local_addr().expect("local addr");
         let state = Arc::new(Mutex::new(State {
             script: steps.into_iter().collect(),
+            credentials: vec![API_KEY.to_owned()],
             ..State::default()
         }));
         let shared = state.clone();
@@ -112,6 +117,16 @@ impl Server {
     /// `http://127.0.0.1:<port>`, without `/v1`.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Also takes `credential` (an API key or auth token) as valid, besides [`API_KEY`]: for
+    /// a test that runs with a credential of its own. Any other is refused with the API's 401.
+    pub fn accept_credential(&self, credential: &str) {
+        self.state
+            .lock()
+            .unwrap()
+            .credentials
+            .push(credential.to_owned());
     }
 
     /// Every request received so far.
@@ -196,6 +211,7 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 &incoming.path,
                 &incoming.headers,
                 &incoming.body,
+                &st.credentials,
             );
             let number = st.requests.len() + 1;
             let request_id = format!("req_test_{number}");
@@ -226,7 +242,7 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 at: Instant::now(),
             });
             let step = if let Some(first) = problems.first() {
-                let step = Step::error(rules::refusal_status(first), first);
+                let step = rules::refusal(first);
                 st.violations.extend(
                     problems
                         .into_iter()

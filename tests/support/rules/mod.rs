@@ -4,7 +4,8 @@
 //! answer each case with the same status and error type (where the words differ, the table says
 //! how). A server looser than the API would let an engine bug through unseen.
 //!
-//! Split by what they check: `fields` (top-level fields, thinking settings), `tools`, `blocks` (messages and their blocks), `conversation` (rules across
+//! Split by what they check: `fields` (top-level fields, thinking settings), `tools` (and
+//! `tool_choice`), `blocks` (messages and their blocks), `conversation` (rules across
 //! messages), `signatures`. The route, the credentials and the headers are checked here.
 
 mod blocks;
@@ -34,7 +35,7 @@ pub use signatures::{
 use blocks::check_shapes;
 use conversation::check_pending_code_execution;
 use fields::{check_fields, check_thinking_compatibility, thinking_on};
-use tools::check_tools;
+use tools::{check_tool_choice, check_tools, offered_names};
 
 /// Checks one request; returns its parsed body (`Null` if not JSON) and every problem found.
 /// `credentials` are the API keys and auth tokens the server takes as valid.
@@ -185,25 +186,11 @@ pub fn check_body(body: &Value) -> Vec<String> {
         }
     }
     problems.extend(check_fields(body));
-    if let Some(choice) = body.get("tool_choice") {
-        match choice["type"].as_str() {
-            Some("auto" | "any") => {}
-            Some("none") => {
-                if let Some(extra) = choice
-                    .as_object()
-                    .and_then(|c| c.keys().find(|k| *k != "type"))
-                {
-                    problems.push(format!(
-                        "tool_choice.none.{extra}: Extra inputs are not permitted"
-                    ));
-                }
-            }
-            Some("tool") if choice["name"].is_string() => {}
-            _ => problems.push(format!("tool_choice: invalid {choice}")),
-        }
-    }
     if let Some(tools) = body.get("tools") {
         problems.extend(check_tools(tools));
+    }
+    if let Some(choice) = body.get("tool_choice") {
+        problems.extend(check_tool_choice(choice, &offered_names(body)));
     }
     problems.extend(check_thinking_compatibility(body));
     match body["messages"].as_array() {

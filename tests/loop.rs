@@ -176,6 +176,7 @@ async fn options_are_sent_as_given() {
     ));
     cfg.api.api_key = None;
     cfg.api.auth_token = Some("oauth-token-test".into());
+    server.accept_credential("oauth-token-test");
     cfg.api.api_version = "2023-06-01".into();
     let out = run_once(&cfg, &[order], prompt("Hello")).await.unwrap();
     assert_eq!(out.text, "Hi.");

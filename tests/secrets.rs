@@ -37,6 +37,7 @@ fn echoed_config(server: &Server, token: bool, stream: bool) -> RunConfig {
     if token {
         cfg.api.api_key = None;
         cfg.api.auth_token = Some(Secret::new(TOKEN));
+        server.accept_credential(TOKEN);
     }
     for (name, value) in [
         ("x-gateway-secret", HEADER_SECRET),

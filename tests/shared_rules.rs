@@ -82,6 +82,12 @@ async fn the_test_server_answers_every_shared_rule_as_listed() {
             Vec::new()
         };
         let server = Server::start(script).await;
+        // The table's key is the one credential this server should take, besides its own.
+        server.accept_credential(
+            table["headers"]["x-api-key"]
+                .as_str()
+                .expect("the table's key"),
+        );
         let body = match case["rawBody"].as_str() {
             Some(raw) => raw.to_owned(),
             None => signed(&merged(&table["base"], case.get("set"))).to_string(),

@@ -6,6 +6,7 @@ pub mod rules;
 pub mod server;
 pub mod sse;
 pub mod step;
+pub mod wire;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,5 +1,6 @@
 //! A scripted Messages API on 127.0.0.1: each request is checked (`rules`), recorded, and
-//! answered by the next step of the script. A request that breaks the API's rules is answered
+//! answered by the next step of the script. Like the API, it knows its credentials: [`API_KEY`]
+//! and any a test adds with [`Server::accept_credential`]; any other gets the API's 401. A request that breaks the API's rules is answered
 //! with the API's own 400 and remembered; dropping the server then fails the test.
 //!
 //! A reply step answers a request with `"stream": true` as server-sent events (`sse`), the same
@@ -18,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
@@ -27,6 +28,10 @@ use super::rules;
 pub use super::sse;
 use super::step::ReplyOptions;
 pub use super::step::Step;
+/// The wire half: reading requests, writing answers, and the echoing gateway's `{echo:…}`.
+pub use super::wire::echo;
+use super::wire::{read_request, respond};
+use super::API_KEY;
 
 /// One request as the server received it.
 #[derive(Debug, Clone)]
@@ -73,6 +78,8 @@ struct State {
     script: VecDeque<Step>,
     requests: Vec<Recorded>,
     violations: Vec<String>,
+    /// The API keys and auth tokens this server takes as valid, as the real API knows its keys.
+    credentials: Vec<String>,
 }
 
 /// The server; it stops accepting when dropped.
@@ -91,6 +98,7 @@ impl Server {
         let addr = listener.local_addr().expect("local addr");
         let state = Arc::new(Mutex::new(State {
             script: steps.into_iter().collect(),
+            credentials: vec![API_KEY.to_owned()],
             ..State::default()
         }));
         let shared = state.clone();
@@ -109,6 +117,16 @@ impl Server {
     /// `http://127.0.0.1:<port>`, without `/v1`.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Also takes `credential` (an API key or auth token) as valid, besides [`API_KEY`]: for
+    /// a test that runs with a credential of its own. Any other is refused with the API's 401.
+    pub fn accept_credential(&self, credential: &str) {
+        self.state
+            .lock()
+            .unwrap()
+            .credentials
+            .push(credential.to_owned());
     }
 
     /// Every request received so far.
@@ -170,14 +188,6 @@ fn unmet(step: &Step, container: Option<&str>) -> Option<String> {
     }
 }
 
-/// One HTTP/1.1 request off the wire.
-struct Incoming {
-    method: String,
-    path: String,
-    headers: BTreeMap<String, String>,
-    body: Vec<u8>,
-}
-
 async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
     let mut buf = Vec::new();
     loop {
@@ -201,6 +211,7 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 &incoming.path,
                 &incoming.headers,
                 &incoming.body,
+                &st.credentials,
             );
             let number = st.requests.len() + 1;
             let request_id = format!("req_test_{number}");
@@ -231,7 +242,7 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 at: Instant::now(),
             });
             let step = if let Some(first) = problems.first() {
-                let step = Step::error(rules::refusal_status(first), first);
+                let step = rules::refusal(first);
                 st.violations.extend(
                     problems
                         .into_iter()
@@ -329,118 +340,4 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             return;
         }
     }
-}
-
-/// `text` with `{echo:NAME}` replaced by the request's header NAME as it was sent (`(none)` if
-/// it was not), and `{echo-escaped:NAME}` by the same value with every character written as a
-/// JSON `\uXXXX` escape: in a JSON string it decodes to the value, yet never matches it as text.
-pub fn echo(text: &str, headers: &BTreeMap<String, String>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("{echo") {
-        out.push_str(&rest[..at]);
-        let tail = &rest[at..];
-        let Some(end) = tail.find('}') else {
-            break;
-        };
-        let (escaped, name) = match tail[1..end].split_once(':') {
-            Some(("echo", name)) => (false, name),
-            Some(("echo-escaped", name)) => (true, name),
-            _ => {
-                out.push_str(&tail[..=end]);
-                rest = &tail[end + 1..];
-                continue;
-            }
-        };
-        let value = headers.get(name).map_or("(none)", String::as_str);
-        if escaped {
-            for unit in value.encode_utf16() {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        } else {
-            out.push_str(value);
-        }
-        rest = &tail[end + 1..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Reads one request (`Ok(None)`: the client closed the connection between requests).
-async fn read_request(
-    stream: &mut TcpStream,
-    buf: &mut Vec<u8>,
-) -> Result<Option<Incoming>, String> {
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head =
-                std::str::from_utf8(&buf[..end]).map_err(|e| format!("head is not UTF-8: {e}"))?;
-            let mut lines = head.split("\r\n");
-            let mut request_line = lines.next().unwrap_or_default().split(' ');
-            let method = request_line.next().unwrap_or_default().to_owned();
-            let path = request_line.next().unwrap_or_default().to_owned();
-            let mut headers = BTreeMap::new();
-            for line in lines {
-                let (name, value) = line
-                    .split_once(':')
-                    .ok_or_else(|| format!("bad header line {line:?}"))?;
-                headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
-            }
-            let length: usize = headers
-                .get("content-length")
-                .ok_or("no content-length")?
-                .parse()
-                .map_err(|e| format!("bad content-length: {e}"))?;
-            let total = end + 4 + length;
-            while buf.len() < total {
-                if !read_more(stream, buf).await {
-                    return Err("the connection closed in the middle of a body".into());
-                }
-            }
-            let body = buf[end + 4..total].to_vec();
-            buf.drain(..total);
-            return Ok(Some(Incoming {
-                method,
-                path,
-                headers,
-                body,
-            }));
-        }
-        if !read_more(stream, buf).await {
-            return Ok(None);
-        }
-    }
-}
-
-async fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
-    let mut chunk = [0u8; 16 * 1024];
-    match stream.read(&mut chunk).await {
-        Ok(0) | Err(_) => false,
-        Ok(n) => {
-            buf.extend_from_slice(&chunk[..n]);
-            true
-        }
-    }
-}
-
-async fn respond(
-    stream: &mut TcpStream,
-    status: u16,
-    content_type: &str,
-    body: &str,
-    headers: &[(String, String)],
-    request_id: &str,
-) -> std::io::Result<()> {
-    let mut out = format!(
-        "HTTP/1.1 {status} {}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nrequest-id: {request_id}\r\n",
-        if status < 400 { "OK" } else { "Error" },
-        body.len()
-    );
-    for (name, value) in headers {
-        out.push_str(&format!("{name}: {value}\r\n"));
-    }
-    out.push_str("\r\n");
-    out.push_str(body);
-    stream.write_all(out.as_bytes()).await?;
-    stream.flush().await
 }

@@ -5,8 +5,8 @@ use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
-use super::server::echo;
 use super::step::ReplyOptions;
+use super::wire::echo;
 
 const TEXT_CHUNKS: [usize; 5] = [3, 5, 2, 7, 4];
 const JSON_CHUNKS: [usize; 4] = [6, 9, 4, 11];

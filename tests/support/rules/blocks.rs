@@ -1,10 +1,25 @@
-//! Messages and their content blocks: roles, which role may hold which block, the shape of each
-//! block, thinking signatures, and no empty message but a final assistant one.
+//! Messages and their content blocks: roles and a user message first, which role may hold which
+//! block, the shape of each block (ids, image sources, citations, cache_control), thinking
+//! signatures, and no empty message but a final assistant one.
 
 use serde_json::Value;
 
+use super::fields::cache_control;
 use super::signatures::{sign_thinking, valid_redacted_data};
 use super::EMPTY_MESSAGE;
+
+/// The ids of `tool_use` blocks (and what a `tool_result` names) must match this.
+const TOOL_ID_PATTERN: &str = "^[a-zA-Z0-9_-]+$";
+
+const IMAGE_MEDIA_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
+
+const CITATION_TYPES: &[&str] = &[
+    "char_location",
+    "page_location",
+    "content_block_location",
+    "web_search_result_location",
+    "search_result_location",
+];
 
 /// Result blocks of server tools: in assistant messages, after their `server_tool_use`.
 const SERVER_RESULTS: &[&str] = &[
@@ -45,16 +60,88 @@ fn non_empty_text(block: &Value) -> bool {
     block["text"].as_str().is_some_and(|t| !t.trim().is_empty())
 }
 
-/// A document block: a PDF, plain text, custom content, a URL or a file.
-fn document_ok(block: &Value) -> bool {
+fn is_tool_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// What is wrong with `value` as one of the listed tags (`None`: it is one of them).
+fn bad_tag(value: &Value, tags: &[&str], at: &str) -> Option<String> {
+    let tag = value.as_str().unwrap_or_default();
+    (!tags.contains(&tag)).then(|| {
+        let expected: Vec<String> = tags.iter().map(|t| format!("'{t}'")).collect();
+        format!(
+            "{at}: Input tag '{tag}' found using 'type' does not match any of the expected tags: {}",
+            expected.join(", ")
+        )
+    })
+}
+
+/// A text block: non-empty text, and citations (if any) of a known type.
+fn text_problems(block: &Value, at: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if !non_empty_text(block) {
+        problems.push(format!("{at}: text content blocks must be non-empty"));
+    }
+    match block.get("citations") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(citations)) => {
+            problems.extend(citations.iter().enumerate().filter_map(|(k, c)| {
+                bad_tag(&c["type"], CITATION_TYPES, &format!("{at}.citations.{k}"))
+            }))
+        }
+        Some(_) => problems.push(format!("{at}.citations: Input should be a valid list")),
+    }
+    problems
+}
+
+/// An image block: a base64 image of a type the API reads, a URL or a file.
+fn image_problem(block: &Value, at: &str) -> Option<String> {
     let source = &block["source"];
+    if !source.is_object() {
+        return Some(format!("{at}.source: Input should be a valid dictionary"));
+    }
+    let want_string = |field: &str, kind: &str| {
+        (!source[field].is_string())
+            .then(|| format!("{at}.source.{kind}.{field}: Input should be a valid string"))
+    };
     match source["type"].as_str() {
-        Some("base64") => source["media_type"] == "application/pdf" && source["data"].is_string(),
-        Some("text") => source["media_type"] == "text/plain" && source["data"].is_string(),
-        Some("url") => source["url"].is_string(),
-        Some("file") => source["file_id"].is_string(),
-        Some("content") => source["content"].is_string() || source["content"].is_array(),
-        _ => false,
+        Some("base64") if !IMAGE_MEDIA_TYPES.iter().any(|t| source["media_type"] == *t) => Some(format!(
+            "{at}.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
+        )),
+        Some("base64") => want_string("data", "base64"),
+        Some("url") => want_string("url", "url"),
+        Some("file") => want_string("file_id", "file"),
+        _ => bad_tag(&source["type"], &["base64", "url", "file"], &format!("{at}.source")),
+    }
+}
+
+/// A document block: a PDF, plain text, custom content, a URL or a file.
+fn document_problem(block: &Value, at: &str) -> Option<String> {
+    let source = &block["source"];
+    let media = |kind: &str, wanted: &str| {
+        (source["media_type"] != wanted || !source["data"].is_string())
+            .then(|| format!("{at}.source.{kind}.media_type: Input should be '{wanted}'"))
+    };
+    match source["type"].as_str() {
+        Some("base64") => media("base64", "application/pdf"),
+        Some("text") => media("text", "text/plain"),
+        Some("url") => (!source["url"].is_string())
+            .then(|| format!("{at}.source.url.url: Input should be a valid string")),
+        Some("file") => (!source["file_id"].is_string())
+            .then(|| format!("{at}.source.file.file_id: Input should be a valid string")),
+        Some("content") => {
+            (!(source["content"].is_string() || source["content"].is_array())).then(|| {
+                format!("{at}.source.content.content: Input should be a valid string or list")
+            })
+        }
+        _ => bad_tag(
+            &source["type"],
+            &["base64", "text", "url", "content", "file"],
+            &format!("{at}.source"),
+        ),
     }
 }
 
@@ -67,22 +154,37 @@ fn search_result_ok(block: &Value) -> bool {
             .is_some_and(|c| c.iter().all(|b| b["type"] == "text" && non_empty_text(b)))
 }
 
-/// A block allowed in a `tool_result`'s content; the error names what is wrong.
-fn tool_result_item(item: &Value) -> Result<(), String> {
-    match item["type"].as_str() {
-        Some("text") if non_empty_text(item) => Ok(()),
-        Some("text") => Err("text content blocks must be non-empty".into()),
-        Some("image") if item["source"].is_object() => Ok(()),
-        Some("document") if document_ok(item) => Ok(()),
-        Some("search_result") if search_result_ok(item) => Ok(()),
-        Some("tool_reference") if item["tool_name"].is_string() => Ok(()),
-        Some(kind @ ("image" | "document" | "search_result" | "tool_reference")) => {
-            Err(format!("a malformed {kind} block: {item}"))
+/// A block allowed in a `tool_result`'s content (at `at`): what is wrong with it.
+fn tool_result_item(item: &Value, at: &str) -> Vec<String> {
+    let mut problems: Vec<String> = match item["type"].as_str() {
+        Some("text") => text_problems(item, at),
+        Some("image") => image_problem(item, at).into_iter().collect(),
+        Some("document") => document_problem(item, at).into_iter().collect(),
+        Some("search_result") if search_result_ok(item) => Vec::new(),
+        Some("tool_reference") if item["tool_name"].is_string() => Vec::new(),
+        Some(kind @ ("search_result" | "tool_reference")) => {
+            vec![format!("{at}: a malformed {kind} block: {item}")]
         }
-        kind => Err(format!(
-            "Input tag {kind:?} does not match any of the expected tags: 'text', 'image', 'document', 'search_result', 'tool_reference'"
-        )),
+        kind => vec![format!(
+            "{at}: Input tag {kind:?} does not match any of the expected tags: 'text', 'image', 'document', 'search_result', 'tool_reference'"
+        )],
+    };
+    problems.extend(block_cache_control(item, at));
+    problems
+}
+
+/// A block's `cache_control`, where it has one; thinking blocks cannot have one.
+fn block_cache_control(block: &Value, at: &str) -> Option<String> {
+    let cc = block.get("cache_control")?;
+    if matches!(
+        block["type"].as_str(),
+        Some("thinking" | "redacted_thinking")
+    ) {
+        return Some(format!(
+            "{at}.cache_control: Extra inputs are not permitted"
+        ));
     }
+    cache_control(cc, &format!("{at}.cache_control")).err()
 }
 
 /// Roles and content blocks are well-formed, and no message but a final assistant one is empty.
@@ -90,6 +192,13 @@ pub(super) fn check_shapes(messages: &[Value]) -> Vec<String> {
     let mut problems = Vec::new();
     let last = messages.len() - 1;
     for (n, message) in messages.iter().enumerate() {
+        if let Some(fields) = message.as_object() {
+            for key in fields.keys().filter(|k| *k != "role" && *k != "content") {
+                problems.push(format!(
+                    "messages.{n}.{key}: Extra inputs are not permitted"
+                ));
+            }
+        }
         let role = message["role"].as_str().unwrap_or_default();
         if role != "user" && role != "assistant" {
             problems.push(format!(
@@ -113,23 +222,27 @@ pub(super) fn check_shapes(messages: &[Value]) -> Vec<String> {
         };
         for (m, block) in blocks.iter().enumerate() {
             let at = format!("messages.{n}.content.{m}");
+            problems.extend(block_cache_control(block, &at));
             match (role, block["type"].as_str()) {
                 (_, Some("text")) if block["text"].is_string() => {
-                    if !non_empty_text(block) {
-                        problems.push(format!("{at}: text content blocks must be non-empty"));
-                    }
+                    problems.extend(text_problems(block, &at));
                 }
-                ("user", Some("image")) if block["source"].is_object() => {}
-                ("user", Some("document")) if document_ok(block) => {}
+                ("user", Some("image")) => problems.extend(image_problem(block, &at)),
+                ("user", Some("document")) => problems.extend(document_problem(block, &at)),
                 ("user", Some("search_result")) if search_result_ok(block) => {}
                 ("assistant", Some("tool_use")) => {
-                    if !block["id"].is_string()
-                        || !block["name"].is_string()
-                        || !block["input"].is_object()
-                    {
-                        problems.push(format!(
-                            "{at}.tool_use: id, name and an object input are required"
-                        ));
+                    match block["id"].as_str() {
+                        None => problems.push(format!("{at}.id: Input should be a valid string")),
+                        Some(id) if !is_tool_id(id) => problems.push(format!(
+                            "{at}.id: String should match pattern '{TOOL_ID_PATTERN}'"
+                        )),
+                        Some(_) => {}
+                    }
+                    if block["name"].as_str().is_none_or(str::is_empty) {
+                        problems.push(format!("{at}.name: Input should be a non-empty string"));
+                    }
+                    if !block["input"].is_object() {
+                        problems.push(format!("{at}.input: Input should be a valid dictionary"));
                     }
                 }
                 ("assistant", Some("thinking")) => {
@@ -177,16 +290,21 @@ pub(super) fn check_shapes(messages: &[Value]) -> Vec<String> {
                 }
                 ("assistant", Some(FUTURE_BLOCK)) => {}
                 ("user", Some("tool_result")) => {
-                    if !block["tool_use_id"].is_string() {
-                        problems.push(format!("{at}.tool_result.tool_use_id: Field required"));
+                    match block["tool_use_id"].as_str() {
+                        None => {
+                            problems.push(format!("{at}.tool_result.tool_use_id: Field required"));
+                        }
+                        Some(id) if !is_tool_id(id) => problems.push(format!(
+                            "{at}.tool_use_id: String should match pattern '{TOOL_ID_PATTERN}'"
+                        )),
+                        Some(_) => {}
                     }
                     match block.get("content") {
                         None | Some(Value::String(_)) => {}
                         Some(Value::Array(items)) => {
                             for (k, item) in items.iter().enumerate() {
-                                if let Err(why) = tool_result_item(item) {
-                                    problems.push(format!("{at}.content.{k}: {why}"));
-                                }
+                                problems
+                                    .extend(tool_result_item(item, &format!("{at}.content.{k}")));
                             }
                         }
                         Some(_) => problems.push(format!(
@@ -216,6 +334,9 @@ pub(super) fn check_shapes(messages: &[Value]) -> Vec<String> {
                 )),
             }
         }
+    }
+    if messages[0]["role"] != "user" {
+        problems.push("messages: first message must use the \"user\" role".into());
     }
     problems
 }

@@ -26,6 +26,14 @@ pub(super) fn check_fields(body: &Value) -> Vec<String> {
                 }),
             "system: Input should be a valid string or a list of non-empty text blocks",
         );
+        for (i, block) in v.as_array().into_iter().flatten().enumerate() {
+            if let Some(Err(why)) = block
+                .get("cache_control")
+                .map(|c| cache_control(c, &format!("system.{i}.cache_control")))
+            {
+                problems.push(why);
+            }
+        }
     }
     if let Some(v) = present("stream") {
         expect(
@@ -120,6 +128,17 @@ pub(super) fn check_fields(body: &Value) -> Vec<String> {
         problems.extend(check_thinking_config(v, &body["max_tokens"]));
     }
     problems
+}
+
+/// `v` is an integer of at least `min`; the error names the field `at`.
+pub(super) fn integer_at_least(v: &Value, min: i64, at: &str) -> Option<String> {
+    match v.as_i64() {
+        _ if !(v.is_i64() || v.is_u64()) => Some(format!("{at}: Input should be a valid integer")),
+        Some(n) if n < min => Some(format!(
+            "{at}: Input should be greater than or equal to {min}"
+        )),
+        _ => None,
+    }
 }
 
 pub(super) fn cache_control(v: &Value, at: &str) -> Result<(), String> {

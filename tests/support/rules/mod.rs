@@ -1,10 +1,12 @@
 //! What the real Messages API refuses, checked on every request the engine sends. Messages are
-//! the API's own where it has one. The JS stand-in (`stand-in/`) is stricter in places; the rules
-//! both check are listed once in `stand-in/rules.json`, which `tests/shared_rules.rs` sends here
-//! (and where the two answer differently, the table says how).
+//! the API's own where it has one. The rules the JS stand-in (`stand-in/`) also checks are listed
+//! once in `stand-in/rules.json`, which `tests/shared_rules.rs` sends here; both servers must
+//! answer each case with the same status and error type (where the words differ, the table says
+//! how). A server looser than the API would let an engine bug through unseen.
 //!
-//! Split by what they check: `fields` (top-level fields, thinking settings), `tools`, `blocks`
-//! (messages and their blocks), `conversation` (rules across messages), `signatures`.
+//! Split by what they check: `fields` (top-level fields, thinking settings), `tools` (and
+//! `tool_choice`), `blocks` (messages and their blocks), `conversation` (rules across
+//! messages), `signatures`. The route, the credentials and the headers are checked here.
 
 mod blocks;
 mod conversation;
@@ -15,6 +17,8 @@ mod tools;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+
+use super::step::Step;
 
 // Each test crate uses a different part of what is re-exported here.
 #[allow(unused_imports)]
@@ -31,24 +35,38 @@ pub use signatures::{
 use blocks::check_shapes;
 use conversation::check_pending_code_execution;
 use fields::{check_fields, check_thinking_compatibility, thinking_on};
-use tools::check_tools;
+use tools::{check_tool_choice, check_tools, offered_names};
 
 /// Checks one request; returns its parsed body (`Null` if not JSON) and every problem found.
+/// `credentials` are the API keys and auth tokens the server takes as valid.
 pub fn check_request(
     method: &str,
     path: &str,
     headers: &BTreeMap<String, String>,
     body: &[u8],
+    credentials: &[String],
 ) -> (Value, Vec<String>) {
     let mut problems = Vec::new();
-    if method != "POST" || path != "/v1/messages" {
-        problems.push(format!("{method} {path}: expected POST /v1/messages"));
-    }
-    if headers.get("content-type").map(String::as_str) != Some("application/json") {
+    // In the order the API checks: the route, the credentials, then the other headers.
+    let route = path.split('?').next().unwrap_or_default();
+    if route != "/v1/messages" {
         problems.push(format!(
-            "content-type is {:?}, expected application/json",
-            headers.get("content-type")
+            "{NO_ROUTE} {method} {route}; only POST /v1/messages exists"
         ));
+    } else if method != "POST" {
+        problems.push(format!(
+            "{NOT_ALLOWED} {method} is not allowed on /v1/messages; use POST"
+        ));
+    }
+    let sent = match headers.get("x-api-key") {
+        Some(key) => Some(key.as_str()),
+        None => headers
+            .get("authorization")
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim),
+    };
+    if !sent.is_some_and(|c| credentials.iter().any(|known| known == c)) {
+        problems.push(UNAUTHENTICATED.into());
     }
     match headers.get("anthropic-version") {
         None => problems.push("anthropic-version: header is required".into()),
@@ -57,11 +75,18 @@ pub fn check_request(
         )),
         Some(_) => {}
     }
-    let bearer = headers
-        .get("authorization")
-        .is_some_and(|v| v.starts_with("Bearer "));
-    if !headers.contains_key("x-api-key") && !bearer {
-        problems.push(UNAUTHENTICATED.into());
+    // A parameter such as `; charset=utf-8` may follow the media type, as the API allows.
+    let media_type = headers
+        .get("content-type")
+        .and_then(|v| v.split(';').next())
+        .map(|t| t.trim().to_ascii_lowercase());
+    if media_type.as_deref() != Some("application/json") {
+        problems.push(format!(
+            "content-type: must be application/json, got {}",
+            headers
+                .get("content-type")
+                .map_or("null".to_owned(), |v| format!("{v:?}"))
+        ));
     }
     let body: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
@@ -77,15 +102,31 @@ pub fn check_request(
 /// The one `anthropic-version` the API documents.
 const API_VERSION: &str = "2023-06-01";
 
-/// The API's words (with a 401 `authentication_error`) for a request without credentials.
+/// The API's words (with a 401 `authentication_error`) for a request without valid credentials.
 pub const UNAUTHENTICATED: &str = "invalid x-api-key";
 
-/// The HTTP status the API answers a refusal with: 401 without credentials, else 400.
-pub fn refusal_status(problem: &str) -> u16 {
+/// How a refusal for a path other than the one endpoint starts (a 404 `not_found_error`).
+const NO_ROUTE: &str = "test server: no route";
+
+/// How a refusal for a method other than POST starts (a 405 `invalid_request_error`).
+const NOT_ALLOWED: &str = "test server: method";
+
+/// The answer the API gives to a request refused for `problem`: 401 without valid credentials,
+/// 404 on another path, 405 for another method (with `allow: POST`), else 400.
+pub fn refusal(problem: &str) -> Step {
     if problem == UNAUTHENTICATED {
-        401
+        Step::error(401, problem)
+    } else if problem.starts_with(NO_ROUTE) {
+        Step::error(404, problem)
+    } else if problem.starts_with(NOT_ALLOWED) {
+        Step::Error {
+            status: 405,
+            kind: "invalid_request_error".into(),
+            message: problem.into(),
+            headers: vec![("allow".into(), "POST".into())],
+        }
     } else {
-        400
+        Step::error(400, problem)
     }
 }
 
@@ -145,25 +186,11 @@ pub fn check_body(body: &Value) -> Vec<String> {
         }
     }
     problems.extend(check_fields(body));
-    if let Some(choice) = body.get("tool_choice") {
-        match choice["type"].as_str() {
-            Some("auto" | "any") => {}
-            Some("none") => {
-                if let Some(extra) = choice
-                    .as_object()
-                    .and_then(|c| c.keys().find(|k| *k != "type"))
-                {
-                    problems.push(format!(
-                        "tool_choice.none.{extra}: Extra inputs are not permitted"
-                    ));
-                }
-            }
-            Some("tool") if choice["name"].is_string() => {}
-            _ => problems.push(format!("tool_choice: invalid {choice}")),
-        }
-    }
     if let Some(tools) = body.get("tools") {
         problems.extend(check_tools(tools));
+    }
+    if let Some(choice) = body.get("tool_choice") {
+        problems.extend(check_tool_choice(choice, &offered_names(body)));
     }
     problems.extend(check_thinking_compatibility(body));
     match body["messages"].as_array() {

@@ -1,11 +1,24 @@
-//! `tools`: custom tools with their name and schema, Anthropic-defined tools with their fixed
-//! names and own fields, unique names.
+//! `tools`: custom tools with their name, schema and known fields, Anthropic-defined tools with
+//! their fixed names and own fields, unique names; and a `tool_choice` that names an offered tool.
 
 use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::fields::cache_control;
+use super::fields::{cache_control, integer_at_least};
+
+/// The fields a custom tool may carry.
+const CUSTOM_TOOL_FIELDS: &[&str] = &[
+    "type",
+    "name",
+    "description",
+    "input_schema",
+    "cache_control",
+    "strict",
+    "defer_loading",
+    "allowed_callers",
+    "input_examples",
+];
 
 const COMMON_TOOL_FIELDS: &[&str] = &[
     "type",
@@ -84,14 +97,20 @@ pub(super) fn check_tools(tools: &Value) -> Vec<String> {
                     }
                 }
             }
-            if tool["max_uses"].as_u64() == Some(0)
-                || tool
-                    .get("max_uses")
-                    .is_some_and(|m| !m.is_u64() && !m.is_null())
-            {
-                problems.push(format!(
-                    "tools.{i}.{kind}.max_uses: Input should be a positive integer"
-                ));
+            for field in ["max_uses", "max_content_tokens", "max_characters"] {
+                if let Some(v) = tool.get(field).filter(|v| !v.is_null()) {
+                    problems.extend(integer_at_least(v, 1, &format!("tools.{i}.{kind}.{field}")));
+                }
+            }
+            // A computer tool must say how large its screen is.
+            for field in ["display_width_px", "display_height_px"] {
+                if kind.starts_with("computer") || tool.get(field).is_some() {
+                    problems.extend(integer_at_least(
+                        &tool[field],
+                        1,
+                        &format!("tools.{i}.{kind}.{field}"),
+                    ));
+                }
             }
             if tool["allowed_domains"].is_array() && tool["blocked_domains"].is_array() {
                 problems.push(format!(
@@ -108,9 +127,51 @@ pub(super) fn check_tools(tools: &Value) -> Vec<String> {
                     "tools.{i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'"
                 ));
             }
-            if tool["input_schema"]["type"] != "object" {
+            let at = format!("tools.{i}.custom");
+            if let Some(fields) = tool.as_object() {
+                for key in fields.keys() {
+                    if !CUSTOM_TOOL_FIELDS.contains(&key.as_str()) {
+                        problems.push(format!("{at}.{key}: Extra inputs are not permitted"));
+                    }
+                }
+            }
+            if tool.get("description").is_some_and(|d| !d.is_string()) {
+                problems.push(format!("{at}.description: Input should be a valid string"));
+            }
+            match tool.get("input_schema") {
+                None => problems.push(format!("{at}.input_schema: Field required")),
+                Some(schema) if schema["type"] != "object" => {
+                    problems.push(format!("{at}.input_schema.type: Input should be 'object'"));
+                }
+                Some(_) => {}
+            }
+            if let Some(examples) = tool.get("input_examples") {
+                if !examples
+                    .as_array()
+                    .is_some_and(|e| e.iter().all(Value::is_object))
+                {
+                    problems.push(format!(
+                        "{at}.input_examples: Input should be a valid list of dictionaries"
+                    ));
+                }
+            }
+        }
+        let at = match kind {
+            Some(kind) => format!("tools.{i}.{kind}"),
+            None => format!("tools.{i}.custom"),
+        };
+        for field in ["strict", "defer_loading"] {
+            if tool.get(field).is_some_and(|v| !v.is_boolean()) {
+                problems.push(format!("{at}.{field}: Input should be a valid boolean"));
+            }
+        }
+        if let Some(callers) = tool.get("allowed_callers") {
+            if !callers
+                .as_array()
+                .is_some_and(|c| c.iter().all(Value::is_string))
+            {
                 problems.push(format!(
-                    "tools.{i}.custom.input_schema.type: Input should be 'object'"
+                    "{at}.allowed_callers: Input should be a valid list of strings"
                 ));
             }
         }
@@ -122,6 +183,68 @@ pub(super) fn check_tools(tools: &Value) -> Vec<String> {
         }
         if !names.insert(name.to_owned()) {
             problems.push(format!("tools: Tool names must be unique ({name})"));
+        }
+    }
+    problems
+}
+
+/// The names of the tools the request offers.
+pub(super) fn offered_names(body: &Value) -> Vec<&str> {
+    body["tools"]
+        .as_array()
+        .map(|tools| tools.iter().filter_map(|t| t["name"].as_str()).collect())
+        .unwrap_or_default()
+}
+
+/// `tool_choice`: a known type with only its own fields, and where it forces a tool, tools to
+/// choose from (by name, one the request offers).
+pub(super) fn check_tool_choice(choice: &Value, offered: &[&str]) -> Vec<String> {
+    let Some(fields) = choice.as_object() else {
+        return vec!["tool_choice: Input should be a valid dictionary".into()];
+    };
+    let kind = choice["type"].as_str().unwrap_or_default();
+    let allowed: &[&str] = match kind {
+        "auto" | "any" => &["type", "disable_parallel_tool_use"],
+        "tool" => &["type", "name", "disable_parallel_tool_use"],
+        "none" => &["type"],
+        _ => {
+            return vec![format!(
+                "tool_choice: Input tag '{kind}' found using 'type' does not match any of the expected tags: 'auto', 'any', 'tool', 'none'"
+            )]
+        }
+    };
+    let mut problems: Vec<String> = fields
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()))
+        .map(|k| format!("tool_choice.{kind}.{k}: Extra inputs are not permitted"))
+        .collect();
+    if fields
+        .get("disable_parallel_tool_use")
+        .is_some_and(|v| !v.is_boolean())
+    {
+        problems.push(format!(
+            "tool_choice.{kind}.disable_parallel_tool_use: Input should be a valid boolean"
+        ));
+    }
+    if kind == "tool" {
+        match fields.get("name") {
+            None => problems.push("tool_choice.tool.name: Field required".into()),
+            Some(name) if !name.is_string() => {
+                problems.push("tool_choice.tool.name: Input should be a valid string".into());
+            }
+            Some(_) => {}
+        }
+    }
+    if (kind == "any" || kind == "tool") && offered.is_empty() {
+        problems.push(format!(
+            "tool_choice: tool_choice.type '{kind}' may only be specified while providing tools."
+        ));
+    } else if let Some(name) = choice["name"].as_str().filter(|_| kind == "tool") {
+        if !offered.contains(&name) {
+            problems.push(format!(
+                "tool_choice.tool.name: tool '{name}' is not one of the offered tools: {}",
+                offered.join(", ")
+            ));
         }
     }
     problems

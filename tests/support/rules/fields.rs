@@ -158,28 +158,48 @@ pub(super) fn cache_control(v: &Value, at: &str) -> Result<(), String> {
     }
 }
 
+/// A tagged object (`{"type": …}`): its tag, and a problem for each field its variant does not
+/// allow; or the API's words for a tag that is none of `variants` (listed in their order).
+pub(super) fn tagged<'a>(
+    at: &str,
+    object: &'a serde_json::Map<String, Value>,
+    variants: &[(&str, &[&str])],
+) -> Result<(&'a str, Vec<String>), String> {
+    let kind = object
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let Some((_, allowed)) = variants.iter().find(|(tag, _)| *tag == kind) else {
+        let tags: Vec<String> = variants.iter().map(|(tag, _)| format!("'{tag}'")).collect();
+        return Err(format!(
+            "{at}: Input tag '{kind}' found using 'type' does not match any of the expected tags: {}",
+            tags.join(", ")
+        ));
+    };
+    let problems = object
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()))
+        .map(|k| format!("{at}.{kind}.{k}: Extra inputs are not permitted"))
+        .collect();
+    Ok((kind, problems))
+}
+
 fn check_thinking_config(thinking: &Value, max_tokens: &Value) -> Vec<String> {
     let Some(config) = thinking.as_object() else {
         return vec!["thinking: Input should be a valid dictionary".into()];
     };
-    let kind = config
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let allowed: &[&str] = match kind {
-        "enabled" => &["type", "budget_tokens"],
-        "adaptive" | "disabled" => &["type"],
-        _ => {
-            return vec![format!(
-                "thinking: Input tag '{kind}' found using 'type' does not match any of the expected tags: 'enabled', 'disabled', 'adaptive'"
-            )]
-        }
+    let (kind, mut problems) = match tagged(
+        "thinking",
+        config,
+        &[
+            ("enabled", &["type", "budget_tokens"]),
+            ("disabled", &["type"]),
+            ("adaptive", &["type"]),
+        ],
+    ) {
+        Ok(read) => read,
+        Err(problem) => return vec![problem],
     };
-    let mut problems: Vec<String> = config
-        .keys()
-        .filter(|k| !allowed.contains(&k.as_str()))
-        .map(|k| format!("thinking.{kind}.{k}: Extra inputs are not permitted"))
-        .collect();
     if kind == "enabled" {
         match config.get("budget_tokens").map(Value::as_u64) {
             None => problems.push("thinking.enabled.budget_tokens: Field required".into()),

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::fields::{cache_control, integer_at_least};
+use super::fields::{cache_control, integer_at_least, tagged};
 
 /// The fields a custom tool may carry.
 const CUSTOM_TOOL_FIELDS: &[&str] = &[
@@ -202,22 +202,19 @@ pub(super) fn check_tool_choice(choice: &Value, offered: &[&str]) -> Vec<String>
     let Some(fields) = choice.as_object() else {
         return vec!["tool_choice: Input should be a valid dictionary".into()];
     };
-    let kind = choice["type"].as_str().unwrap_or_default();
-    let allowed: &[&str] = match kind {
-        "auto" | "any" => &["type", "disable_parallel_tool_use"],
-        "tool" => &["type", "name", "disable_parallel_tool_use"],
-        "none" => &["type"],
-        _ => {
-            return vec![format!(
-                "tool_choice: Input tag '{kind}' found using 'type' does not match any of the expected tags: 'auto', 'any', 'tool', 'none'"
-            )]
-        }
+    let (kind, mut problems) = match tagged(
+        "tool_choice",
+        fields,
+        &[
+            ("auto", &["type", "disable_parallel_tool_use"]),
+            ("any", &["type", "disable_parallel_tool_use"]),
+            ("tool", &["type", "name", "disable_parallel_tool_use"]),
+            ("none", &["type"]),
+        ],
+    ) {
+        Ok(read) => read,
+        Err(problem) => return vec![problem],
     };
-    let mut problems: Vec<String> = fields
-        .keys()
-        .filter(|k| !allowed.contains(&k.as_str()))
-        .map(|k| format!("tool_choice.{kind}.{k}: Extra inputs are not permitted"))
-        .collect();
     if fields
         .get("disable_parallel_tool_use")
         .is_some_and(|v| !v.is_boolean())

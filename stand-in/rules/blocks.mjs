@@ -193,6 +193,13 @@ function checkCaller(block, p) {
   checkString(block.caller.type, `${p}.caller.type`);
 }
 
+/** No content, blank text or an empty list. */
+function isEmptyResult(content) {
+  if (content === undefined) return true;
+  if (typeof content === 'string') return content.trim() === '';
+  return Array.isArray(content) && content.length === 0;
+}
+
 function checkBlock(block, role, p) {
   if (!isObject(block)) fail(`${p}: Input should be a valid dictionary`);
   switch (block.type) {
@@ -226,6 +233,8 @@ function checkBlock(block, role, p) {
       if (!TOOL_ID.test(block.tool_use_id)) fail(`${p}.tool_use_id: String should match pattern '^[a-zA-Z0-9_-]+$'`);
       if (has(block, 'content')) checkToolResultContent(block.content, p);
       if (has(block, 'is_error') && typeof block.is_error !== 'boolean') fail(`${p}.is_error: Input should be a valid boolean`);
+      // A failure must say what went wrong: the API refuses an error result with nothing in it.
+      if (block.is_error === true && isEmptyResult(block.content)) fail(`${p}.tool_result: content cannot be empty if \`is_error\` is true`);
       return checkCacheControl(block, `${p}.`);
     case 'thinking':
       onlyIn(role, 'assistant', block, p);

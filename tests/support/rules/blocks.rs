@@ -316,7 +316,8 @@ pub(super) fn check_shapes(messages: &[Value]) -> Vec<String> {
                             "{at}.tool_result.is_error: Input should be a valid boolean"
                         ));
                     }
-                    // The real API's words (seen in anthropics/claude-agent-sdk-python#248).
+                    // A failure must say what went wrong: the API refuses an error result with nothing in it,
+                    // in these words.
                     let empty = match block.get("content") {
                         None => true,
                         Some(Value::String(s)) => s.trim().is_empty(),

@@ -5,22 +5,14 @@
 mod support;
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use anthropic_tool_calling::engine::approval::{Always, Decision, Signer};
+use anthropic_tool_calling::engine::approval::Always;
 use anthropic_tool_calling::engine::protocol::RawMessage;
 use anthropic_tool_calling::engine::run::run_observed;
-use anthropic_tool_calling::engine::{ApiClient, ErrorCode, RunEvent, Secret};
+use anthropic_tool_calling::engine::{ApiClient, ErrorCode, RunEvent};
 use serde_json::json;
 use support::*;
 use tokio_util::sync::CancellationToken;
-
-fn signer() -> Signer {
-    Signer {
-        secret: Secret::new("approval-test-secret-0123456789abcdef"),
-        ttl: Duration::from_secs(60),
-    }
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_needing_approval_pauses_the_run_and_resumes_with_the_decision() {
@@ -74,11 +66,7 @@ async fn a_call_needing_approval_pauses_the_run_and_resumes_with_the_decision() 
             RawMessage::from(serde_json::value::RawValue::from_string(edited).unwrap())
         })
         .collect();
-    cfg.approvals = vec![Decision {
-        approval_id: pending.approval_id.clone(),
-        approved: true,
-        reason: None,
-    }];
+    cfg.approvals = vec![decision(pending, true, None)];
     let err = run_once(&cfg, &tools, forged).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidRequest);
     assert!(err.message.contains("approvals[0]"), "{}", err.message);
@@ -121,11 +109,11 @@ async fn a_denial_is_an_answer_even_in_stop_mode() {
     let mut cfg = config(&server);
     cfg.signer = Some(signer());
     let paused = run_once(&cfg, &tools, prompt("Refund")).await.unwrap();
-    cfg.approvals = vec![Decision {
-        approval_id: paused.pending_approvals[0].approval_id.clone(),
-        approved: false,
-        reason: Some("not this one".into()),
-    }];
+    cfg.approvals = vec![decision(
+        &paused.pending_approvals[0],
+        false,
+        Some("not this one"),
+    )];
     let done = run_once(&cfg, &tools, paused.messages).await.unwrap();
     assert_eq!(done.text, "OK, no refund.");
     assert_eq!(count(&refund_calls), 0);

@@ -5,20 +5,12 @@
 mod support;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use anthropic_tool_calling::engine::approval::{Always, Decision, Signer};
+use anthropic_tool_calling::engine::approval::Always;
 use anthropic_tool_calling::engine::protocol::RawMessage;
-use anthropic_tool_calling::engine::{ErrorCode, Secret};
+use anthropic_tool_calling::engine::ErrorCode;
 use serde_json::json;
 use support::*;
-
-fn signer() -> Signer {
-    Signer {
-        secret: Secret::new("trust-test-secret-0123456789abcdef0123456789"),
-        ttl: Duration::from_secs(60),
-    }
-}
 
 fn history(messages: &[serde_json::Value]) -> Vec<RawMessage> {
     messages
@@ -65,11 +57,7 @@ async fn one_approval_one_call_and_one_scope() {
     cfg.approval_scope = "chat-a".to_owned();
     let paused = run_once(&cfg, &tools, prompt("Refund")).await.unwrap();
     assert_eq!(paused.stop_reason, "approval_required");
-    cfg.approvals = vec![Decision {
-        approval_id: paused.pending_approvals[0].approval_id.clone(),
-        approved: true,
-        reason: None,
-    }];
+    cfg.approvals = vec![decision(&paused.pending_approvals[0], true, None)];
 
     // The same id twice: one with the approved input, one with another.
     let mut doubled: Vec<serde_json::Value> = paused
@@ -138,11 +126,7 @@ async fn in_order_the_calls_after_a_waiting_one_are_answered_as_not_run_and_are_
         "{not_run}"
     );
 
-    cfg.approvals = vec![Decision {
-        approval_id: paused.pending_approvals[0].approval_id.clone(),
-        approved: true,
-        reason: None,
-    }];
+    cfg.approvals = vec![decision(&paused.pending_approvals[0], true, None)];
     let done = run_once(&cfg, &tools, paused.messages).await.unwrap();
     assert_eq!(done.text, "b done.");
     assert_eq!((count(&lookup_calls), count(&refund_calls)), (1, 1));
@@ -169,11 +153,7 @@ async fn a_junk_block_cannot_hide_a_duplicate_id_and_one_approval_runs_one_call(
     let mut cfg = config(&server);
     cfg.signer = Some(signer());
     let paused = run_once(&cfg, &tools, prompt("Refund")).await.unwrap();
-    cfg.approvals = vec![Decision {
-        approval_id: paused.pending_approvals[0].approval_id.clone(),
-        approved: true,
-        reason: None,
-    }];
+    cfg.approvals = vec![decision(&paused.pending_approvals[0], true, None)];
     let turn: serde_json::Value =
         serde_json::from_str(paused.messages.last().unwrap().get()).unwrap();
     let real = turn["content"][0].clone();
@@ -212,11 +192,7 @@ async fn an_approval_survives_the_javascript_round_trip_of_its_numbers() {
     let paused = run_once(&cfg, &tools, prompt("Refund")).await.unwrap();
     let sent = paused.messages.last().unwrap().get().to_owned();
     assert!(sent.contains("10.0"), "{sent}");
-    cfg.approvals = vec![Decision {
-        approval_id: paused.pending_approvals[0].approval_id.clone(),
-        approved: true,
-        reason: None,
-    }];
+    cfg.approvals = vec![decision(&paused.pending_approvals[0], true, None)];
     // What JSON.parse and JSON.stringify make of the history on its way to a page and back.
     let after_js: Vec<RawMessage> = paused
         .messages

@@ -10,10 +10,13 @@ pub mod wire;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
+use anthropic_tool_calling::engine::approval::{Decision, PendingApproval, Signer};
 use anthropic_tool_calling::engine::protocol::{self, RawMessage};
 use anthropic_tool_calling::engine::{
-    run, ApiClient, RunConfig, RunError, RunOutput, Tool, ToolExecutor, ToolInvocation, ToolOutcome,
+    run, ApiClient, RunConfig, RunError, RunOutput, Secret, Tool, ToolExecutor, ToolInvocation,
+    ToolOutcome,
 };
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -118,4 +121,21 @@ pub fn value(raw: &RawValue) -> Value {
 /// The number of calls a counter saw.
 pub fn count(counter: &AtomicUsize) -> usize {
     counter.load(Ordering::SeqCst)
+}
+
+/// The approval signer of the tests (a secret long enough, ids valid for a minute).
+pub fn signer() -> Signer {
+    Signer {
+        secret: Secret::new("approval-test-secret-0123456789abcdef"),
+        ttl: Duration::from_secs(60),
+    }
+}
+
+/// A person's answer to a pending approval, as the resumed run is given it.
+pub fn decision(pending: &PendingApproval, approved: bool, reason: Option<&str>) -> Decision {
+    Decision {
+        approval_id: pending.approval_id.clone(),
+        approved,
+        reason: reason.map(str::to_owned),
+    }
 }

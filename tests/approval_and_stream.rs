@@ -6,7 +6,6 @@ mod support;
 
 use std::sync::{Arc, Mutex};
 
-use anthropic_tool_calling::engine::approval::Always;
 use anthropic_tool_calling::engine::protocol::RawMessage;
 use anthropic_tool_calling::engine::run::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, ErrorCode, RunEvent};
@@ -29,8 +28,7 @@ async fn a_call_needing_approval_pauses_the_run_and_resumes_with_the_decision() 
     ])
     .await;
     let (order, order_calls) = order_tool();
-    let (refund, refund_calls) = counting(&any_input("refund"), json!("refunded"));
-    let refund = refund.with_approval(Arc::new(Always));
+    let (refund, refund_calls) = refund_needing_approval();
     let tools = [order, refund];
     let mut cfg = config(&server);
     cfg.signer = Some(signer());
@@ -104,8 +102,8 @@ async fn a_denial_is_an_answer_even_in_stop_mode() {
         Step::text("OK, no refund."),
     ])
     .await;
-    let (refund, refund_calls) = counting(&any_input("refund"), json!("refunded"));
-    let tools = [refund.with_approval(Arc::new(Always))];
+    let (refund, refund_calls) = refund_needing_approval();
+    let tools = [refund];
     let mut cfg = config(&server);
     cfg.signer = Some(signer());
     let paused = run_once(&cfg, &tools, prompt("Refund")).await.unwrap();
@@ -128,8 +126,8 @@ async fn a_denial_is_an_answer_even_in_stop_mode() {
 #[tokio::test(flavor = "multi_thread")]
 async fn without_a_secret_a_tool_needing_approval_is_refused_before_anything_is_sent() {
     let server = Server::start([Step::text("unused")]).await;
-    let (refund, _) = counting(&any_input("refund"), json!("x"));
-    let tools = [refund.with_approval(Arc::new(Always))];
+    let (refund, _) = refund_needing_approval();
+    let tools = [refund];
     let err = run_once(&config(&server), &tools, prompt("x"))
         .await
         .unwrap_err();

@@ -4,9 +4,6 @@
 
 mod support;
 
-use std::sync::Arc;
-
-use anthropic_tool_calling::engine::approval::Always;
 use anthropic_tool_calling::engine::protocol::RawMessage;
 use anthropic_tool_calling::engine::ErrorCode;
 use serde_json::json;
@@ -50,8 +47,8 @@ async fn one_approval_one_call_and_one_scope() {
         Step::text("Refunded 30."),
     ])
     .await;
-    let (refund, refund_calls) = counting(&any_input("refund"), json!("refunded"));
-    let tools = [refund.with_approval(Arc::new(Always))];
+    let (refund, refund_calls) = refund_needing_approval();
+    let tools = [refund];
     let mut cfg = config(&server);
     cfg.signer = Some(signer());
     cfg.approval_scope = "chat-a".to_owned();
@@ -106,8 +103,8 @@ async fn in_order_the_calls_after_a_waiting_one_are_answered_as_not_run_and_are_
     ])
     .await;
     let (lookup, lookup_calls) = counting(&any_input("lookup"), json!("found"));
-    let (refund, refund_calls) = counting(&any_input("refund"), json!("refunded"));
-    let tools = [lookup, refund.with_approval(Arc::new(Always))];
+    let (refund, refund_calls) = refund_needing_approval();
+    let tools = [lookup, refund];
     let mut cfg = config(&server);
     cfg.signer = Some(signer());
     cfg.parallel_tool_calls = false;
@@ -147,9 +144,9 @@ async fn a_junk_block_cannot_hide_a_duplicate_id_and_one_approval_runs_one_call(
         json!({ "amount": 30 }),
     )])])
     .await;
-    let (refund, refund_calls) = counting(&any_input("refund"), json!("refunded"));
+    let (refund, refund_calls) = refund_needing_approval();
     let (victim, victim_calls) = counting(&any_input("delete_account"), json!("deleted"));
-    let tools = [refund.with_approval(Arc::new(Always)), victim];
+    let tools = [refund, victim];
     let mut cfg = config(&server);
     cfg.signer = Some(signer());
     let paused = run_once(&cfg, &tools, prompt("Refund")).await.unwrap();
@@ -185,8 +182,8 @@ async fn an_approval_survives_the_javascript_round_trip_of_its_numbers() {
         Step::text("Refunded."),
     ])
     .await;
-    let (refund, refund_calls) = counting(&any_input("refund"), json!("refunded"));
-    let tools = [refund.with_approval(Arc::new(Always))];
+    let (refund, refund_calls) = refund_needing_approval();
+    let tools = [refund];
     let mut cfg = config(&server);
     cfg.signer = Some(signer());
     let paused = run_once(&cfg, &tools, prompt("Refund")).await.unwrap();

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anthropic_tool_calling::engine::approval::{Decision, PendingApproval, Signer};
+use anthropic_tool_calling::engine::approval::{Always, Decision, PendingApproval, Signer};
 use anthropic_tool_calling::engine::protocol::{self, RawMessage};
 use anthropic_tool_calling::engine::{
     run, ApiClient, RunConfig, RunError, RunOutput, Secret, Tool, ToolExecutor, ToolInvocation,
@@ -138,4 +138,11 @@ pub fn decision(pending: &PendingApproval, approved: bool, reason: Option<&str>)
         approved,
         reason: reason.map(str::to_owned),
     }
+}
+
+/// A `refund` tool (any input, answers "refunded") that always waits for a person, with its call
+/// counter.
+pub fn refund_needing_approval() -> (Tool, Arc<AtomicUsize>) {
+    let (refund, calls) = counting(&any_input("refund"), serde_json::json!("refunded"));
+    (refund.with_approval(Arc::new(Always)), calls)
 }

@@ -9,7 +9,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { registerTool, runWithTools, streamWithTools, fromUIMessages } from '../index.mjs'
 import { reply, text, toolUse } from '../stand-in/index.mjs'
-import { at, startApi, orderTool, toolResults, assertNoSecret, collect, uiMessageOf, approvalSecretInEnv, SECRET_ENV as ENV } from './helpers.mjs'
+import { at, startApi, orderTool, toolResults, assertNoSecret, collect, uiMessageOf, approvalSecretInEnv, freshName as fresh, SECRET_ENV as ENV } from './helpers.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const SECRET = 'approval-test-secret-7f3a9c0e1d2b4a6f58c9'
@@ -18,9 +18,6 @@ const APPROVAL_ID = /^apr_\d+_[0-9a-f]{64}$/
 // The suite decides where the secret comes from: none from the environment unless a test sets it.
 approvalSecretInEnv(undefined)
 
-let lastName = 0
-/** A tool name no other test uses (the registry is per process). */
-const fresh = (base) => `${base}_${++lastName}`
 
 const refundSchema = {
   type: 'object',

@@ -20,6 +20,10 @@ export function at(api, extra = {}) {
   return { apiKey: KEY, baseURL: api.url, ...extra }
 }
 
+let lastName = 0
+/** A tool name no other test of this file uses (the registry lives as long as the process). */
+export const freshName = (base) => `${base}_${++lastName}`
+
 export const orderSchema = {
   type: 'object',
   properties: { orderId: { type: 'string' } },

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { registerTool, runWithTools, streamWithTools } from '../index.mjs'
 import { reply, text, toolUse } from '../stand-in/index.mjs'
-import { KEY, at, startApi, approvalSecretInEnv, SECRET_ENV as ENV } from './helpers.mjs'
+import { KEY, at, startApi, approvalSecretInEnv, freshName, SECRET_ENV as ENV } from './helpers.mjs'
 import { textOf } from './secrets.mjs'
 
 const TOKEN = 'gateway-token-7c1e5a90b3d2f486aa'
@@ -157,10 +157,9 @@ test('log lines (ANTHROPIC_TOOL_CALLING_LOG=debug) hold no secret, not even in a
 
 // --- strong approval secrets --------------------------------------------------------------------
 
-let lastName = 0
 /** A tool that needs approval, under a name no other test uses. */
 function refundTool() {
-  const name = `secret_refund_${++lastName}`
+  const name = freshName('secret_refund')
   const runs = []
   registerTool({
     definition: { name, description: 'Refund an order', input_schema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } },

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict'
 import { lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai'
 import { registerTool, runWithTools, streamWithTools, fromUIMessages, ToolError } from '../index.mjs'
 import { reply, text, toolUse } from '../stand-in/index.mjs'
-import { at, startApi, toolResults, collect, uiMessageOf, approvalSecretInEnv, SECRET_ENV as ENV } from './helpers.mjs'
+import { at, startApi, toolResults, collect, uiMessageOf, approvalSecretInEnv, freshName as fresh, SECRET_ENV as ENV } from './helpers.mjs'
 
 const SECRET = 'trust-test-secret-0123456789abcdef0123456789abcdef'
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -20,8 +20,6 @@ const clone = (v) => JSON.parse(JSON.stringify(v))
 // run here has the secret.
 approvalSecretInEnv(SECRET)
 
-let lastName = 0
-const fresh = (base) => `${base}_${++lastName}`
 
 const refundSchema = {
   type: 'object',

@@ -127,6 +127,9 @@ test('bad options and prompts resolve with invalid_request naming the option; no
     ['hi', { baseURL: 'not a url' }, /baseURL/],
     ['hi', { baseURL: `${api.url}/v1` }, /\/v1/],
     ['hi', { maxTokns: 5 }, /Unknown option "maxTokns"/],
+    // An own `__proto__` key (as JSON.parse makes it) is an option like any other, never a prototype.
+    ['hi', JSON.parse('{"__proto__": {"maxTokens": 5}}'), /Unknown option "__proto__"/],
+    ['hi', { onStepFinish: 'later' }, /Option onStepFinish must be a function, got string later/],
     ['hi', { signal: 'stop' }, /signal/],
     ['hi', 'fast', /options must be an object/],
     ['', {}, /prompt/],

@@ -264,6 +264,20 @@ export interface RunOptions<C = unknown> {
    * the calls after one that waits for approval are not run, and the model is told so.
    */
   parallelToolCalls?: boolean
+  /**
+   * A token budget for the whole run: the input (`input_tokens` + cache read + cache creation) and
+   * output tokens of every request, compaction and other `usage.iterations` included. Before each
+   * request the input is estimated as the previous request's; the request is sent only if it fits,
+   * with `max_tokens` lowered to what is left. Otherwise (and when a reply is cut by that lowered
+   * cap) the run ends with `budget_exceeded`, whose `usage` says what was spent. Default: none.
+   */
+  maxTotalTokens?: number
+  /**
+   * How often one identical call (same tool, same input) may succeed in a run, counted when it is
+   * dispatched. Past it the call is not run and the model is told it already has that result (not a
+   * failure). Default: none — a polling tool repeats itself on purpose.
+   */
+  maxIdenticalCalls?: number
   /** Handed to every `execute` as `ctx.context`. */
   context?: C
   /** Stops the run; it resolves with code `aborted`. */
@@ -351,7 +365,10 @@ export interface ToolCall {
   toolUseId: string
 }
 
-/** Summed over all requests of the run. */
+/**
+ * Summed over all requests of the run, with the `usage.iterations` the API bills but leaves out
+ * of a reply's top-level usage (a compaction's, an advisor's).
+ */
 export interface Usage {
   inputTokens: number
   outputTokens: number
@@ -370,6 +387,7 @@ export type AIErrorCode =
   | 'max_iterations_exceeded'
   | 'output_truncated'
   | 'aborted'
+  | 'budget_exceeded'
   | 'unknown_error'
 
 export interface AIError {
@@ -384,6 +402,8 @@ export interface AIError {
   /** What the tool threw (stop mode). */
   cause?: unknown
   toolCalls?: ToolCall[]
+  /** With `budget_exceeded`: the tokens the run spent. */
+  usage?: Usage
 }
 
 export interface RunData {
@@ -406,6 +426,12 @@ export interface RunData {
   container?: { id: string; expiresAt: string }
   /** With `stopReason: "approval_required"`: the calls waiting for a person's decision. */
   pendingApprovals?: PendingApproval[]
+  /**
+   * Every reply's `context_management.applied_edits` (what context editing cleared, e.g.
+   * `{ type: 'clear_tool_uses_20250919', cleared_tool_uses, cleared_input_tokens }`), in order; set
+   * once a reply had `context_management`.
+   */
+  appliedEdits?: unknown[]
 }
 
 /** A call waiting for a person's decision (`needsApproval`): the run stopped with `approval_required`. */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 // The stream layer on its own (lib/stream/, lib/ui-messages.js): the part buffer, the UI message stream read back by the AI SDK's own
 // reader (`ai` is a devDependency), the text stream, and fromUIMessages checked against the
 // strict stand-in of the Messages API. No run and no native binding are involved.
@@ -349,8 +350,11 @@ test('an error result: error with a fixed user-safe sentence, or what onError re
 });
 
 test('there is a user-safe sentence for every error code', () => {
-  const codes = ['invalid_request', 'authentication_error', 'rate_limited', 'overloaded', 'network_error', 'tool_validation_error',
-    'tool_execution_error', 'max_iterations_exceeded', 'output_truncated', 'aborted', 'unknown_error'];
+  // The codes as index.d.ts declares them, so a new code cannot go without its sentence.
+  const dts = readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8');
+  const union = dts.match(/export type AIErrorCode =([^]*?)\n\n/)[1];
+  const codes = [...union.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]);
+  assert.ok(codes.includes('budget_exceeded') && codes.length >= 12, codes.join());
   assert.deepEqual(Object.keys(USER_ERROR_TEXT).sort(), [...codes].sort());
   for (const code of codes) assert.match(USER_ERROR_TEXT[code], /^[A-Z].*\.$/);
 });

@@ -26,6 +26,7 @@ const USER_ERROR_TEXT = Object.freeze({
   max_iterations_exceeded: 'The request needed more steps than allowed. Please try a simpler request.',
   output_truncated: 'The reply was too long and was cut off. Please try a shorter request.',
   aborted: 'The reply was stopped.',
+  budget_exceeded: 'This request needed more work than allowed. Please try a simpler request.',
   unknown_error: 'Something went wrong. Please try again.',
 })
 

@@ -2,7 +2,6 @@
 //! the same call must not have failed too often, and a tool that asks for approval may make the
 //! call wait for a person.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,6 +9,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::approval::{Bound, PendingApproval};
+use super::call_memory::{CallKey, CallMemory};
 use super::canonical::canonical_json;
 use super::config::{OnToolError, RunConfig};
 use super::error::RunError;
@@ -18,26 +18,6 @@ use super::reply::Requested;
 use super::schema;
 use super::settled::{failed, Call, Settled, Why, Words};
 use super::tool::{Tool, ToolInvocation};
-
-/// One exact call: the tool's name and its canonical input.
-pub type CallKey = (String, String);
-
-/// How often each exact call (tool name + canonical input) has failed in this run.
-#[derive(Default)]
-pub struct FailureMemory {
-    counts: HashMap<CallKey, u32>,
-}
-
-impl FailureMemory {
-    fn count(&self, key: &CallKey) -> u32 {
-        self.counts.get(key).copied().unwrap_or(0)
-    }
-
-    /// One more failure of this call.
-    pub fn record(&mut self, key: CallKey) {
-        *self.counts.entry(key).or_insert(0) += 1;
-    }
-}
 
 /// A call that passed its checks and may run.
 pub struct Ready<'t> {
@@ -61,33 +41,35 @@ impl Ready<'_> {
     }
 }
 
-/// A call checked: its key in the failure memory (kept only when failures go back to the
-/// model: a stop-mode run ends at its first failure, so it needs no key per call), and either
-/// the call ready to run or what it settled as.
+/// A call checked: its key in the call memory (kept only when failures go back to the model or
+/// identical calls are limited: a stop-mode run ends at its first failure, so otherwise it needs
+/// no key per call), and either the call ready to run or what it settled as.
 pub struct Checked<'t> {
-    /// The call's key in the failure memory, in continue mode.
+    /// The call's key in the call memory, in continue mode or with `maxIdenticalCalls`.
     pub key: Option<CallKey>,
     /// Ready to run, or settled as a failure.
     pub result: Result<Ready<'t>, Settled>,
 }
 
-/// Finds the tool, validates the input and consults the failure memory.
+/// Finds the tool among those `offered` (the run's tools the history has not withdrawn),
+/// validates the input and consults the call memory.
 pub fn check_call<'t>(
     req: Requested,
     tools: &'t [Tool],
     offered: &[&str],
     cfg: &RunConfig,
-    memory: &FailureMemory,
+    memory: &CallMemory,
 ) -> Checked<'t> {
     let parsed: Option<Value> = serde_json::from_str(req.input.get()).ok();
-    let key = (cfg.on_tool_error != OnToolError::Stop).then(|| {
+    let keyed = cfg.on_tool_error != OnToolError::Stop || cfg.max_identical_calls.is_some();
+    let key = keyed.then(|| {
         let input = parsed
             .as_ref()
             .map(canonical_json)
             .unwrap_or_else(|| req.input.get().to_owned());
         (req.name.clone(), input)
     });
-    let failures_so_far = key.as_ref().map_or(0, |k| memory.count(k));
+    let failures_so_far = key.as_ref().map_or(0, |k| memory.failures(k));
     let result = check(req, parsed, tools, offered, cfg, failures_so_far);
     Checked { key, result }
 }
@@ -102,7 +84,10 @@ fn check<'t>(
 ) -> Result<Ready<'t>, Settled> {
     let call = Call::from(req);
     let name = call.name.as_str();
-    let Some(tool) = tools.iter().find(|t| t.name == name) else {
+    let Some(tool) = tools
+        .iter()
+        .find(|t| t.name == name && offered.contains(&name))
+    else {
         let words = Words::new(
             fb::unknown_tool_for_model(name, offered),
             fb::unknown_tool_for_developer(name, offered),

@@ -134,6 +134,11 @@ pub struct RunConfig {
     pub tool_timeout: Option<Duration>,
     /// A reply's calls run at once (the default), or one after another.
     pub parallel_tool_calls: bool,
+    /// A token budget for the whole run (`maxTotalTokens`); none by default.
+    pub max_total_tokens: Option<u64>,
+    /// How often one identical call may succeed in the run (`maxIdenticalCalls`); none by
+    /// default (a polling tool repeats itself on purpose).
+    pub max_identical_calls: Option<u32>,
     /// How to reach the API.
     pub api: ApiConfig,
 }
@@ -143,6 +148,31 @@ impl RunConfig {
     /// are to be checked) and has no secret fails with the same error wherever it finds out.
     pub fn signer(&self) -> Result<&Signer, RunError> {
         self.signer.as_ref().ok_or_else(fb::no_approval_secret)
+    }
+
+    /// `thinking.budget_tokens` of an enabled `thinking` (as the body sends it: `extraBody`'s
+    /// over the option's).
+    pub fn thinking_budget(&self) -> Option<u64> {
+        #[derive(serde::Deserialize)]
+        struct Thinking {
+            #[serde(rename = "type", default)]
+            kind: String,
+            #[serde(default)]
+            budget_tokens: Option<u64>,
+        }
+        let sent = self
+            .extra_body
+            .iter()
+            .find(|(k, _)| k == "thinking")
+            .map(|(_, v)| v)
+            .or_else(|| {
+                self.fields
+                    .iter()
+                    .find(|(k, _)| *k == "thinking")
+                    .map(|(_, v)| v)
+            })?;
+        let thinking: Thinking = serde_json::from_str(sent.get()).ok()?;
+        (thinking.kind == "enabled").then_some(thinking.budget_tokens?)
     }
 
     /// The defaults, talking to `base_url` with `api_key`.
@@ -167,6 +197,8 @@ impl RunConfig {
             max_tool_failures: DEFAULT_MAX_TOOL_FAILURES,
             tool_timeout: None,
             parallel_tool_calls: true,
+            max_total_tokens: None,
+            max_identical_calls: None,
             api: ApiConfig {
                 api_key,
                 auth_token: None,

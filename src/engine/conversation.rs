@@ -7,7 +7,8 @@ use serde_json::value::RawValue;
 
 use super::api::ApiClient;
 use super::approval::{Decision, PendingApproval, APPROVAL_REQUIRED};
-use super::check_call::FailureMemory;
+use super::budget::Budget;
+use super::call_memory::CallMemory;
 use super::config::{OnMaxIterations, RunConfig};
 use super::deltas::Deltas;
 use super::error::RunError;
@@ -18,6 +19,7 @@ use super::request::{self, Turn};
 use super::result::{RunOutput, Usage};
 use super::round::{run_round, RoundContext, RoundOutcome};
 use super::settle_round::{not_run_at_limit, results_message, Answer};
+use super::tool_changes::{ToolChange, Withdrawn};
 use super::trust;
 
 /// One run's conversation: the history as it grows, and what the run has counted so far.
@@ -33,7 +35,13 @@ pub struct Conversation<'r> {
     /// Every call id of the conversation: no reply may reuse one.
     call_ids: HashSet<String>,
     usage: Usage,
-    memory: FailureMemory,
+    /// The run's token budget (`maxTotalTokens`), as the requests spend it.
+    budget: Budget,
+    memory: CallMemory,
+    /// The run's tools that tool changes in the history have withdrawn.
+    withdrawn: Withdrawn,
+    /// Every reply's `context_management.applied_edits`, once a reply had one.
+    applied_edits: Option<Vec<Box<RawValue>>>,
     /// The thinking of every reply, in order.
     reasoning: Vec<String>,
     /// Tool rounds (and paused server-tool turns) so far.
@@ -44,7 +52,8 @@ pub struct Conversation<'r> {
     first: bool,
     /// The container the last reply ran in.
     container: Option<Container>,
-    /// The content of a paused server-tool turn, sent back as the last message.
+    /// The content of a paused turn (server tools, or a compaction), sent back as the last
+    /// message.
     paused: Option<Box<RawValue>>,
     /// Set once the tool-round limit was answered (`onMaxIterations: "answer"`).
     limit_reached: bool,
@@ -53,14 +62,17 @@ pub struct Conversation<'r> {
 }
 
 impl<'r> Conversation<'r> {
-    /// A conversation going on from `messages`, whose tool call ids (read and checked by
-    /// `trust.rs`) are `call_ids`.
+    /// A conversation going on from `messages`, whose tool call ids and tool changes (read and
+    /// checked by `trust.rs`) are `call_ids` and `changes`.
     pub fn new(
         client: &'r ApiClient,
         run: RoundContext<'r>,
         messages: Vec<RawMessage>,
         call_ids: HashSet<String>,
+        changes: &[ToolChange],
     ) -> Self {
+        let mut withdrawn = Withdrawn::default();
+        withdrawn.apply(changes, |name| run.tools.iter().any(|t| t.name == name));
         Conversation {
             client,
             definitions: run.tools.iter().map(|t| &*t.definition).collect(),
@@ -70,7 +82,10 @@ impl<'r> Conversation<'r> {
             messages,
             call_ids,
             usage: Usage::default(),
-            memory: FailureMemory::default(),
+            budget: Budget::new(run.cfg.max_total_tokens, run.cfg.thinking_budget()),
+            memory: CallMemory::default(),
+            withdrawn,
+            applied_edits: None,
             reasoning: Vec::new(),
             rounds: 0,
             step: 0,
@@ -102,7 +117,9 @@ impl<'r> Conversation<'r> {
                 }
             })
         };
+        let max_tokens = self.budget.cap(cfg.max_tokens, &self.usage)?;
         let turn = Turn {
+            max_tokens,
             tool_choice,
             container: self
                 .container
@@ -125,9 +142,20 @@ impl<'r> Conversation<'r> {
             }
             _ => self.client.create_message(&cfg.api, body).await?,
         };
+        let mut response = response;
         self.usage.add(&response.usage);
+        self.budget.answered(
+            &response.usage,
+            response.stop_reason.as_deref(),
+            &self.usage,
+        )?;
         if response.container.is_some() {
             self.container = response.container.clone();
+        }
+        if let Some(cm) = response.context_management.take() {
+            self.applied_edits
+                .get_or_insert_with(Vec::new)
+                .extend(cm.applied_edits);
         }
         Ok(response)
     }
@@ -144,6 +172,10 @@ impl<'r> Conversation<'r> {
         };
         let mut reply = Reply::read(content, response.stop_reason, &response.usage)?;
         self.reasoning.append(&mut reply.thinking);
+        let tools = self.run.tools;
+        self.withdrawn.apply(&reply.tool_changes, |name| {
+            tools.iter().any(|t| t.name == name)
+        });
         Ok(reply)
     }
 
@@ -159,12 +191,24 @@ impl<'r> Conversation<'r> {
             ));
         }
         self.rounds += 1;
+        self.continue_turn(reply);
+        Ok(())
+    }
+
+    /// The API compacted the history and handed the turn back (`stop_reason: "compaction"`):
+    /// the reply goes back as the last message, nothing added, for the model to answer. Not a
+    /// tool round: it does not count against `maxToolIterations`.
+    pub fn continue_compacted(&mut self, reply: Reply) {
+        self.continue_turn(reply);
+    }
+
+    /// A paused turn goes back as the last message, unchanged; its continuation joins it.
+    fn continue_turn(&mut self, reply: Reply) {
         self.step_finished(&reply, false);
         self.step += 1;
         self.messages
             .push(protocol::assistant_message(&reply.content));
         self.paused = Some(reply.content);
-        Ok(())
     }
 
     /// The reply answers: the run ends with it. An empty reply is an answer with no text, and
@@ -229,7 +273,14 @@ impl<'r> Conversation<'r> {
         resumed: Option<&[Decision]>,
     ) -> Result<RoundOutcome, RunError> {
         self.rounds += 1;
-        run_round(requested, self.run, &mut self.memory, resumed).await
+        run_round(
+            requested,
+            self.run,
+            &mut self.memory,
+            &self.withdrawn,
+            resumed,
+        )
+        .await
     }
 
     /// The model asks for tools after the last round allowed: the run ends, or
@@ -302,6 +353,7 @@ impl<'r> Conversation<'r> {
             limit_reached: self.limit_reached,
             container: self.container.take(),
             pending_approvals: Vec::new(),
+            applied_edits: self.applied_edits.take(),
         }
     }
 }

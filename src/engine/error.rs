@@ -11,7 +11,7 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde::Serialize;
 
-use super::result::ToolCall;
+use super::result::{ToolCall, Usage};
 
 mod chain;
 mod code;
@@ -46,6 +46,9 @@ pub struct RunError {
     /// Every tool call made before the run failed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
+    /// The tokens the run spent, where that is the point (`budget_exceeded`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 /// How every internal error's sentence starts: a bug of ours…
@@ -70,7 +73,16 @@ impl RunError {
             status: None,
             request_id: None,
             tool_calls: Vec::new(),
+            usage: None,
         }
+    }
+
+    /// `budget_exceeded`: the run's token budget would be crossed (`message` says by what),
+    /// after spending `usage`; nothing more was sent.
+    pub fn budget_exceeded(message: impl Into<String>, usage: Usage) -> Self {
+        let mut error = RunError::new(ErrorCode::BudgetExceeded, message);
+        error.usage = Some(usage);
+        error
     }
 
     /// `invalid_request`: the caller's own input (an option, the prompt, the history) is wrong;

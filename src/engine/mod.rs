@@ -3,7 +3,9 @@
 
 pub mod api;
 pub mod approval;
+pub mod budget;
 pub mod call_log;
+pub mod call_memory;
 pub mod canonical;
 pub mod check_call;
 pub mod config;
@@ -30,6 +32,7 @@ pub mod settled;
 pub mod stop;
 pub mod stream;
 pub mod tool;
+pub mod tool_changes;
 pub mod trust;
 
 pub use api::{ApiClient, ApiConfig};

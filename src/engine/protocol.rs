@@ -59,6 +59,9 @@ pub struct MessageResponse {
     /// The code-execution container the reply ran in, if any.
     #[serde(default)]
     pub container: Option<Container>,
+    /// What context editing did to the request (`applied_edits`), when the API says.
+    #[serde(default)]
+    pub context_management: Option<ContextManagement>,
     /// The `request-id` header of the answer (not part of the body).
     #[serde(skip)]
     pub request_id: Option<String>,
@@ -72,6 +75,15 @@ pub struct Container {
     /// When the API lets the container go (an ISO 8601 time).
     #[serde(default, rename(serialize = "expiresAt"))]
     pub expires_at: String,
+}
+
+/// A reply's `context_management`: what the API cleared from the request before the model
+/// read it.
+#[derive(Deserialize, Default, Debug)]
+pub struct ContextManagement {
+    /// Each edit applied (`clear_tool_uses_20250919` with `cleared_tool_uses`, …), as written.
+    #[serde(default)]
+    pub applied_edits: Vec<Box<RawValue>>,
 }
 
 /// Token counts of one response.
@@ -89,6 +101,62 @@ pub struct ApiUsage {
     /// Tokens read from the prompt cache.
     #[serde(default)]
     pub cache_read_input_tokens: Option<u64>,
+    /// The `iterations` whose tokens the fields above leave out (every type but `message` and
+    /// `fallback_message`: a compaction, an advisor's message …), summed: billed all the same.
+    #[serde(
+        default,
+        rename = "iterations",
+        deserialize_with = "beyond_the_message"
+    )]
+    pub other_iterations: Option<Tokens>,
+}
+
+/// Token counts of one kind of work (input not counting the cache, output, cache read, cache
+/// written).
+#[derive(Deserialize, Default, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tokens {
+    /// Tokens read from the request, cache aside.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Tokens the model wrote.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Tokens written to the prompt cache.
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+    /// Tokens read from the prompt cache.
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
+}
+
+/// Sums the `usage.iterations` entries that the top-level usage does not count. An entry that
+/// is not an object with a `type` and counts is left out rather than failing the reply: usage
+/// is reported, never acted on by the API.
+fn beyond_the_message<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Tokens>, D::Error> {
+    #[derive(Deserialize)]
+    struct Iteration {
+        #[serde(rename = "type", default)]
+        kind: String,
+        #[serde(flatten)]
+        tokens: Tokens,
+    }
+    let serde_json::Value::Array(entries) = serde_json::Value::deserialize(d)? else {
+        return Ok(None);
+    };
+    let mut sum = Tokens::default();
+    for entry in entries {
+        let Ok(it) = serde_json::from_value::<Iteration>(entry) else {
+            continue;
+        };
+        if matches!(it.kind.as_str(), "message" | "fallback_message") {
+            continue;
+        }
+        sum.input_tokens += it.tokens.input_tokens;
+        sum.output_tokens += it.tokens.output_tokens;
+        sum.cache_creation_input_tokens += it.tokens.cache_creation_input_tokens;
+        sum.cache_read_input_tokens += it.tokens.cache_read_input_tokens;
+    }
+    Ok(Some(sum))
 }
 
 /// One content block of a response, read loosely: only `text`, `thinking` and `tool_use` matter
@@ -113,6 +181,9 @@ pub struct ContentBlock<'a> {
     /// A `tool_use` block's input, as the model wrote it.
     #[serde(default, borrow)]
     pub input: Option<&'a RawValue>,
+    /// A `compaction` block's tool changes (those of the turns it summarised).
+    #[serde(default, borrow)]
+    pub tool_changes: Option<&'a RawValue>,
 }
 
 /// The `request-id` header of an answer: what Anthropic's support asks for to find a request.

@@ -8,6 +8,7 @@ use super::error::RunError;
 use super::protocol::{ApiUsage, ContentBlock};
 use super::result::Usage;
 use super::stop::StopReason;
+use super::tool_changes::{self, ToolChange};
 
 /// A `tool_use` block: the client tool call the model asks for.
 #[derive(Clone)]
@@ -60,6 +61,8 @@ pub struct Reply {
     pub thinking: Vec<String>,
     /// Its client tool calls, in order.
     pub requested: Vec<Requested>,
+    /// The tool changes its `compaction` blocks carry, in order.
+    pub tool_changes: Vec<ToolChange>,
     /// What the loop does next.
     pub stop: StopReason,
     /// `stop_reason` as the API wrote it, `""` without one.
@@ -78,8 +81,10 @@ impl Reply {
         let (blocks, requested) = read_content(&content)?;
         let mut text = String::new();
         let mut thinking = Vec::new();
+        let mut changes = Vec::new();
         for block in blocks {
             match block.kind.as_ref() {
+                "compaction" => changes.extend(tool_changes::of_compaction(block.tool_changes)),
                 "text" => text.push_str(block.text.as_deref().unwrap_or_default()),
                 "thinking" => {
                     if let Some(t) = block.thinking.filter(|t| !t.is_empty()) {
@@ -95,6 +100,7 @@ impl Reply {
             text,
             thinking,
             requested,
+            tool_changes: changes,
             stop: StopReason::of(stop_reason.as_deref()),
             stop_reason: stop_reason.unwrap_or_default(),
             usage: step_usage,

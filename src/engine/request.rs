@@ -18,6 +18,8 @@ pub struct Turn<'a> {
     pub container: Option<&'a str>,
     /// Ask for an SSE stream.
     pub stream: bool,
+    /// `max_tokens`: the option's, or less where the run's token budget leaves less.
+    pub max_tokens: u32,
 }
 
 /// Writes one JSON object field by field, leaving out the fields `extraBody` replaces.
@@ -187,7 +189,7 @@ pub fn body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage], turn:
         replaced: &cfg.extra_body,
     };
     o.value("model", &cfg.model);
-    o.value("max_tokens", &cfg.max_tokens);
+    o.value("max_tokens", &turn.max_tokens);
     if let Some(system) = &cfg.system {
         o.raw("system", system.get());
     }
@@ -269,6 +271,7 @@ mod tests {
                 tool_choice: Some(&choice),
                 container: Some("cont_1"),
                 stream: true,
+                max_tokens: 4096,
             },
         );
         assert_eq!(body.len(), body.to_vec().len());

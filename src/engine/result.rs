@@ -84,12 +84,24 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Adds one response's counts.
+    /// Adds one response's counts: its top-level usage and the iterations that leave out
+    /// (a compaction's tokens are billed, yet not in the top-level fields).
     pub fn add(&mut self, u: &ApiUsage) {
-        self.input_tokens += u.input_tokens.unwrap_or(0);
-        self.output_tokens += u.output_tokens.unwrap_or(0);
-        self.cache_read_input_tokens += u.cache_read_input_tokens.unwrap_or(0);
-        self.cache_creation_input_tokens += u.cache_creation_input_tokens.unwrap_or(0);
+        let more = u.other_iterations.unwrap_or_default();
+        self.input_tokens += u.input_tokens.unwrap_or(0) + more.input_tokens;
+        self.output_tokens += u.output_tokens.unwrap_or(0) + more.output_tokens;
+        self.cache_read_input_tokens +=
+            u.cache_read_input_tokens.unwrap_or(0) + more.cache_read_input_tokens;
+        self.cache_creation_input_tokens +=
+            u.cache_creation_input_tokens.unwrap_or(0) + more.cache_creation_input_tokens;
+    }
+
+    /// Every token counted, input (the cache's included) and output: what a token budget spends.
+    pub fn total(&self) -> u64 {
+        self.input_tokens
+            + self.output_tokens
+            + self.cache_read_input_tokens
+            + self.cache_creation_input_tokens
     }
 }
 
@@ -118,4 +130,8 @@ pub struct RunOutput {
     /// With `stopReason: "approval_required"`: the calls waiting for a person.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pending_approvals: Vec<PendingApproval>,
+    /// Every reply's `context_management.applied_edits`, in order; set once a reply had
+    /// `context_management` (an empty list: it cleared nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applied_edits: Option<Vec<Box<RawValue>>>,
 }

@@ -9,7 +9,8 @@ use futures::FutureExt;
 
 use super::approval::{Decision, PendingApproval};
 use super::call_log::CallLog;
-use super::check_call::{check_call, needs_approval, FailureMemory, Ready};
+use super::call_memory::CallMemory;
+use super::check_call::{check_call, needs_approval, Ready};
 use super::config::{OnToolError, RunConfig};
 use super::error::RunError;
 use super::events::{EventSink, RunEvent};
@@ -17,8 +18,9 @@ use super::execute_call::execute_call;
 use super::feedback as fb;
 use super::reply::Requested;
 use super::settle_round::{tell_interrupted, Answer, Answers};
-use super::settled::{declined, not_run_waiting};
+use super::settled::{declined, identical, not_run_waiting};
 use super::tool::Tool;
+use super::tool_changes::Withdrawn;
 
 /// How a round ended: every call answered, or some waiting for a person's yes.
 pub enum RoundOutcome {
@@ -49,7 +51,8 @@ pub struct RoundContext<'r> {
     pub events: Option<&'r dyn EventSink>,
 }
 
-/// Runs one round; the calls are recorded in the log as they start and settle. A resumed round
+/// Runs one round; the calls are recorded in the log as they start and settle. A tool the
+/// history `withdrawn` is not offered. A resumed round
 /// (`resumed`: each call's verified decision, by position) runs the yeses, declines the noes and
 /// asks nothing. In stop mode the first failure ends the run at once: calls with bad input are
 /// caught before any tool runs, and the first call to fail (in time) stops the others, whose
@@ -57,7 +60,8 @@ pub struct RoundContext<'r> {
 pub async fn run_round(
     requested: Vec<Requested>,
     run: RoundContext<'_>,
-    memory: &mut FailureMemory,
+    memory: &mut CallMemory,
+    withdrawn: &Withdrawn,
     resumed: Option<&[Decision]>,
 ) -> Result<RoundOutcome, RunError> {
     let RoundContext {
@@ -70,7 +74,11 @@ pub async fn run_round(
     announce(&requested, log, events);
     let mut answers = Answers::new(requested.len(), memory, log, events);
 
-    let offered: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let offered: Vec<&str> = tools
+        .iter()
+        .map(|t| t.name.as_str())
+        .filter(|name| !withdrawn.contains(name))
+        .collect();
     let mut ready: Vec<(usize, Ready)> = Vec::new();
     for (index, req) in requested.into_iter().enumerate() {
         let checked = check_call(req, tools, &offered, cfg, answers.memory());
@@ -82,7 +90,11 @@ pub async fn run_round(
     }
 
     let approved = approve(ready, cfg, resumed, &mut answers).await?;
-    execute_all(approved.allowed, cfg, stop, &mut answers).await?;
+    let allowed = match cfg.max_identical_calls {
+        Some(limit) => not_identical(approved.allowed, limit, &mut answers),
+        None => approved.allowed,
+    };
+    execute_all(allowed, cfg, stop, &mut answers).await?;
     if let Some(waiting) = approved.pending.first() {
         for (i, r) in approved.held {
             answers.settle(i, not_run_waiting(r.into_call(), &waiting.tool_name));
@@ -158,6 +170,24 @@ async fn approve<'t>(
         }
     }
     Ok(approved)
+}
+
+/// `maxIdenticalCalls`: counted at dispatch, in `tool_use` order, so the calls still running
+/// count as well as those that succeeded: within a round, the next identical call is the one
+/// refused. A refused call is not run and is answered so (not a failure in either mode).
+fn not_identical<'t>(
+    allowed: Vec<(usize, Ready<'t>)>,
+    limit: u32,
+    answers: &mut Answers<'_>,
+) -> Vec<(usize, Ready<'t>)> {
+    let mut out = Vec::with_capacity(allowed.len());
+    for (i, r) in allowed {
+        match answers.dispatch(i, limit) {
+            Ok(()) => out.push((i, r)),
+            Err(times) => answers.settle(i, identical(r.into_call(), times)),
+        }
+    }
+    out
 }
 
 /// Runs the allowed calls, all at once or in order, settling each as it ends. In stop mode the

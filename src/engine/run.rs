@@ -96,20 +96,21 @@ async fn run_loop(
     // can cover two; a run paused for approval resumes from its last messages.
     let history = trust::read_history(&messages)?;
     let waiting = resume::waiting(&history)?;
-    let call_ids = history.call_ids;
+    let (call_ids, changes) = (history.call_ids, history.tool_changes);
     let run = RoundContext {
         tools,
         cfg,
         log,
         events,
     };
-    let mut talk = Conversation::new(client, run, messages, call_ids);
+    let mut talk = Conversation::new(client, run, messages, call_ids, &changes);
     resume::resume(&mut talk, waiting).await?;
     loop {
         let response = talk.send().await?;
         let reply = talk.take_reply(response)?;
         match reply.stop {
             StopReason::PauseTurn => talk.continue_paused(reply)?,
+            StopReason::Compaction => talk.continue_compacted(reply),
             StopReason::Refusal => return Ok(talk.refused(reply)),
             StopReason::Truncated if reply.asks_for_tools() => return Err(talk.truncated(&reply)),
             StopReason::ToolUse if reply.asks_for_tools() => {

@@ -8,7 +8,8 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 
 use super::call_log::CallLog;
-use super::check_call::{CallKey, Checked, FailureMemory, Ready};
+use super::call_memory::{CallKey, CallMemory};
+use super::check_call::{Checked, Ready};
 use super::error::RunError;
 use super::events::{EventSink, RunEvent};
 use super::feedback as fb;
@@ -60,9 +61,12 @@ pub fn results_message(answers: &[Answer]) -> RawMessage {
 /// A round's answers as its calls settle, one slot per call in `tool_use` order.
 pub struct Answers<'r> {
     slots: Vec<Option<Answer>>,
-    /// Each call's key in the failure memory (continue mode), taken when it fails.
+    /// Each call's key in the call memory (continue mode, `maxIdenticalCalls`), taken when it
+    /// fails.
     keys: Vec<Option<CallKey>>,
-    memory: &'r mut FailureMemory,
+    /// Which calls were dispatched (counted as standing in the memory).
+    dispatched: Vec<bool>,
+    memory: &'r mut CallMemory,
     log: &'r CallLog,
     events: Option<&'r dyn EventSink>,
 }
@@ -71,7 +75,7 @@ impl<'r> Answers<'r> {
     /// The answers of a round of `calls` calls.
     pub fn new(
         calls: usize,
-        memory: &'r mut FailureMemory,
+        memory: &'r mut CallMemory,
         log: &'r CallLog,
         events: Option<&'r dyn EventSink>,
     ) -> Self {
@@ -82,15 +86,27 @@ impl<'r> Answers<'r> {
         Answers {
             slots,
             keys,
+            dispatched: vec![false; calls],
             memory,
             log,
             events,
         }
     }
 
-    /// The run's failure memory, for checking the next call.
-    pub fn memory(&self) -> &FailureMemory {
+    /// The run's call memory, for checking the next call.
+    pub fn memory(&self) -> &CallMemory {
         self.memory
+    }
+
+    /// Call `index` is about to run: counted among the calls that stand (succeeded or
+    /// running), unless the same call already stands `limit` times, which is returned.
+    pub fn dispatch(&mut self, index: usize, limit: u32) -> Result<(), u32> {
+        let Some(key) = &self.keys[index] else {
+            return Ok(());
+        };
+        self.memory.dispatch(key, limit)?;
+        self.dispatched[index] = true;
+        Ok(())
     }
 
     /// The run's call log.
@@ -119,7 +135,10 @@ impl<'r> Answers<'r> {
         observe(&settled, self.events);
         if settled.counts_as_failure() {
             if let Some(key) = self.keys[index].take() {
-                self.memory.record(key);
+                if self.dispatched[index] {
+                    self.memory.dispatched_failed(&key);
+                }
+                self.memory.record_failure(key);
             }
         }
         let answer = Answer {

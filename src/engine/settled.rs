@@ -29,7 +29,7 @@ impl Settled {
     /// Whether this failure counts towards `maxToolFailures` (a call refused as repeated was
     /// not run, so it adds nothing).
     pub fn counts_as_failure(&self) -> bool {
-        matches!(self.why, Some(why) if !matches!(why, Why::Repeated | Why::Declined | Why::NotRunWaiting))
+        matches!(self.why, Some(why) if !matches!(why, Why::Repeated | Why::Identical | Why::Declined | Why::NotRunWaiting))
     }
 
     /// Writes its log line.
@@ -59,6 +59,9 @@ pub enum Why {
     InvalidInput,
     /// The same call already failed `maxToolFailures` times; not run.
     Repeated,
+    /// The same call already succeeded `maxIdenticalCalls` times; not run (an answer, not a
+    /// failure: the model has its result).
+    Identical,
     /// It did not finish within `toolTimeoutMs`.
     Timeout,
     /// The tool threw a `ToolError`, its words for the model.
@@ -87,6 +90,7 @@ impl Why {
             Why::UnknownTool => "unknown_tool",
             Why::InvalidInput => "invalid_input",
             Why::Repeated => "not_run_repeated",
+            Why::Identical => "not_run_identical",
             Why::Timeout => "timeout",
             Why::ToolError => "tool_error",
             Why::Threw => "threw",
@@ -196,6 +200,14 @@ fn not_run(call: Call, why: Why, dev: String, model: String) -> Settled {
         failure: None,
         why: Some(why),
     }
+}
+
+/// A call that already succeeded `times` times with the same input (`maxIdenticalCalls`): not
+/// run; the model is told it has the result. Not a failure.
+pub fn identical(call: Call, times: u32) -> Settled {
+    let dev = fb::identical_for_developer(&call.name, times);
+    let model = fb::identical_for_model(&call.name, times);
+    not_run(call, Why::Identical, dev, model)
 }
 
 /// In order, a call after one that waits for approval: not run, and told so. Not a failure.

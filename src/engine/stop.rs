@@ -9,6 +9,9 @@ pub enum StopReason {
     Answer,
     /// A long server-tool turn was paused: send the reply back to let it continue.
     PauseTurn,
+    /// The API compacted the history and handed the turn back before the model answered
+    /// (`pause_after_compaction`): send the reply back to let it answer. Not a tool round.
+    Compaction,
     /// The output was cut (`max_tokens`, `model_context_window_exceeded`): an answer, unless it
     /// holds a `tool_use` whose input may be cut.
     Truncated,
@@ -22,6 +25,7 @@ impl StopReason {
         match wire {
             Some("tool_use") => StopReason::ToolUse,
             Some("pause_turn") => StopReason::PauseTurn,
+            Some("compaction") => StopReason::Compaction,
             Some("max_tokens") | Some("model_context_window_exceeded") => StopReason::Truncated,
             Some("refusal") => StopReason::Refusal,
             _ => StopReason::Answer,
@@ -39,6 +43,7 @@ mod tests {
         assert_eq!(StopReason::of(Some("end_turn")), StopReason::Answer);
         assert_eq!(StopReason::of(Some("stop_sequence")), StopReason::Answer);
         assert_eq!(StopReason::of(Some("pause_turn")), StopReason::PauseTurn);
+        assert_eq!(StopReason::of(Some("compaction")), StopReason::Compaction);
         assert_eq!(StopReason::of(Some("max_tokens")), StopReason::Truncated);
         assert_eq!(
             StopReason::of(Some("model_context_window_exceeded")),

@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use super::error::RunError;
 use super::protocol::RawMessage;
 use super::reply::Requested;
+use super::tool_changes::{self, ToolChange, CHANGE_BLOCKS};
 
 #[derive(Deserialize)]
 struct MessageView<'a> {
@@ -36,6 +37,12 @@ struct Fields<'a> {
     input: Option<&'a RawValue>,
     #[serde(borrow, default)]
     tool_use_id: Option<&'a RawValue>,
+    /// The tool a `tool_addition` / `tool_removal` block changes.
+    #[serde(borrow, default)]
+    tool: Option<&'a RawValue>,
+    /// The tool changes a `compaction` block stands in for.
+    #[serde(borrow, default)]
+    tool_changes: Option<&'a RawValue>,
 }
 
 /// One content block of the history, as far as calls and their results go.
@@ -162,6 +169,8 @@ pub struct CheckedHistory<'a> {
     pub last: Option<(usize, Message<'a>)>,
     /// The message before it, with its index.
     pub before_last: Option<(usize, Message<'a>)>,
+    /// The tool changes of its system-role messages and compaction blocks, in order.
+    pub tool_changes: Vec<ToolChange>,
 }
 
 /// Reads the whole history strictly, checking every tool call id to be a string and to appear
@@ -170,8 +179,10 @@ pub fn read_history(messages: &[RawMessage]) -> Result<CheckedHistory<'_>, RunEr
     let mut ids = HashSet::new();
     let mut last = None;
     let mut before_last = None;
+    let mut changes = Vec::new();
     for (m, message) in messages.iter().enumerate() {
         let message = read(m, message)?;
+        read_changes(m, &message, &mut changes)?;
         for block in &message.blocks {
             let Some(id) = block.call_id()? else {
                 continue;
@@ -192,7 +203,46 @@ pub fn read_history(messages: &[RawMessage]) -> Result<CheckedHistory<'_>, RunEr
         call_ids: ids,
         last,
         before_last,
+        tool_changes: changes,
     })
+}
+
+/// The tool changes message `m` makes. A system-role message holds tool changes and nothing
+/// else (instructions go in the `system` option), each readable; an assistant's `compaction`
+/// block may carry the changes of the turns it summarised.
+fn read_changes(m: usize, message: &Message, out: &mut Vec<ToolChange>) -> Result<(), RunError> {
+    if message.role != "system" {
+        for block in message.blocks.iter().filter(|b| b.kind == "compaction") {
+            out.extend(tool_changes::of_compaction(block.fields.tool_changes));
+        }
+        return Ok(());
+    }
+    let refuse = |what: String| {
+        RunError::invalid_request(format!(
+            "The prompt's messages[{m}] has role \"system\", which may only hold tool changes \
+             ({} blocks), but {what}. Put instructions in the system option. Nothing was sent.",
+            CHANGE_BLOCKS.join(" / ")
+        ))
+    };
+    if message.blocks.is_empty() {
+        return Err(refuse(
+            "its content is not an array of such blocks".to_owned(),
+        ));
+    }
+    for block in &message.blocks {
+        match tool_changes::of_block(&block.kind, block.fields.tool) {
+            Ok(Some(change)) => out.push(change),
+            Ok(None) if CHANGE_BLOCKS.contains(&block.kind.as_str()) => {}
+            Ok(None) => return Err(refuse(format!("{} is a {:?} block", block.at, block.kind))),
+            Err(()) => {
+                return Err(unreadable(
+                    &block.at,
+                    &format!("a {} whose tool cannot be read", block.kind),
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A reply's calls join the run's ids; a reply that repeats an id (within itself or from

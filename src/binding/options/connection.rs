@@ -72,22 +72,37 @@ pub fn base_url(
 }
 
 /// `betas` and `headers`: extra request headers; the credential, version and content-type
-/// headers are the loop's own.
-pub fn headers(betas: Given, headers: Given) -> Result<Vec<(HeaderName, HeaderValue)>, RunError> {
+/// headers are the loop's own. `features`: the betas the run's features need, added to the
+/// `betas` option's where it lacks them.
+pub fn headers(
+    betas: Given,
+    headers: Given,
+    features: &[&str],
+) -> Result<Vec<(HeaderName, HeaderValue)>, RunError> {
     let mut out = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     if let Some(v) = betas.value() {
-        let names: Option<Vec<&str>> = v
+        let given: Option<Vec<&str>> = v
             .as_array()
             .and_then(|a| a.iter().map(Value::as_str).collect());
-        match names {
-            Some(names) if !names.is_empty() => {
-                let joined = names.join(",");
-                let value = HeaderValue::from_str(&joined)
+        match given {
+            Some(given) if !given.is_empty() => {
+                // Checked as given, before anything is added to it.
+                HeaderValue::from_str(&given.join(","))
                     .map_err(|_| betas.bad("an array of beta names", &v))?;
-                out.push((HeaderName::from_static("anthropic-beta"), value));
+                names.extend(given.iter().map(|n| (*n).to_owned()));
             }
             _ => return Err(betas.bad("a non-empty array of beta names (strings)", &v)),
         }
+    }
+    for feature in features {
+        if !names.iter().any(|n| n.trim() == *feature) {
+            names.push((*feature).to_owned());
+        }
+    }
+    if !names.is_empty() {
+        let value = HeaderValue::from_str(&names.join(",")).expect("checked above, and our own");
+        out.push((HeaderName::from_static("anthropic-beta"), value));
     }
     // The `headers` option's values are shown in no message (they may be credentials) and
     // marked sensitive: never quoted from what the API says back, never indexed by HTTP/2.

@@ -95,6 +95,12 @@ run_options! {
     tool_timeout_ms: "toolTimeoutMs",
     /// Run the tool calls of one reply concurrently. Default true; `false`: one by one, in order.
     parallel_tool_calls: "parallelToolCalls",
+    /// A token budget for the whole run: the input (cache included) and output of every
+    /// request. Default: none.
+    max_total_tokens: "maxTotalTokens",
+    /// How often one identical call (same name, same input) may succeed in a run before it is
+    /// no longer run. Default: none (a polling tool repeats itself on purpose).
+    max_identical_calls: "maxIdenticalCalls",
     /// Sent as `x-api-key`. Default: `ANTHROPIC_API_KEY` (read only when neither key option is
     /// given).
     api_key: "apiKey",

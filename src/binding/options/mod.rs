@@ -8,6 +8,7 @@
 //! for byte.
 
 mod approvals;
+mod betas;
 mod connection;
 pub mod list;
 mod prompt;
@@ -62,11 +63,11 @@ pub fn parse_request(json: &str) -> Result<RunRequest, RunError> {
         })?,
         _ => RunOptions::default(),
     };
-    let messages = prompt::parse_prompt(incoming.prompt)?;
-    let (config, tool_names) = parse_options(&options, &incoming.env)?;
+    let prompt = prompt::parse_prompt(incoming.prompt)?;
+    let (config, tool_names) = parse_options(&options, &incoming.env, &prompt)?;
     Ok(RunRequest {
         config,
-        messages,
+        messages: prompt.messages,
         tool_names,
     })
 }
@@ -76,6 +77,7 @@ pub fn parse_request(json: &str) -> Result<RunRequest, RunError> {
 fn parse_options(
     o: &RunOptions,
     env: &BTreeMap<String, Value>,
+    prompt: &prompt::Prompt,
 ) -> Result<(RunConfig, Option<Vec<String>>), RunError> {
     if let Some(unknown) = &o.unknown {
         return Err(unknown_option(unknown));
@@ -131,6 +133,8 @@ fn parse_options(
     if let Some(parallel) = o.parallel_tool_calls.bool()? {
         cfg.parallel_tool_calls = parallel;
     }
+    cfg.max_total_tokens = o.max_total_tokens.int(1, u32::MAX as u64)?.map(u64::from);
+    cfg.max_identical_calls = o.max_identical_calls.int(1, 10_000)?;
     cfg.system = wire::system(o.system)?;
     cfg.tool_choice = wire::tool_choice(o.tool_choice)?;
     cfg.fields.extend(wire::pass_through(o)?);
@@ -138,7 +142,13 @@ fn parse_options(
     cfg.container = o.container.string()?;
     cfg.approval_scope = o.approval_scope.string()?.unwrap_or_default();
     cfg.extra_body = wire::extra_body(o.extra_body)?;
-    cfg.api.headers = connection::headers(o.betas, o.headers)?;
+    if cfg.max_total_tokens.is_some() && cfg.extra_body.iter().any(|(k, _)| k == "max_tokens") {
+        return Err(RunError::invalid_request(
+            "Option extraBody may not set max_tokens together with maxTotalTokens, which lowers each request's max_tokens to what the budget leaves; use maxTokens. Nothing was sent.",
+        ));
+    }
+    let features = betas::of_features(&cfg, prompt.tool_changes);
+    cfg.api.headers = connection::headers(o.betas, o.headers, &features)?;
     let secret = approvals::approval_secret(o.approval_secret, env)?;
     cfg.api.unsent_secrets.extend(secret.clone());
     cfg.signer = approvals::signer(secret, o.approval_ttl_ms)?;

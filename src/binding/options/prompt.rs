@@ -28,8 +28,25 @@ struct BlockView<'a> {
     kind: Option<Cow<'a, str>>,
 }
 
+/// The prompt, read: the history the run starts from.
+pub struct Prompt {
+    /// Its messages, each as the JSON text it came as.
+    pub messages: Vec<RawMessage>,
+    /// Some message has `role: "system"` (mid-conversation tool changes, a beta).
+    pub tool_changes: bool,
+}
+
 /// The prompt as the history the run starts from.
-pub fn parse_prompt(prompt: Option<&RawValue>) -> Result<Vec<RawMessage>, RunError> {
+pub fn parse_prompt(prompt: Option<&RawValue>) -> Result<Prompt, RunError> {
+    let mut tool_changes = false;
+    let messages = messages(prompt, &mut tool_changes)?;
+    Ok(Prompt {
+        messages,
+        tool_changes,
+    })
+}
+
+fn messages(prompt: Option<&RawValue>, system: &mut bool) -> Result<Vec<RawMessage>, RunError> {
     let text = prompt.map_or("null", |p| p.get());
     match text.as_bytes().first() {
         Some(b'"') => {
@@ -52,7 +69,11 @@ pub fn parse_prompt(prompt: Option<&RawValue>) -> Result<Vec<RawMessage>, RunErr
                     "prompt is an empty array; pass at least one message. Nothing was sent.",
                 ));
             }
-            items.into_iter().enumerate().map(|(i, m)| message(i, m)).collect()
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, m)| message(i, m, system))
+                .collect()
         }
         _ => Err(RunError::invalid_request(format!(
             "prompt must be a string or an array of messages ({{ role, content }}); got {}. Nothing was sent.",
@@ -65,9 +86,10 @@ fn null() -> Box<RawValue> {
     RawValue::from_string("null".to_owned()).expect("null is JSON")
 }
 
-/// Message `i` of the prompt, checked: a `user` or `assistant` role, and content that is a
+/// Message `i` of the prompt, checked: a `user`, `assistant` or `system` role (a `system` one
+/// is marked in `system`; `trust.rs` checks it holds only tool changes), and content that is a
 /// string or blocks that each have a string `type`.
-fn message(i: usize, m: &RawValue) -> Result<RawMessage, RunError> {
+fn message(i: usize, m: &RawValue, system: &mut bool) -> Result<RawMessage, RunError> {
     let bad_message =
         |why: &str| RunError::invalid_request(format!("prompt[{i}] {why}. Nothing was sent."));
     let view: MessageView = if m.get().starts_with('{') {
@@ -80,7 +102,12 @@ fn message(i: usize, m: &RawValue) -> Result<RawMessage, RunError> {
     };
     match view.role.as_deref() {
         Some("user") | Some("assistant") => {}
-        _ => return Err(bad_message("needs role \"user\" or \"assistant\"")),
+        Some("system") => *system = true,
+        _ => {
+            return Err(bad_message(
+                "needs role \"user\" or \"assistant\" (or \"system\", for tool changes only)",
+            ))
+        }
     }
     let content = view.content.map_or("null", |c| c.get());
     match content.as_bytes().first() {

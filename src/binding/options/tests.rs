@@ -70,7 +70,7 @@ fn bad_prompts_are_refused() {
         r#""""#,
         "[]",
         "5",
-        r#"[{"role":"system","content":"x"}]"#,
+        r#"[{"role":"developer","content":"x"}]"#,
         r#"[{"role":"user"}]"#,
     ] {
         let err = parse(&format!(r#"{{"prompt":{prompt}}}"#))
@@ -422,7 +422,7 @@ fn an_unknown_option_is_told_every_known_one() {
         err.message,
         "Unknown option \"approvalz\". Known options: model, maxTokens, system, temperature, \
          toolChoice, tools, maxToolIterations, onMaxIterations, onToolError, maxToolFailures, \
-         toolTimeoutMs, parallelToolCalls, apiKey, authToken, baseURL, apiVersion, maxRetries, \
+         toolTimeoutMs, parallelToolCalls, maxTotalTokens, maxIdenticalCalls, apiKey, authToken, baseURL, apiVersion, maxRetries, \
          timeoutMs, serverTools, betas, headers, extraBody, container, approvals, approvalSecret, \
          approvalTtlMs, approvalScope, thinking, stopSequences, topP, topK, metadata, serviceTier, \
          cacheControl, outputConfig, contextManagement, signal, context, onToolCall, \

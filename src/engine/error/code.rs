@@ -29,6 +29,9 @@ pub enum ErrorCode {
     OutputTruncated,
     /// The caller's `AbortSignal` fired.
     Aborted,
+    /// The next request would cross the run's token budget (`maxTotalTokens`), or a reply was
+    /// cut by the cap the budget lowered.
+    BudgetExceeded,
     /// Anything else: other 5xx, a body that is not the expected JSON, a panic.
     UnknownError,
 }
@@ -47,6 +50,7 @@ impl ErrorCode {
             ErrorCode::MaxIterationsExceeded => "max_iterations_exceeded",
             ErrorCode::OutputTruncated => "output_truncated",
             ErrorCode::Aborted => "aborted",
+            ErrorCode::BudgetExceeded => "budget_exceeded",
             ErrorCode::UnknownError => "unknown_error",
         }
     }

@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 use super::block::{apply_delta, Block, Delta};
 use super::{StreamEvent, StreamFailure};
 use crate::engine::fields::{raw, Fields};
-use crate::engine::protocol::{ApiUsage, Container, MessageResponse};
+use crate::engine::protocol::{ApiUsage, Container, ContextManagement, MessageResponse};
 
 /// The `message` of `message_start`: the reply's envelope, and any blocks it already has.
 #[derive(Deserialize)]
@@ -30,6 +30,8 @@ struct StartMessage {
     usage: ApiUsage,
     #[serde(default)]
     container: Option<Container>,
+    #[serde(default)]
+    context_management: Option<ContextManagement>,
 }
 
 /// The `delta` member of `message_delta`.
@@ -135,9 +137,19 @@ impl Assembly {
                     delta: MessageDelta,
                     #[serde(default)]
                     usage: Option<ApiUsage>,
+                    /// What context editing cleared: on the event, beside `delta`.
+                    #[serde(default)]
+                    context_management: Option<ContextManagement>,
                 }
-                let Event { delta, usage } = parse(event, data)?;
+                let Event {
+                    delta,
+                    usage,
+                    context_management,
+                } = parse(event, data)?;
                 let message = self.message.as_mut().expect("checked above");
+                if context_management.is_some() {
+                    message.context_management = context_management;
+                }
                 if delta.stop_reason.is_some() {
                     message.stop_reason = delta.stop_reason;
                 }
@@ -154,6 +166,7 @@ impl Assembly {
                         .or(u.cache_creation_input_tokens);
                     u.cache_read_input_tokens =
                         usage.cache_read_input_tokens.or(u.cache_read_input_tokens);
+                    u.other_iterations = usage.other_iterations.or(u.other_iterations);
                 }
             }
             "message_stop" => self.done = true,
@@ -215,6 +228,7 @@ impl Assembly {
             stop_reason: message.stop_reason,
             usage: message.usage,
             container: message.container,
+            context_management: message.context_management,
             request_id,
         })
     }
@@ -303,7 +317,66 @@ mod tests {
                 r#"{"index":0,"delta":{"type":"compaction_delta","content":"x"}}"#,
             ),
         ]);
-        assert!(matches!(failure, Err(StreamFailure::UnknownDelta(k)) if k == "compaction_delta"));
+        assert!(
+            matches!(&failure, Err(StreamFailure::Malformed(m)) if m.contains("compaction_delta") && m.contains("text block")),
+            "{:?}",
+            failure.err()
+        );
+        let failure = assemble(&[
+            start(),
+            ev(
+                "content_block_start",
+                r#"{"index":0,"content_block":{"type":"text","text":""}}"#,
+            ),
+            ev(
+                "content_block_delta",
+                r#"{"index":0,"delta":{"type":"x_future_delta","content":"x"}}"#,
+            ),
+        ]);
+        assert!(matches!(failure, Err(StreamFailure::UnknownDelta(k)) if k == "x_future_delta"));
+    }
+
+    #[test]
+    fn a_compaction_delta_assigns_the_blocks_final_values() {
+        let compacted = |delta: &str| {
+            assemble(&[
+                start(),
+                ev(
+                    "content_block_start",
+                    r#"{"index":0,"content_block":{"type":"compaction","content":null,"signature":"s"}}"#,
+                ),
+                ev(
+                    "content_block_delta",
+                    &format!(r#"{{"index":0,"delta":{delta}}}"#),
+                ),
+                ev("content_block_stop", r#"{"index":0}"#),
+                ev("message_stop", "{}"),
+            ])
+        };
+        let reply = compacted(
+            r#"{"type":"compaction_delta","content":"Summary \"so far\"","encrypted_content":"ZW5j"}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(
+            reply.content.get(),
+            r#"[{"type":"compaction","content":"Summary \"so far\"","signature":"s","encrypted_content":"ZW5j"}]"#
+        );
+        // A failed compaction stays `null`, and no encrypted_content is made up.
+        let reply = compacted(r#"{"type":"compaction_delta","content":null}"#)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(
+            reply.content.get(),
+            r#"[{"type":"compaction","content":null,"signature":"s"}]"#
+        );
+        for bad in [
+            r#"{"type":"compaction_delta"}"#,
+            r#"{"type":"compaction_delta","content":7}"#,
+        ] {
+            assert!(
+                matches!(compacted(bad), Err(StreamFailure::Malformed(_))),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

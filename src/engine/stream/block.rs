@@ -1,5 +1,6 @@
 //! One content block of a streamed reply while its deltas arrive: text and thinking appended,
-//! citations added, a tool's input pieced together, each checked against the block's type.
+//! citations added, a tool's input pieced together, a compaction's summary assigned, each
+//! checked against the block's type.
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -98,6 +99,17 @@ pub(super) struct Delta {
     signature: Option<String>,
     partial_json: Option<String>,
     citation: Option<Box<RawValue>>,
+    /// A `compaction_delta`'s `content`: a string, or `null` (a compaction that failed). Kept
+    /// as written, `null` included, so a delta without it can be told apart.
+    #[serde(default, deserialize_with = "present")]
+    content: Option<Box<RawValue>>,
+    #[serde(default, deserialize_with = "present")]
+    encrypted_content: Option<Box<RawValue>>,
+}
+
+/// A member that is there, whatever its value (`null` too), as written.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    Box::<RawValue>::deserialize(d).map(Some)
 }
 
 /// Applies one `content_block_delta` to block `index`, handing `emit` what the caller shows
@@ -185,6 +197,25 @@ pub(super) fn apply_delta(
                     id: block.fields.string("id").unwrap_or_default(),
                     partial_json: partial,
                 });
+            }
+        }
+        "compaction_delta" => {
+            // The block's final values, not a piece of them: assigned, as the SDK does.
+            let content = delta
+                .content
+                .ok_or_else(|| missing("compaction_delta", "content"))?;
+            if block.kind != "compaction" {
+                return Err(wrong(block, "compaction_delta"));
+            }
+            let text = content.get().trim_start();
+            if !(text.starts_with('"') || text == "null") {
+                return Err(StreamFailure::malformed(
+                    "a compaction_delta whose content is neither a string nor null",
+                ));
+            }
+            block.fields.set("content", content);
+            if let Some(encrypted) = delta.encrypted_content {
+                block.fields.set("encrypted_content", encrypted);
             }
         }
         // Never dropped silently: data we cannot place would make the history differ.

@@ -1,0 +1,57 @@
+//! The betas a run's features need, sent in `anthropic-beta` beside the `betas` option's, each
+//! once: compaction or clearing edits in `contextManagement`, and system-role messages (tool
+//! changes) in the prompt.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::engine::RunConfig;
+
+/// Server-side compaction (`compact_20260112` edits).
+pub const COMPACTION: &str = "compact-2026-01-12";
+/// Context editing (`clear_tool_uses_20250919`, `clear_thinking_20251015` edits).
+pub const CONTEXT_EDITING: &str = "context-management-2025-06-27";
+/// Mid-conversation tool changes (`role: "system"` messages).
+pub const TOOL_CHANGES: &str = "mid-conversation-tool-changes-2026-07-01";
+
+/// The betas the run's features need, in a fixed order. `tool_changes`: the prompt has
+/// system-role messages.
+pub fn of_features(cfg: &RunConfig, tool_changes: bool) -> Vec<&'static str> {
+    #[derive(Deserialize)]
+    struct Edit {
+        #[serde(rename = "type", default)]
+        kind: String,
+    }
+    #[derive(Deserialize)]
+    struct ContextManagement {
+        #[serde(default)]
+        edits: Vec<Edit>,
+    }
+    // As the body sends it: extraBody's over the option's.
+    let sent: Option<&RawValue> = cfg
+        .extra_body
+        .iter()
+        .find(|(k, _)| k == "context_management")
+        .map(|(_, v)| &**v)
+        .or_else(|| {
+            cfg.fields
+                .iter()
+                .find(|(k, _)| *k == "context_management")
+                .map(|(_, v)| &**v)
+        });
+    let edits = sent
+        .and_then(|raw| serde_json::from_str::<ContextManagement>(raw.get()).ok())
+        .map(|cm| cm.edits)
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    if edits.iter().any(|e| e.kind.starts_with("compact_")) {
+        out.push(COMPACTION);
+    }
+    if edits.iter().any(|e| e.kind.starts_with("clear_")) {
+        out.push(CONTEXT_EDITING);
+    }
+    if tool_changes {
+        out.push(TOOL_CHANGES);
+    }
+    out
+}

@@ -1,0 +1,171 @@
+//! Mid-conversation tool changes: a `role: "system"` message of `tool_addition` /
+//! `tool_removal` blocks changes the tools the model has from that point on, without sending
+//! `tools` again (and a `compaction` block's `tool_changes` stand in for the system messages of
+//! the turns it summarised). A tool that a change removed is not offered any more: the model
+//! calling it is the unknown-tool case. An addition only brings back one of the run's own tools
+//! (the `tools` option): the history may have been written by a browser, and never widens what
+//! this server runs.
+
+use std::collections::HashSet;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// One change of the tool set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolChange {
+    /// `tool_addition`: the tool is offered again (if it is one of the run's).
+    Added(String),
+    /// `tool_removal`: the tool is withdrawn.
+    Removed(String),
+}
+
+/// The block types of a tool change, the only ones a system-role message may hold.
+pub const CHANGE_BLOCKS: [&str; 2] = ["tool_addition", "tool_removal"];
+
+/// The `tool` of a change block: a reference by name, or (`tool_addition`) a whole definition.
+#[derive(Deserialize)]
+struct ChangedTool {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    definition: Option<Definition>,
+}
+
+#[derive(Deserialize)]
+struct Definition {
+    #[serde(default)]
+    name: Option<String>,
+}
+
+/// The change a block of type `kind` with this `tool` makes: `Ok(None)` for a block that is
+/// not a change, or a change of something that never runs here (an MCP tool reference);
+/// `Err` for a change block whose `tool` cannot be read.
+pub fn of_block(kind: &str, tool: Option<&RawValue>) -> Result<Option<ToolChange>, ()> {
+    if !CHANGE_BLOCKS.contains(&kind) {
+        return Ok(None);
+    }
+    let tool: ChangedTool = serde_json::from_str(tool.ok_or(())?.get()).map_err(|_| ())?;
+    let name = match tool.kind.as_str() {
+        "tool_reference" => tool.name.ok_or(())?,
+        "tool_definition" => match tool.definition.and_then(|d| d.name) {
+            Some(name) => name,
+            None => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    Ok(Some(if kind == "tool_removal" {
+        ToolChange::Removed(name)
+    } else {
+        ToolChange::Added(name)
+    }))
+}
+
+/// The changes a `compaction` block's `tool_changes` carry, in order; what cannot be read
+/// changes nothing (the block is the API's, sent back as it came).
+pub fn of_compaction(tool_changes: Option<&RawValue>) -> Vec<ToolChange> {
+    #[derive(Deserialize)]
+    struct Change<'a> {
+        #[serde(rename = "type", default)]
+        kind: String,
+        #[serde(borrow, default)]
+        tool: Option<&'a RawValue>,
+    }
+    let Some(raw) = tool_changes else {
+        return Vec::new();
+    };
+    let entries: Vec<&RawValue> = serde_json::from_str(raw.get()).unwrap_or_default();
+    entries
+        .iter()
+        .filter_map(|e| serde_json::from_str::<Change>(e.get()).ok())
+        .filter_map(|c| of_block(&c.kind, c.tool).ok().flatten())
+        .collect()
+}
+
+/// The run's tools that the conversation's changes have withdrawn so far.
+#[derive(Debug, Default)]
+pub struct Withdrawn(HashSet<String>);
+
+impl Withdrawn {
+    /// Applies `changes`, in order, to the run's tools (`offered`): a removal withdraws one, an
+    /// addition brings one back; a name outside `offered` changes nothing.
+    pub fn apply(&mut self, changes: &[ToolChange], offered: impl Fn(&str) -> bool) {
+        for change in changes {
+            match change {
+                ToolChange::Removed(name) if offered(name) => {
+                    self.0.insert(name.clone());
+                }
+                ToolChange::Added(name) => {
+                    self.0.remove(name);
+                }
+                ToolChange::Removed(_) => {}
+            }
+        }
+    }
+
+    /// Whether the tool was withdrawn.
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.contains(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn reads_references_and_definitions() {
+        let reference = raw(r#"{"type":"tool_reference","name":"a"}"#);
+        assert_eq!(
+            of_block("tool_removal", Some(&reference)),
+            Ok(Some(ToolChange::Removed("a".into())))
+        );
+        let definition =
+            raw(r#"{"type":"tool_definition","definition":{"name":"b","input_schema":{}}}"#);
+        assert_eq!(
+            of_block("tool_addition", Some(&definition)),
+            Ok(Some(ToolChange::Added("b".into())))
+        );
+        let mcp = raw(r#"{"type":"mcp_tool_reference","name":"x"}"#);
+        assert_eq!(of_block("tool_removal", Some(&mcp)), Ok(None));
+        assert_eq!(of_block("text", None), Ok(None));
+        assert!(of_block("tool_removal", None).is_err());
+        assert!(of_block("tool_removal", Some(&raw(r#"{"type":"tool_reference"}"#))).is_err());
+        assert!(of_block("tool_addition", Some(&raw("7"))).is_err());
+    }
+
+    #[test]
+    fn an_addition_never_widens_the_runs_tools() {
+        let ours = |n: &str| n == "a" || n == "b";
+        let mut w = Withdrawn::default();
+        w.apply(
+            &[
+                ToolChange::Removed("a".into()),
+                ToolChange::Removed("b".into()),
+                ToolChange::Added("b".into()),
+                ToolChange::Added("evil".into()),
+            ],
+            ours,
+        );
+        assert!(w.contains("a"));
+        assert!(!w.contains("b"));
+        assert!(!w.contains("evil"));
+        let compacted = raw(
+            r#"[{"type":"tool_addition","tool":{"type":"tool_reference","name":"a"}},{"type":"junk"},7]"#,
+        );
+        // Junk beside a change is left out rather than failing the reply.
+        assert_eq!(
+            of_compaction(Some(&compacted)),
+            vec![ToolChange::Added("a".into())]
+        );
+        assert!(of_compaction(Some(&raw(r#"{"not":"a list"}"#))).is_empty());
+        w.apply(&of_compaction(Some(&compacted)), ours);
+        assert!(!w.contains("a"));
+    }
+}

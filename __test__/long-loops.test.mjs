@@ -125,6 +125,20 @@ for (const streamed of MODES) {
   })
 }
 
+for (const streamed of MODES) {
+  test(`a failed compaction (${label(streamed)}): a compaction block with content null is kept and sent back`, async (t) => {
+    const api = await startApi(t)
+    const failed = { type: 'compaction', content: null }
+    api.script(reply([failed, text('Answer anyway.')]))
+    const { r } = await go(streamed, 'go', at(api, { contextManagement: COMPACT }))
+    ok(r)
+    assert.deepEqual(r.data.messages.at(-1).content, [failed, { type: 'text', text: 'Answer anyway.' }])
+    api.script(reply([text('Again.')]))
+    ok(await runWithTools([...r.data.messages, { role: 'user', content: 'more' }], at(api, { contextManagement: COMPACT })))
+    assert.deepEqual(api.requests[1].body.messages[1].content[0], failed)
+  })
+}
+
 test('a compaction stop at the tool-round limit still continues (it is not a round), and a pause_turn after it is', async (t) => {
   const api = await startApi(t)
   const name = freshName('lookup')

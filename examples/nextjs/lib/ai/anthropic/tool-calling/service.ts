@@ -13,10 +13,19 @@ export const SYSTEM =
 /**
  * The options every run of a stored conversation gets. `approvalScope` binds the approval ids the
  * run issues to this conversation: an id from another one is refused on resume, even for a call
- * that is the same in name, id and input.
+ * that is the same in name, id and input. `maxTotalTokens` caps what one run may cost, and
+ * `maxIdenticalCalls` stops the model from looking the same order up again and again.
  */
 export function runOptions(chat: StoredChat): RunOptions {
-  return { system: SYSTEM, onToolError: chat.onToolError, maxToolIterations: 5, toolTimeoutMs: 10_000, approvalScope: chat.id }
+  return {
+    system: SYSTEM,
+    onToolError: chat.onToolError,
+    maxToolIterations: 5,
+    maxTotalTokens: 50_000,
+    maxIdenticalCalls: 2,
+    toolTimeoutMs: 10_000,
+    approvalScope: chat.id,
+  }
 }
 
 /** A question from the form on /: a new conversation, run until it answers or waits for approval. */
@@ -175,6 +184,8 @@ export function userMessage(error: AIError): string {
       return 'The assistant asked for something it cannot do. Please rephrase your question.'
     case 'max_iterations_exceeded':
       return 'That needed too many steps. Please ask a more specific question.'
+    case 'budget_exceeded':
+      return 'That needed more work than one question may take. Please ask a more specific question.'
     case 'rate_limited':
       return `Too many requests right now. Please try again${error.retryAfter ? ` in ${Math.ceil(error.retryAfter)} seconds` : ' in a moment'}.`
     case 'overloaded':

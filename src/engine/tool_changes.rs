@@ -40,16 +40,20 @@ struct Definition {
     name: Option<String>,
 }
 
+/// A change block whose `tool` cannot be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unreadable;
+
 /// The change a block of type `kind` with this `tool` makes: `Ok(None)` for a block that is
-/// not a change, or a change of something that never runs here (an MCP tool reference);
-/// `Err` for a change block whose `tool` cannot be read.
-pub fn of_block(kind: &str, tool: Option<&RawValue>) -> Result<Option<ToolChange>, ()> {
+/// not a change, or a change of something that never runs here (an MCP tool reference).
+pub fn of_block(kind: &str, tool: Option<&RawValue>) -> Result<Option<ToolChange>, Unreadable> {
     if !CHANGE_BLOCKS.contains(&kind) {
         return Ok(None);
     }
-    let tool: ChangedTool = serde_json::from_str(tool.ok_or(())?.get()).map_err(|_| ())?;
+    let tool: ChangedTool =
+        serde_json::from_str(tool.ok_or(Unreadable)?.get()).map_err(|_| Unreadable)?;
     let name = match tool.kind.as_str() {
-        "tool_reference" => tool.name.ok_or(())?,
+        "tool_reference" => tool.name.ok_or(Unreadable)?,
         "tool_definition" => match tool.definition.and_then(|d| d.name) {
             Some(name) => name,
             None => return Ok(None),

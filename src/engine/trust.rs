@@ -234,7 +234,7 @@ fn read_changes(m: usize, message: &Message, out: &mut Vec<ToolChange>) -> Resul
             Ok(Some(change)) => out.push(change),
             Ok(None) if CHANGE_BLOCKS.contains(&block.kind.as_str()) => {}
             Ok(None) => return Err(refuse(format!("{} is a {:?} block", block.at, block.kind))),
-            Err(()) => {
+            Err(tool_changes::Unreadable) => {
                 return Err(unreadable(
                     &block.at,
                     &format!("a {} whose tool cannot be read", block.kind),

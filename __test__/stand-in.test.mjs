@@ -890,7 +890,7 @@ test('fields: the newer top-level fields are accepted, each with a type check', 
     thinking: { type: 'disabled' },
   };
   api.script(reply('ok'));
-  assert.equal((await post(request([user('hi')], all))).status, 200);
+  assert.equal((await post(request([user('hi')], all), { headers: { 'anthropic-beta': 'context-management-2025-06-27' } })).status, 200);
   const cases = [
     [{ stop_sequences: 'END' }, 'stop_sequences: Input should be a valid list'],
     [{ stop_sequences: [1] }, 'stop_sequences.0: Input should be a valid string'],

@@ -233,7 +233,7 @@ export async function startMockApi({
       if (req.method !== 'POST') throw new Refusal(405, `mock-api: method ${req.method} is not allowed on /v1/messages; use POST`);
       checkHeaders(req, apiKey);
       if (parseError) fail(`There was an error parsing the body of your request: ${parseError.message}`);
-      validateBody(parsed);
+      validateBody(parsed, record.betas);
     } catch (err) {
       if (!(err instanceof Refusal)) {
         return sendError(res, record, 500, { type: 'api_error', message: `mock-api: internal error while validating: ${err?.message ?? err}` });

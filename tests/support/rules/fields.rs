@@ -97,19 +97,6 @@ pub(super) fn check_fields(body: &Value) -> Vec<String> {
             problems.push(format!("output_config: invalid {v} (effort 'low', 'medium', 'high' or 'max'; format json_schema)"));
         }
     }
-    if let Some(v) = present("context_management") {
-        expect(
-            &mut problems,
-            v.as_object().is_some_and(|o| {
-                o.iter().all(|(k, v)| {
-                    k == "edits"
-                        && v.as_array()
-                            .is_some_and(|e| e.iter().all(|e| e["type"].is_string()))
-                })
-            }),
-            "context_management: Input should be a dictionary with a list of typed edits",
-        );
-    }
     if let Some(v) = present("container") {
         expect(
             &mut problems,

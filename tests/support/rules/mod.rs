@@ -9,9 +9,11 @@
 //! messages), `signatures`. The route, the credentials and the headers are checked here.
 
 mod blocks;
+mod context_management;
 mod conversation;
 mod fields;
 mod signatures;
+mod tool_changes;
 mod tools;
 
 use std::collections::BTreeMap;
@@ -24,15 +26,21 @@ use super::step::Step;
 #[allow(unused_imports)]
 pub use blocks::FUTURE_BLOCK;
 #[allow(unused_imports)]
+pub use context_management::{COMPACT_BETA, CONTEXT_MANAGEMENT_BETA};
+#[allow(unused_imports)]
 pub use conversation::{
     check_no_final_thinking, check_pairing, check_server_pairing, check_thinking_placement,
 };
 #[allow(unused_imports)]
 pub use signatures::{
-    redacted_thinking_block, server_tool_use, sign_thinking, thinking_block, web_search_result,
+    compaction_block, redacted_thinking_block, server_tool_use, sign_thinking, thinking_block,
+    tool_change, web_search_result,
 };
+#[allow(unused_imports)]
+pub use tool_changes::TOOL_CHANGES_BETA;
 
 use blocks::check_shapes;
+use context_management::check_context_management;
 use conversation::check_pending_code_execution;
 use fields::{check_fields, check_thinking_compatibility, thinking_on};
 use tools::{check_tool_choice, check_tools, offered_names};
@@ -95,7 +103,11 @@ pub fn check_request(
             return (Value::Null, problems);
         }
     };
-    problems.extend(check_body(&body));
+    let betas: Vec<String> = headers
+        .get("anthropic-beta")
+        .map(|b| b.split(',').map(|s| s.trim().to_owned()).collect())
+        .unwrap_or_default();
+    problems.extend(check_body_with_betas(&body, &betas));
     (body, problems)
 }
 
@@ -160,8 +172,13 @@ pub const CONTAINER_REQUIRED: &str =
 pub const EMPTY_MESSAGE: &str =
     "all messages must have non-empty content except for the optional final assistant message";
 
-/// The body's fields, tools and messages.
+/// The body's fields, tools and messages, sent without `anthropic-beta`.
 pub fn check_body(body: &Value) -> Vec<String> {
+    check_body_with_betas(body, &[])
+}
+
+/// The body's fields, tools and messages, sent with these betas (which the beta features need).
+pub fn check_body_with_betas(body: &Value, betas: &[String]) -> Vec<String> {
     let mut problems = Vec::new();
     let Some(fields) = body.as_object() else {
         return vec!["the body is not an object".into()];
@@ -186,6 +203,9 @@ pub fn check_body(body: &Value) -> Vec<String> {
         }
     }
     problems.extend(check_fields(body));
+    if let Some(cm) = body.get("context_management").filter(|v| !v.is_null()) {
+        problems.extend(check_context_management(cm, betas));
+    }
     if let Some(tools) = body.get("tools") {
         problems.extend(check_tools(tools));
     }
@@ -195,7 +215,7 @@ pub fn check_body(body: &Value) -> Vec<String> {
     problems.extend(check_thinking_compatibility(body));
     match body["messages"].as_array() {
         Some(messages) if !messages.is_empty() => {
-            problems.extend(check_shapes(messages));
+            problems.extend(check_shapes(messages, betas, &offered_names(body)));
             if problems.is_empty() {
                 let rules = [
                     check_pairing(messages),

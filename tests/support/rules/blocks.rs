@@ -4,8 +4,7 @@
 
 use serde_json::Value;
 
-use super::context_management::extra_keys;
-use super::fields::cache_control;
+use super::fields::{cache_control, extra_keys, unknown_tag};
 use super::signatures::{sign_thinking, valid_redacted_data};
 use super::tool_changes::{system_message_problems, tool_change_list};
 use super::EMPTY_MESSAGE;
@@ -72,13 +71,7 @@ fn is_tool_id(id: &str) -> bool {
 /// What is wrong with `value` as one of the listed tags (`None`: it is one of them).
 fn bad_tag(value: &Value, tags: &[&str], at: &str) -> Option<String> {
     let tag = value.as_str().unwrap_or_default();
-    (!tags.contains(&tag)).then(|| {
-        let expected: Vec<String> = tags.iter().map(|t| format!("'{t}'")).collect();
-        format!(
-            "{at}: Input tag '{tag}' found using 'type' does not match any of the expected tags: {}",
-            expected.join(", ")
-        )
-    })
+    (!tags.contains(&tag)).then(|| unknown_tag(at, value, tags))
 }
 
 /// A text block: non-empty text, and citations (if any) of a known type.

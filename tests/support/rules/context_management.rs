@@ -1,9 +1,9 @@
 //! `context_management`: the edits of a long loop (server-side compaction, clearing old tool uses
 //! and thinking), each with its own fields, and each needing its beta in `anthropic-beta`.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::fields::integer_at_least;
+use super::fields::{extra_keys, integer_at_least, unknown_tag};
 
 pub const COMPACT_BETA: &str = "compact-2026-01-12";
 pub const CONTEXT_MANAGEMENT_BETA: &str = "context-management-2025-06-27";
@@ -35,29 +35,10 @@ const EDITS: &[(&str, &str, &[&str])] = &[
 ];
 
 /// The API's words when `betas` lacks the `beta` that `what` (at `at`) needs.
-pub(super) fn need_beta(betas: &[String], beta: &str, at: &str, what: &str) -> Option<String> {
+fn need_beta(betas: &[String], beta: &str, at: &str, what: &str) -> Option<String> {
     (!betas.iter().any(|b| b == beta)).then(|| {
         format!("{at}: {what} requires the `{beta}` beta; add it to the `anthropic-beta` header")
     })
-}
-
-/// The API's words for a tag that is none of `tags` (listed in their order).
-pub(super) fn bad_tag(at: &str, tag: &Value, tags: &[&str]) -> String {
-    let expected: Vec<String> = tags.iter().map(|t| format!("'{t}'")).collect();
-    format!(
-        "{at}: Input tag '{}' found using 'type' does not match any of the expected tags: {}",
-        tag.as_str().unwrap_or_default(),
-        expected.join(", ")
-    )
-}
-
-/// A problem for each key of `object` that is not `allowed`.
-pub(super) fn extra_keys(object: &Map<String, Value>, allowed: &[&str], at: &str) -> Vec<String> {
-    object
-        .keys()
-        .filter(|k| !allowed.contains(&k.as_str()))
-        .map(|k| format!("{at}.{k}: Extra inputs are not permitted"))
-        .collect()
 }
 
 /// A `{type, value}` count such as a trigger: `type` one of `types`, `value` an integer of at
@@ -67,7 +48,7 @@ fn count(v: &Value, at: &str, types: &[&str], min: i64) -> Vec<String> {
         return vec![format!("{at}: Input should be a valid dictionary")];
     };
     if !types.iter().any(|t| v["type"] == *t) {
-        return vec![bad_tag(at, &v["type"], types)];
+        return vec![unknown_tag(at, &v["type"], types)];
     }
     let mut problems = extra_keys(fields, &["type", "value"], at);
     match fields.get("value") {
@@ -100,7 +81,7 @@ fn edit_problems(edit: &Value, at: &str, betas: &[String]) -> Vec<String> {
     }
     let Some((kind, beta, allowed)) = EDITS.iter().find(|(tag, _, _)| kind == *tag) else {
         let tags: Vec<&str> = EDITS.iter().map(|(tag, _, _)| *tag).collect();
-        return vec![bad_tag(at, kind, &tags)];
+        return vec![unknown_tag(at, kind, &tags)];
     };
     if let Some(problem) = need_beta(betas, beta, at, &format!("the `{kind}` edit")) {
         return vec![problem];

@@ -4,9 +4,11 @@
 //! answer each case with the same status and error type (where the words differ, the table says
 //! how). A server looser than the API would let an engine bug through unseen.
 //!
-//! Split by what they check: `fields` (top-level fields, thinking settings), `tools` (and
-//! `tool_choice`), `blocks` (messages and their blocks), `conversation` (rules across
-//! messages), `signatures`. The route, the credentials and the headers are checked here.
+//! Split by what they check: `fields` (top-level fields, thinking settings),
+//! `context_management` (its edits and their betas), `tools` (and `tool_choice`), `blocks`
+//! (messages and their blocks), `tool_changes` (system messages and their tool changes),
+//! `conversation` (rules across messages), `signatures`. The route, the credentials and the
+//! headers are checked here.
 
 mod blocks;
 mod context_management;
@@ -103,12 +105,21 @@ pub fn check_request(
             return (Value::Null, problems);
         }
     };
-    let betas: Vec<String> = headers
-        .get("anthropic-beta")
-        .map(|b| b.split(',').map(|s| s.trim().to_owned()).collect())
-        .unwrap_or_default();
-    problems.extend(check_body_with_betas(&body, &betas));
+    problems.extend(check_body_with_betas(&body, &betas_of(headers)));
     (body, problems)
+}
+
+/// The `anthropic-beta` header, split on commas.
+pub fn betas_of(headers: &BTreeMap<String, String>) -> Vec<String> {
+    headers
+        .get("anthropic-beta")
+        .map(|b| {
+            b.split(',')
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The one `anthropic-version` the API documents.

@@ -4,8 +4,7 @@
 
 use serde_json::Value;
 
-use super::context_management::{bad_tag, extra_keys};
-use super::fields::cache_control;
+use super::fields::{cache_control, extra_keys, unknown_tag};
 
 pub const TOOL_CHANGES_BETA: &str = "mid-conversation-tool-changes-2026-07-01";
 pub(super) const TOOL_CHANGE_TYPES: &[&str] = &["tool_addition", "tool_removal"];
@@ -19,7 +18,7 @@ pub(super) fn tool_change_problems(block: &Value, at: &str) -> Vec<String> {
         return vec![format!("{at}: Input should be a valid dictionary")];
     };
     if !TOOL_CHANGE_TYPES.iter().any(|t| block["type"] == *t) {
-        return vec![bad_tag(at, &block["type"], TOOL_CHANGE_TYPES)];
+        return vec![unknown_tag(at, &block["type"], TOOL_CHANGE_TYPES)];
     }
     let mut problems = extra_keys(fields, &["type", "tool", "cache_control"], at);
     match fields.get("tool") {
@@ -27,7 +26,7 @@ pub(super) fn tool_change_problems(block: &Value, at: &str) -> Vec<String> {
         Some(tool) => match tool.as_object() {
             None => problems.push(format!("{at}.tool: Input should be a valid dictionary")),
             Some(_) if tool["type"] != "tool_reference" => {
-                problems.push(bad_tag(
+                problems.push(unknown_tag(
                     &format!("{at}.tool"),
                     &tool["type"],
                     &["tool_reference"],

@@ -41,7 +41,8 @@ const sum = (usages, key) => usages.reduce((n, u) => n + (u[key] ?? 0), 0)
 
 // --- 1. pass-through options reach the wire exactly ------------------------------------------------
 
-// Options that need no thinking blocks: checked on both requests of a tool round.
+// Options that need no thinking blocks: checked on both requests of a tool round. A fourth entry:
+// options the request needs besides (the API takes a clearing edit only with its beta).
 const PASS_THROUGH = [
   ['stopSequences', 'stop_sequences', ['END', '\n\nHuman:']],
   ['topP', 'top_p', 0.9],
@@ -50,15 +51,15 @@ const PASS_THROUGH = [
   ['serviceTier', 'service_tier', 'standard_only'],
   ['cacheControl', 'cache_control', { ttl: '5m', type: 'ephemeral' }],
   ['outputConfig', 'output_config', { effort: 'low' }],
-  ['contextManagement', 'context_management', { edits: [{ type: 'clear_tool_uses_20250919', keep: { type: 'tool_uses', value: 2 } }] }],
+  ['contextManagement', 'context_management', { edits: [{ type: 'clear_tool_uses_20250919', keep: { type: 'tool_uses', value: 2 } }] }, { betas: ['context-management-2025-06-27'] }],
 ]
 
-for (const [option, wire, value] of PASS_THROUGH) {
+for (const [option, wire, value, needs = {}] of PASS_THROUGH) {
   test(`${option} is sent as ${wire}, exactly as given, on every request`, async (t) => {
     const api = await startApi(t)
     const tool = `pt_${option}`
     orderTool(tool)
-    const r = await twoRounds(api, tool, { [option]: value })
+    const r = await twoRounds(api, tool, { [option]: value, ...needs })
     assert.equal(r.error, null, JSON.stringify(r.error))
     assert.equal(api.requests.length, 2)
     for (const req of api.requests) {

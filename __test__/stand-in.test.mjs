@@ -890,7 +890,7 @@ test('fields: the newer top-level fields are accepted, each with a type check', 
     thinking: { type: 'disabled' },
   };
   api.script(reply('ok'));
-  assert.equal((await post(request([user('hi')], all))).status, 200);
+  assert.equal((await post(request([user('hi')], all), { headers: { 'anthropic-beta': 'context-management-2025-06-27' } })).status, 200);
   const cases = [
     [{ stop_sequences: 'END' }, 'stop_sequences: Input should be a valid list'],
     [{ stop_sequences: [1] }, 'stop_sequences.0: Input should be a valid string'],
@@ -978,7 +978,8 @@ function parseSse(raw) {
 /**
  * A message rebuilt from its events the way the official SDK's MessageStream accumulates them:
  * message_start's message, blocks pushed at content_block_start, deltas applied in place (input
- * JSON concatenated and parsed), message_delta's fields and usage assigned.
+ * JSON concatenated and parsed, a compaction's summary assigned), message_delta's fields, usage and
+ * context_management assigned.
  */
 function reassemble(events) {
   let message = null;
@@ -1000,7 +1001,10 @@ function reassemble(events) {
         else if (d.type === 'citations_delta') block.citations = [...(block.citations ?? []), d.citation];
         else if (d.type === 'thinking_delta') block.thinking += d.thinking;
         else if (d.type === 'signature_delta') block.signature = d.signature;
-        else if (d.type === 'input_json_delta') {
+        else if (d.type === 'compaction_delta') {
+          block.content = d.content;
+          if ('encrypted_content' in d) block.encrypted_content = d.encrypted_content;
+        } else if (d.type === 'input_json_delta') {
           const buf = (json.get(data.index) ?? '') + d.partial_json;
           json.set(data.index, buf);
           if (buf) block.input = JSON.parse(buf.length && isComplete(buf) ? buf : '{}');
@@ -1013,6 +1017,7 @@ function reassemble(events) {
       case 'message_delta':
         Object.assign(message, data.delta);
         Object.assign(message.usage, data.usage);
+        if ('context_management' in data) message.context_management = data.context_management;
         break;
       case 'message_stop':
       case 'ping':
@@ -1097,10 +1102,11 @@ test('SSE: the events of a streamed reply reassemble into exactly the non-stream
   assert.deepEqual(starts[2], { type: 'server_tool_use', id: 'srvtoolu_r', name: 'web_search', input: {} });
   assert.deepEqual(starts[3], plain.content[3], 'the web search result whole');
   assert.deepEqual(starts[4], { type: 'text', text: '', citations: [] });
-  assert.deepEqual(starts[5], plain.content[5], 'compaction whole');
+  assert.deepEqual(starts[5], { type: 'compaction', content: null }, 'a compaction starts without its summary');
   assert.deepEqual(starts[6], plain.content[6], 'an unknown block whole');
   assert.deepEqual(starts[8], { type: 'tool_use', id: 'toolu_r', name: 'get_order_status', input: {} });
   const deltasOf = (index) => events.filter((e) => e.event === 'content_block_delta' && e.data.index === index).map((e) => e.data.delta);
+  assert.deepEqual(deltasOf(5), [{ type: 'compaction_delta', content: plain.content[5].content, encrypted_content: 'Y29tcA==' }]);
   const thinkingDeltas = deltasOf(0);
   assert.ok(thinkingDeltas.length > 5);
   assert.deepEqual(thinkingDeltas.at(-1), { type: 'signature_delta', signature: plain.content[0].signature });

@@ -18,10 +18,15 @@
 //   redactedThinking(data?)               redacted_thinking with valid signed data (valid `data` kept, else signed)
 //   serverToolUse(name, input, id?)       server_tool_use, id `srvtoolu_…` unless given
 //   webSearchResult(toolUseId, results?)  web_search_tool_result; results [{ url, title, encrypted_content?, page_age? }]
-//   reply(content, { stop_reason?, usage?, model?, stop_sequence?, container?, stop_details? })
-//       a 200 reply step; stop_reason defaults to tool_use/end_turn; `container` ({ id, expires_at })
-//       and `stop_details` go on the message only when given; usage defaults to 10 in / 5 out.
+//   compaction(content, encrypted?, extra?)  compaction block (content null: a failed compaction)
+//   toolAddition(name), toolRemoval(name)  tool change blocks, the content of a `system` message
+//   reply(content, { stop_reason?, usage?, model?, stop_sequence?, container?, stop_details?, context_management? })
+//       a 200 reply step; stop_reason defaults to tool_use/end_turn; `container` ({ id, expires_at }),
+//       `stop_details` and `context_management` go on the message only when given; usage defaults
+//       to 10 in / 5 out and may hold `iterations`. A scripted compaction block, stop_reason
+//       'compaction', iterations and context_management are sent as given.
 //   signThinking(text), sseEvents(message, { unknownDelta? }), echoed(text, headers),
+//   estimateInputTokens(body) (the long-loop simulation's count, below),
 //   CONTAINER_REQUIRED (the API's text), demoModel(body) (a tiny rule-based model for the demo)
 //
 // Steps (`api.script(step, …)`, or returned by `api.handler(body, record)` / a function step):
@@ -45,6 +50,32 @@
 //   sseCutAfter: N        after N events the connection is destroyed (no message_stop)
 //   sseStallAfter: N      after N events nothing more is sent (until the client gives up)
 //   unknownDelta: 'x_delta'   a content_block_delta of that type in the first block
+// A compaction block streams as the API streams it: content_block_start with `content: null` (no
+// encrypted_content), one compaction_delta with the final content and encrypted_content, stop;
+// message_start's input tokens are the first usage iteration's, and message_delta carries the
+// whole usage (iterations too) and the message's context_management beside it.
+//
+// Long loops, simulated (the request's `context_management`, needs its betas):
+//   - estimate: ceil(JSON length of the messages from the last compaction block with a summary on
+//     (the API drops what precedes it), plus system and tools, / 4) — estimateInputTokens(body);
+//   - compact_20260112, estimate >= trigger.value (default 150000), the step's content holding no
+//     compaction block of its own: the reply starts with { type: 'compaction', content: a summary
+//     naming how many messages it stands for, encrypted_content }, then the step's content;
+//     usage.iterations = [compaction (input: the estimate), message (input: the estimate of the
+//     summary, system and tools; output: the step's)], the top-level usage the message's (the
+//     step's usage over it when given; iterations added unless it has its own). With
+//     pause_after_compaction the reply is the block alone, stop_reason 'compaction', the compaction
+//     iteration only, 0 tokens at the top, and the step is put back: it answers the continuation
+//     (the history ending in that reply, sent again);
+//   - clear_tool_uses_20250919 at its trigger (default 100000 input tokens by the estimate, or a
+//     count of tool_use blocks) clears the tool uses beyond keep.value (default 3; exclude_tools
+//     spared), unless that clears less than clear_at_least; clear_thinking_20251015 clears the
+//     thinking of the assistant turns beyond keep (default 1 turn; 'all' keeps all). Each edit that
+//     cleared something is in the reply's context_management.applied_edits ({ type,
+//     cleared_tool_uses | cleared_thinking_turns, cleared_input_tokens }: the estimate of the
+//     results, with clear_tool_inputs the inputs, or the thinking blocks it cleared), which every
+//     request with context_management gets (an empty list: nothing cleared). The reported input
+//     tokens do not shrink by it. A step's own context_management wins.
 //
 // Rules beyond the pairing ones (each a 400 invalid_request_error with the real API's words where known):
 //   - every message but a final assistant one has non-empty content ("" and [] are empty);
@@ -60,7 +91,14 @@
 //   - compaction, document, search_result, tool_reference, citations have their shapes checked; an
 //     unknown block type is a 400, except `x_future_block` (test-only) which is accepted back as is;
 //   - newer top-level fields (thinking, service_tier, cache_control, output_config,
-//     context_management, container, inference_geo, …) are type-checked.
+//     context_management, container, inference_geo, …) are type-checked; each context_management
+//     edit has its own fields and needs its beta in anthropic-beta (compact_20260112:
+//     compact-2026-01-12; clear_tool_uses_20250919, clear_thinking_20251015:
+//     context-management-2025-06-27);
+//   - `role: "system"` messages only with the beta mid-conversation-tool-changes-2026-07-01: a
+//     non-empty list of tool_addition / tool_removal blocks ({ type, tool: { type: 'tool_reference',
+//     name } }, a tool of `tools`), never first; a tool_use's results still come in the very next
+//     message; the thinking rule looks past trailing system messages.
 //
 // Request records (`api.requests[i]`): method, path, headers, body, rawBody, retryCount, status,
 // requestId, receivedAt, betas (anthropic-beta split on commas), container; for streamed replies
@@ -76,12 +114,16 @@
 // CLI: node stand-in/cli.mjs [--port N] [--host H] [--key K] [--demo] [--verbose]
 //
 // Layout: server.mjs (HTTP, records, routing), rules/ (what a request must meet: index.mjs runs
-// fields.mjs, tools.mjs, blocks.mjs and conversation.mjs in the API's order), replies.mjs
-// (builders), sse.mjs (streaming), faults.mjs, cache.mjs (prompt-cache usage), signatures.mjs,
-// echo.mjs, errors.mjs, values.mjs, demo-model.mjs, cli.mjs.
+// fields.mjs, context-management.mjs, tools.mjs, blocks.mjs with tool-changes.mjs and
+// conversation.mjs in the API's order), replies.mjs (builders), sse.mjs (streaming), faults.mjs,
+// cache.mjs (prompt-cache usage), compaction.mjs and context-editing.mjs (the long-loop
+// simulation), signatures.mjs, echo.mjs, errors.mjs, values.mjs, demo-model.mjs, cli.mjs.
 
 export { startMockApi } from './server.mjs';
-export { text, toolUse, thinking, redactedThinking, serverToolUse, webSearchResult, reply } from './replies.mjs';
+export {
+  text, toolUse, thinking, redactedThinking, serverToolUse, webSearchResult, compaction, toolAddition, toolRemoval, reply,
+} from './replies.mjs';
+export { estimateInputTokens } from './compaction.mjs';
 export { signThinking } from './signatures.mjs';
 export { sseEvents } from './sse.mjs';
 export { echoed } from './echo.mjs';

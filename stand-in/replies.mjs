@@ -76,11 +76,26 @@ export function webSearchResult(toolUseId, results) {
 }
 
 /**
+ * A compaction block (server-side compaction): `content` the summary (null: a failed compaction),
+ * `encrypted_content` base64 of the summary unless given; `extra` members (`signature`,
+ * `tool_changes`) follow them.
+ */
+export function compaction(content, encryptedContent, extra = {}) {
+  const encrypted = encryptedContent ?? Buffer.from(`compaction ${content ?? ''}`).toString('base64');
+  return { type: 'compaction', content, encrypted_content: encrypted, ...extra };
+}
+
+/** A `tool_addition` / `tool_removal` block (the content of a `system` message) naming a tool of `tools`. */
+export const toolAddition = (name) => ({ type: 'tool_addition', tool: { type: 'tool_reference', name } });
+export const toolRemoval = (name) => ({ type: 'tool_removal', tool: { type: 'tool_reference', name } });
+
+/**
  * A scripted 200 reply. `stop_reason` defaults to `tool_use` when the content has a tool_use block,
  * else `end_turn`. `content` may also be a plain string (one text block). `container`
- * (`{ id, expires_at }`) and `stop_details` go on the message only when given.
+ * (`{ id, expires_at }`), `stop_details` and `context_management` (`{ applied_edits }`) go on the
+ * message only when given; `usage` may hold `iterations`.
  */
-export function reply(content, { stop_reason, usage, model, stop_sequence, container, stop_details } = {}) {
+export function reply(content, { stop_reason, usage, model, stop_sequence, container, stop_details, context_management } = {}) {
   const blocks = typeof content === 'string' ? [text(content)] : content;
   const step = { content: blocks, stop_reason: stop_reason ?? defaultStopReason(blocks) };
   if (usage !== undefined) step.usage = usage;
@@ -88,6 +103,7 @@ export function reply(content, { stop_reason, usage, model, stop_sequence, conta
   if (stop_sequence !== undefined) step.stop_sequence = stop_sequence;
   if (container !== undefined) step.container = container;
   if (stop_details !== undefined) step.stop_details = stop_details;
+  if (context_management !== undefined) step.context_management = context_management;
   return step;
 }
 

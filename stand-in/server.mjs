@@ -5,6 +5,8 @@
 
 import http from 'node:http';
 import { cacheUsage } from './cache.mjs';
+import { compactedUsage, compactionFor, pausedStep } from './compaction.mjs';
+import { contextManagementFor } from './context-editing.mjs';
 import { echoed } from './echo.mjs';
 import { ERROR_MESSAGES, ERROR_TYPES, Refusal, fail } from './errors.mjs';
 import { fault } from './faults.mjs';
@@ -137,20 +139,33 @@ export async function startMockApi({
     send(res, record, status, { type: 'error', error: { type, message }, request_id: record.requestId }, headers, true);
   }
 
-  function messageFor(step, body) {
+  /** The message a reply step sends; after a `compaction` (compaction.mjs) it starts with its block. */
+  function messageFor(step, body, compaction = null) {
+    const content = Array.isArray(step.content) ? step.content.map(signed) : step.content;
     const message = {
       id: `msg_${randomId(24)}`,
       type: 'message',
       role: 'assistant',
       model: step.model ?? body?.model ?? 'claude-mock',
-      content: Array.isArray(step.content) ? step.content.map(signed) : step.content,
+      content: compaction ? [compaction.block, ...content] : content,
       stop_reason: step.stop_reason ?? defaultStopReason(step.content),
       stop_sequence: step.stop_sequence ?? null,
     };
     if (has(step, 'stop_details')) message.stop_details = step.stop_details;
-    message.usage = { ...DEFAULT_USAGE, ...cacheUsage(body, cache), ...(step.usage ?? {}) };
+    message.usage = compaction ? compactedUsage(compaction, step.usage) : { ...DEFAULT_USAGE, ...cacheUsage(body, cache), ...(step.usage ?? {}) };
     if (has(step, 'container')) message.container = step.container;
+    const managed = has(step, 'context_management') ? step.context_management : contextManagementFor(body);
+    if (managed !== undefined) message.context_management = managed;
     return message;
+  }
+
+  /**
+   * The compaction a reply step gets (null when the request asks for none or is below the
+   * trigger, or when the step scripts its own compaction block).
+   */
+  function compactionOf(step, body) {
+    if (Array.isArray(step.content) && step.content.some((b) => isObject(b) && b.type === 'compaction')) return null;
+    return Array.isArray(step.content) ? compactionFor(body) : null;
   }
 
   /** Checks a step's expectations of the request; returns the refusal message, or null. */
@@ -165,7 +180,8 @@ export async function startMockApi({
   /** What a fault needs of the server. */
   const faultContext = { headersFor, messageFor, answer, sendError, timers };
 
-  async function answer(step, body, record, req, res) {
+  /** Answers with `step`; `scripted`: it came off the script (a paused compaction puts it back). */
+  async function answer(step, body, record, req, res, scripted = false) {
     try {
       while (typeof step === 'function') step = await step(body, record);
     } catch (err) {
@@ -178,9 +194,14 @@ export async function startMockApi({
     if (why !== null) return sendError(res, record, 400, { type: 'invalid_request_error', message: why });
     if (has(step, 'fault')) return fault(faultContext, step, body, record, req, res);
     if (has(step, 'content')) {
-      const message = messageFor(step, body);
-      if (body?.stream === true) return streamMessage(message, step, record, res, { defaultDelayMs: streamDelayMs, timers });
-      return send(res, record, 200, message, step.headers);
+      const compaction = compactionOf(step, body);
+      // A compaction that pauses is the whole reply; the step answers the continuation (the
+      // request that sends this reply back).
+      if (compaction?.pause && scripted) queue.unshift(step);
+      const answered = compaction?.pause ? pausedStep(compaction) : step;
+      const message = messageFor(answered, body, compaction);
+      if (body?.stream === true) return streamMessage(message, answered, record, res, { defaultDelayMs: streamDelayMs, timers });
+      return send(res, record, 200, message, answered.headers);
     }
     if (has(step, 'body')) return send(res, record, step.status ?? 200, step.body, step.headers, true);
     if (has(step, 'status') && step.status >= 300 && step.status < 400) {
@@ -233,7 +254,7 @@ export async function startMockApi({
       if (req.method !== 'POST') throw new Refusal(405, `mock-api: method ${req.method} is not allowed on /v1/messages; use POST`);
       checkHeaders(req, apiKey);
       if (parseError) fail(`There was an error parsing the body of your request: ${parseError.message}`);
-      validateBody(parsed);
+      validateBody(parsed, record.betas);
     } catch (err) {
       if (!(err instanceof Refusal)) {
         return sendError(res, record, 500, { type: 'api_error', message: `mock-api: internal error while validating: ${err?.message ?? err}` });
@@ -243,10 +264,11 @@ export async function startMockApi({
     }
 
     let step;
-    if (queue.length > 0) step = queue.shift();
+    const scripted = queue.length > 0;
+    if (scripted) step = queue.shift();
     else if (typeof api.handler === 'function') step = api.handler;
     else return sendError(res, record, 500, { type: 'api_error', message: NO_STEP_LEFT });
-    return answer(step, parsed, record, req, res);
+    return answer(step, parsed, record, req, res, scripted);
   });
 
   let closing = null;

@@ -44,6 +44,15 @@ function streamBlock(block) {
       const deltas = ['', ...pieces(json, JSON_CHUNKS)].map((partial_json) => ({ type: 'input_json_delta', partial_json }));
       return { start: { ...block, input: {} }, deltas };
     }
+    case 'compaction': {
+      // As the API streams it: the block starts without its summary, and one delta carries the
+      // final `content` (and `encrypted_content`), to be assigned, not appended.
+      const start = { type: block.type, content: null };
+      for (const [key, value] of Object.entries(block)) if (key !== 'content' && key !== 'encrypted_content') start[key] = value;
+      const delta = { type: 'compaction_delta', content: block.content ?? null };
+      if (has(block, 'encrypted_content')) delta.encrypted_content = block.encrypted_content;
+      return { start, deltas: [delta] };
+    }
     default:
       return { start: block, deltas: [] };
   }
@@ -53,15 +62,21 @@ function streamBlock(block) {
  * The events of a streamed reply, as `[event name, data]`: message_start (empty content, no stop
  * reason, input usage), ping, per block content_block_start / _delta… / _stop (a ping after every
  * second block), message_delta (stop reason, stop_sequence, stop_details and container when the
- * message has them, cumulative usage), message_stop. `unknownDelta` injects a delta of that type
- * into the first block. Reassembled the way the official SDK's MessageStream does, the events give
- * back `message` exactly (same keys, same order).
+ * message has them, cumulative usage with its `iterations`; beside them the message's
+ * `context_management`), message_stop. With usage iterations (a compaction), message_start's input
+ * tokens are the first iteration's, as the API sends them. `unknownDelta` injects a delta of that
+ * type into the first block. Reassembled the way the official SDK's MessageStream does, the events
+ * give back `message` exactly (same keys, same order; a compaction block's `encrypted_content`
+ * comes last).
  */
 export function sseEvents(message, { unknownDelta } = {}) {
   const start = { ...message, content: [], stop_reason: null, stop_sequence: null };
   if (has(start, 'stop_details')) start.stop_details = null;
   delete start.container;
-  start.usage = { ...message.usage, output_tokens: Math.min(1, message.usage?.output_tokens ?? 0) };
+  delete start.context_management;
+  const { iterations, ...usage } = message.usage ?? {};
+  start.usage = { ...usage, output_tokens: Math.min(1, message.usage?.output_tokens ?? 0) };
+  if (Array.isArray(iterations) && isObject(iterations[0])) start.usage.input_tokens = iterations[0].input_tokens;
   const events = [['message_start', { type: 'message_start', message: start }], ['ping', { type: 'ping' }]];
   const unknown = (index) => ['content_block_delta', { type: 'content_block_delta', index, delta: { type: unknownDelta } }];
   if (unknownDelta && message.content.length === 0) events.push(unknown(0));
@@ -76,7 +91,9 @@ export function sseEvents(message, { unknownDelta } = {}) {
   const delta = { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence };
   if (has(message, 'stop_details')) delta.stop_details = message.stop_details;
   if (has(message, 'container')) delta.container = message.container;
-  events.push(['message_delta', { type: 'message_delta', delta, usage: { ...message.usage } }]);
+  const last = { type: 'message_delta', delta, usage: { ...message.usage } };
+  if (has(message, 'context_management')) last.context_management = message.context_management;
+  events.push(['message_delta', last]);
   events.push(['message_stop', { type: 'message_stop' }]);
   return events;
 }

@@ -5,8 +5,8 @@ mod support;
 
 use serde_json::{json, Value};
 use support::rules::{
-    check_body, check_pairing, redacted_thinking_block, server_tool_use, thinking_block,
-    web_search_result, CONTAINER_REQUIRED,
+    check_body, check_body_with_betas, check_pairing, redacted_thinking_block, server_tool_use,
+    thinking_block, web_search_result, CONTAINER_REQUIRED, CONTEXT_MANAGEMENT_BETA,
 };
 use support::*;
 
@@ -468,10 +468,6 @@ fn newer_top_level_fields_are_type_checked_and_unknown_ones_refused() {
         ("service_tier", json!("standard_only")),
         ("cache_control", json!({ "type": "ephemeral", "ttl": "1h" })),
         ("output_config", json!({ "effort": "max" })),
-        (
-            "context_management",
-            json!({ "edits": [{ "type": "clear_tool_uses_20250919" }] }),
-        ),
         ("container", json!("cont_1")),
         ("inference_geo", json!("us")),
         ("stream", json!(true)),
@@ -479,6 +475,13 @@ fn newer_top_level_fields_are_type_checked_and_unknown_ones_refused() {
     for (key, value) in good {
         assert_eq!(problems(&with(base.clone(), key, value)), "", "{key}");
     }
+    let edits = json!({ "edits": [{ "type": "clear_tool_uses_20250919" }] });
+    let managed = with(base.clone(), "context_management", edits);
+    assert_eq!(
+        check_body_with_betas(&managed, &[CONTEXT_MANAGEMENT_BETA.to_owned()]),
+        Vec::<String>::new()
+    );
+    assert!(problems(&managed).contains("requires the `context-management-2025-06-27` beta"));
     let bad = [
         ("stop_sequences", json!("END"), "stop_sequences"),
         ("top_k", json!(0.5), "top_k"),

@@ -5,6 +5,7 @@ import { fail } from '../errors.mjs';
 import { validRedactedData, validSignature } from '../signatures.mjs';
 import { has, isObject } from '../values.mjs';
 import { badTag, checkBoolean, checkCacheControl, checkDict, checkString, onlyKeys, tagList } from './fields.mjs';
+import { checkSystemMessage, checkToolChangeList } from './tool-changes.mjs';
 
 const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
 const MESSAGE_FIELDS = new Set(['role', 'content']);
@@ -19,7 +20,7 @@ const SERVER_RESULT_FIELDS = new Set(['type', 'tool_use_id', 'content', 'cache_c
 const TOOL_RESULT_FIELDS = new Set(['type', 'tool_use_id', 'content', 'is_error', 'cache_control']);
 const THINKING_FIELDS = new Set(['type', 'thinking', 'signature']);
 const REDACTED_THINKING_FIELDS = new Set(['type', 'data']);
-const COMPACTION_FIELDS = new Set(['type', 'content', 'encrypted_content', 'cache_control']);
+const COMPACTION_FIELDS = new Set(['type', 'content', 'encrypted_content', 'signature', 'tool_changes', 'cache_control']);
 const IMAGE_MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 const SERVER_TOOL_NAMES = new Set([
   'web_search', 'web_fetch', 'code_execution', 'bash_code_execution', 'text_editor_code_execution',
@@ -264,9 +265,17 @@ function checkBlock(block, role, p) {
     case 'compaction':
       onlyIn(role, 'assistant', block, p);
       onlyKeys(block, COMPACTION_FIELDS, `${p}.`);
-      if (has(block, 'content') && block.content !== null) checkString(block.content, `${p}.content`);
-      if (has(block, 'encrypted_content') && block.encrypted_content !== null) checkString(block.encrypted_content, `${p}.encrypted_content`);
+      // `content: null` is a compaction that failed (a no-op); an empty summary is refused.
+      if (has(block, 'content') && block.content !== null) {
+        checkString(block.content, `${p}.content`);
+        if (block.content.length === 0) fail(`${p}.content: String should have at least 1 character`);
+      }
+      for (const f of ['encrypted_content', 'signature']) if (has(block, f) && block[f] !== null) checkString(block[f], `${p}.${f}`);
+      if (has(block, 'tool_changes')) checkToolChangeList(block.tool_changes, `${p}.tool_changes`);
       return checkCacheControl(block, `${p}.`);
+    case 'tool_addition':
+    case 'tool_removal':
+      return onlyIn(role, 'system', block, p);
     case FUTURE_BLOCK:
       return onlyIn(role, 'assistant', block, p); // accepted as it came, whatever it holds
     default:
@@ -310,13 +319,18 @@ function checkServerResult(block, role, p) {
 
 export const EMPTY_MESSAGE = 'all messages must have non-empty content except for the optional final assistant message';
 
-export function checkMessageShapes(messages) {
+/**
+ * Each message's role, content and blocks. `context`: the request's betas and tool names, which
+ * `system` messages (mid-conversation tool changes) need.
+ */
+export function checkMessageShapes(messages, context = { betas: [], toolNames: new Set() }) {
   const last = messages.length - 1;
   messages.forEach((m, i) => {
     const p = `messages.${i}`;
     if (!isObject(m)) fail(`${p}: Input should be a valid dictionary`);
     onlyKeys(m, MESSAGE_FIELDS, `${p}.`);
     if (!has(m, 'role')) fail(`${p}.role: Field required`);
+    if (m.role === 'system') return checkSystemMessage(m, p, context);
     if (m.role !== 'user' && m.role !== 'assistant') fail(`${p}.role: Input should be 'user' or 'assistant'`);
     if (!has(m, 'content')) fail(`${p}.content: Field required`);
     const finalAssistant = i === last && m.role === 'assistant';

@@ -100,6 +100,12 @@ export function checkPairing(messages) {
   });
 }
 
+/**
+ * The last message that is not a `system` one: tool changes after the final results or reply leave
+ * the turn they follow the current one.
+ */
+const finalTurn = (messages) => messages.findLastIndex((m) => m.role !== 'system');
+
 /** What thinking rules out: sampling changes and forced tool use. */
 export function checkThinkingCompatibility(body) {
   if (!thinkingOn(body)) return;
@@ -120,7 +126,7 @@ export function checkThinkingCompatibility(body) {
  * start with a thinking or redacted_thinking block.
  */
 export function checkThinkingPlacement(messages) {
-  const last = messages.length - 1;
+  const last = finalTurn(messages);
   let n = -1;
   const final = messages[last];
   if (final.role === 'user' && blocksOf(final).some((b) => b.type === 'tool_result') && messages[last - 1]?.role === 'assistant') {
@@ -156,8 +162,8 @@ export const CONTAINER_REQUIRED = 'container_id is required when there are pendi
 /** Programmatic tool calling: results for code-called tool_use blocks continue a container, which must be named. */
 export function checkPendingCodeExecution(body) {
   const messages = body.messages;
-  const final = messages[messages.length - 1];
-  const prev = messages[messages.length - 2];
+  const final = messages[finalTurn(messages)];
+  const prev = messages[finalTurn(messages) - 1];
   if (final.role !== 'user' || prev?.role !== 'assistant' || !blocksOf(prev).some(calledByCode)) return;
   if (body.container === undefined || body.container === null) fail(CONTAINER_REQUIRED);
 }

@@ -113,18 +113,6 @@ export function checkOptionalFields(body) {
       checkDict(oc.format.schema, 'output_config.format.schema');
     }
   }
-  if (has(body, 'context_management') && body.context_management !== null) {
-    const cm = body.context_management;
-    checkDict(cm, 'context_management');
-    onlyKeys(cm, new Set(['edits']), 'context_management.');
-    if (has(cm, 'edits')) {
-      if (!Array.isArray(cm.edits)) fail('context_management.edits: Input should be a valid list');
-      cm.edits.forEach((e, k) => {
-        checkDict(e, `context_management.edits.${k}`);
-        checkString(e.type, `context_management.edits.${k}.type`);
-      });
-    }
-  }
   if (has(body, 'container') && body.container !== null) {
     if (isObject(body.container)) {
       onlyKeys(body.container, new Set(['id', 'skills']), 'container.');

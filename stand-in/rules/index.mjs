@@ -6,14 +6,18 @@ import { has, isObject } from '../values.mjs';
 import { checkBoolean, checkOptionalFields, checkString, onlyKeys, thinkingOn, TOP_LEVEL } from './fields.mjs';
 import { checkTools, checkToolChoice } from './tools.mjs';
 import { checkMessageShapes, checkSystem } from './blocks.mjs';
+import { checkContextManagement } from './context-management.mjs';
 import {
   checkNoFinalThinking, checkPairing, checkPendingCodeExecution, checkServerPairing, checkThinkingCompatibility, checkThinkingPlacement,
 } from './conversation.mjs';
 
 export const API_VERSION = '2023-06-01';
 
-/** Validates a parsed request body; throws a Refusal the way the real API would answer. */
-export function validateBody(body) {
+/**
+ * Validates a parsed request body; throws a Refusal the way the real API would answer. `betas`: the
+ * request's `anthropic-beta` names, which beta features (context management, system messages) need.
+ */
+export function validateBody(body, betas = []) {
   if (!isObject(body)) fail('Input should be a valid dictionary (the request body must be a JSON object)');
   onlyKeys(body, TOP_LEVEL, '');
 
@@ -32,11 +36,12 @@ export function validateBody(body) {
   if (has(body, 'stream')) checkBoolean(body.stream, 'stream');
   if (has(body, 'system')) checkSystem(body.system);
   checkOptionalFields(body);
+  if (has(body, 'context_management') && body.context_management !== null) checkContextManagement(body.context_management, betas);
   const names = has(body, 'tools') ? checkTools(body.tools) : new Set();
   if (has(body, 'tool_choice')) checkToolChoice(body.tool_choice, names);
   checkThinkingCompatibility(body);
 
-  checkMessageShapes(body.messages);
+  checkMessageShapes(body.messages, { betas, toolNames: names });
   checkPairing(body.messages);
   checkServerPairing(body.messages);
   if (thinkingOn(body)) checkThinkingPlacement(body.messages);

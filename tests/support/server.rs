@@ -7,6 +7,9 @@
 //! sequence as the JS stand-in: message_start, ping, per block content_block_start / deltas /
 //! content_block_stop, message_delta, message_stop. Step options (builder methods on a reply):
 //! `stream_delay`, `sse_error_after`, `sse_cut_after`, `unknown_delta`, `require_container`.
+//! A reply may hold compaction blocks (`rules::compaction_block`), `iterations` and a top-level
+//! `context_management` (builder methods), sent as given; [`Step::compaction_pause`] is a reply
+//! that pauses after a compaction. Unlike the JS stand-in, this server simulates no compaction.
 //!
 //! A gateway that echoes the request back (see [`echo`]): in the wire text of an error (an
 //! [`Step::Error`]'s body and headers, a [`Step::Raw`] body, the `sse_error_after` event),
@@ -218,16 +221,7 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             let wants_stream = body["stream"] == true;
             let container = body["container"].as_str().map(str::to_owned);
             st.requests.push(Recorded {
-                betas: incoming
-                    .headers
-                    .get("anthropic-beta")
-                    .map(|b| {
-                        b.split(',')
-                            .map(|s| s.trim().to_owned())
-                            .filter(|s| !s.is_empty())
-                            .collect()
-                    })
-                    .unwrap_or_default(),
+                betas: rules::betas_of(&incoming.headers),
                 streamed: false,
                 client_closed: false,
                 retry_count: incoming

@@ -58,6 +58,21 @@ fn block_events(block: &Value) -> (Value, Vec<Value>) {
             }
             deltas.push(json!({ "type": "signature_delta", "signature": block["signature"] }));
         }
+        // As the API streams it: the block starts without its summary, and one delta carries the
+        // final `content` (and `encrypted_content`), to be assigned, not appended.
+        Some("compaction") => {
+            start = json!({ "type": "compaction", "content": null });
+            for (key, value) in block.as_object().into_iter().flatten() {
+                if key != "content" && key != "encrypted_content" {
+                    start[key] = value.clone();
+                }
+            }
+            let mut delta = json!({ "type": "compaction_delta", "content": block["content"] });
+            if let Some(encrypted) = block.get("encrypted_content") {
+                delta["encrypted_content"] = encrypted.clone();
+            }
+            deltas.push(delta);
+        }
         Some("tool_use" | "server_tool_use") => {
             start["input"] = json!({});
             let input = block.get("input").cloned().unwrap_or_else(|| json!({}));
@@ -71,7 +86,10 @@ fn block_events(block: &Value) -> (Value, Vec<Value>) {
     (start, deltas)
 }
 
-/// The events of a streamed reply, as `(event name, data)`.
+/// The events of a streamed reply, as `(event name, data)`. message_start holds no
+/// `context_management` and no usage `iterations`; with iterations (a compaction) its input tokens
+/// are the first iteration's, as the API sends them. message_delta carries the whole usage, and
+/// beside it the message's `context_management`.
 pub fn events(message: &Value, unknown_delta: Option<&str>) -> Vec<(String, Value)> {
     let mut start = message.clone();
     start["content"] = json!([]);
@@ -79,12 +97,20 @@ pub fn events(message: &Value, unknown_delta: Option<&str>) -> Vec<(String, Valu
     start["stop_sequence"] = Value::Null;
     if let Some(fields) = start.as_object_mut() {
         fields.remove("container");
+        fields.remove("context_management");
         if fields.contains_key("stop_details") {
             fields.insert("stop_details".into(), Value::Null);
         }
     }
     let output = message["usage"]["output_tokens"].as_u64().unwrap_or(0);
     start["usage"]["output_tokens"] = json!(output.min(1));
+    if let Some(usage) = start["usage"].as_object_mut() {
+        if let Some(Value::Array(iterations)) = usage.remove("iterations") {
+            if let Some(first) = iterations.first() {
+                usage.insert("input_tokens".into(), first["input_tokens"].clone());
+            }
+        }
+    }
     let mut out = vec![
         (
             "message_start".to_owned(),
@@ -132,10 +158,11 @@ pub fn events(message: &Value, unknown_delta: Option<&str>) -> Vec<(String, Valu
             delta[key] = v.clone();
         }
     }
-    out.push((
-        "message_delta".into(),
-        json!({ "type": "message_delta", "delta": delta, "usage": message["usage"] }),
-    ));
+    let mut last = json!({ "type": "message_delta", "delta": delta, "usage": message["usage"] });
+    if let Some(managed) = message.get("context_management") {
+        last["context_management"] = managed.clone();
+    }
+    out.push(("message_delta".into(), last));
     out.push(("message_stop".into(), json!({ "type": "message_stop" })));
     out
 }
@@ -221,6 +248,12 @@ pub fn reassemble(events: &[(String, Value)]) -> Result<Value, String> {
                     "text_delta" => append(block, "text", &delta["text"]),
                     "thinking_delta" => append(block, "thinking", &delta["thinking"]),
                     "signature_delta" => block["signature"] = delta["signature"].clone(),
+                    "compaction_delta" => {
+                        block["content"] = delta["content"].clone();
+                        if let Some(encrypted) = delta.get("encrypted_content") {
+                            block["encrypted_content"] = encrypted.clone();
+                        }
+                    }
                     "citations_delta" => {
                         if !block["citations"].is_array() {
                             block["citations"] = json!([]);
@@ -255,6 +288,9 @@ pub fn reassemble(events: &[(String, Value)]) -> Result<Value, String> {
                     for (k, v) in fields {
                         message["usage"][k] = v.clone();
                     }
+                }
+                if let Some(managed) = data.get("context_management") {
+                    message["context_management"] = managed.clone();
                 }
             }
             "message_stop" | "ping" => {}

@@ -78,6 +78,25 @@ impl Step {
         self.edit(|body, _| body["usage"] = usage)
     }
 
+    /// Puts these `usage.iterations` on a reply (one entry per sampling iteration: a compaction's
+    /// and the message's), keeping the rest of its usage.
+    pub fn iterations(self, iterations: Value) -> Step {
+        self.edit(|body, _| body["usage"]["iterations"] = iterations)
+    }
+
+    /// Puts a top-level `context_management` (`{"applied_edits": […]}`) on a reply.
+    pub fn context_management(self, managed: Value) -> Step {
+        self.edit(|body, _| body["context_management"] = managed)
+    }
+
+    /// A reply that pauses after a compaction: the block alone, stop reason `compaction`, no
+    /// message tokens, and the compaction's usage iteration (`input` / `output` tokens).
+    pub fn compaction_pause(block: Value, input: u64, output: u64) -> Step {
+        Step::reply(json!([block]), "compaction")
+            .usage(json!({ "input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0 }))
+            .iterations(json!([{ "type": "compaction", "input_tokens": input, "output_tokens": output, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0 }]))
+    }
+
     /// Puts `container: {id, expires_at}` on a reply (code execution).
     pub fn container(self, id: &str, expires_at: &str) -> Step {
         self.edit(|body, _| body["container"] = json!({ "id": id, "expires_at": expires_at }))

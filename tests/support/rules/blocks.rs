@@ -4,8 +4,9 @@
 
 use serde_json::Value;
 
-use super::fields::cache_control;
+use super::fields::{cache_control, extra_keys, unknown_tag};
 use super::signatures::{sign_thinking, valid_redacted_data};
+use super::tool_changes::{system_message_problems, tool_change_list};
 use super::EMPTY_MESSAGE;
 
 /// The ids of `tool_use` blocks (and what a `tool_result` names) must match this.
@@ -70,13 +71,7 @@ fn is_tool_id(id: &str) -> bool {
 /// What is wrong with `value` as one of the listed tags (`None`: it is one of them).
 fn bad_tag(value: &Value, tags: &[&str], at: &str) -> Option<String> {
     let tag = value.as_str().unwrap_or_default();
-    (!tags.contains(&tag)).then(|| {
-        let expected: Vec<String> = tags.iter().map(|t| format!("'{t}'")).collect();
-        format!(
-            "{at}: Input tag '{tag}' found using 'type' does not match any of the expected tags: {}",
-            expected.join(", ")
-        )
-    })
+    (!tags.contains(&tag)).then(|| unknown_tag(at, value, tags))
 }
 
 /// A text block: non-empty text, and citations (if any) of a known type.
@@ -187,8 +182,40 @@ fn block_cache_control(block: &Value, at: &str) -> Option<String> {
     cache_control(cc, &format!("{at}.cache_control")).err()
 }
 
+/// A compaction block: a summary (null: a failed compaction, a no-op; never empty), and the
+/// opaque members it came with.
+fn compaction_problems(block: &Value, at: &str) -> Vec<String> {
+    let Some(fields) = block.as_object() else {
+        return Vec::new();
+    };
+    const FIELDS: &[&str] = &[
+        "type",
+        "content",
+        "encrypted_content",
+        "signature",
+        "tool_changes",
+        "cache_control",
+    ];
+    let mut problems = extra_keys(fields, FIELDS, at);
+    for key in ["content", "encrypted_content", "signature"] {
+        match fields.get(key) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) if s.is_empty() && key == "content" => problems.push(format!(
+                "{at}.content: String should have at least 1 character"
+            )),
+            Some(Value::String(_)) => {}
+            Some(_) => problems.push(format!("{at}.{key}: Input should be a valid string")),
+        }
+    }
+    if let Some(changes) = fields.get("tool_changes") {
+        problems.extend(tool_change_list(changes, &format!("{at}.tool_changes")));
+    }
+    problems
+}
+
 /// Roles and content blocks are well-formed, and no message but a final assistant one is empty.
-pub(super) fn check_shapes(messages: &[Value]) -> Vec<String> {
+/// `betas` and `offered` (the tools' names): what a `system` message (tool changes) needs.
+pub(super) fn check_shapes(messages: &[Value], betas: &[String], offered: &[&str]) -> Vec<String> {
     let mut problems = Vec::new();
     let last = messages.len() - 1;
     for (n, message) in messages.iter().enumerate() {
@@ -200,6 +227,10 @@ pub(super) fn check_shapes(messages: &[Value]) -> Vec<String> {
             }
         }
         let role = message["role"].as_str().unwrap_or_default();
+        if role == "system" {
+            problems.extend(system_message_problems(n, message, betas, offered));
+            continue;
+        }
         if role != "user" && role != "assistant" {
             problems.push(format!(
                 "messages.{n}.role: Input should be 'user' or 'assistant'"
@@ -279,15 +310,11 @@ pub(super) fn check_shapes(messages: &[Value]) -> Vec<String> {
                     }
                 }
                 ("assistant", Some("compaction")) => {
-                    let string_or_null = |v: &Value| v.is_null() || v.is_string();
-                    if !string_or_null(&block["content"])
-                        || !string_or_null(&block["encrypted_content"])
-                    {
-                        problems.push(format!(
-                            "{at}.compaction: content and encrypted_content must be strings"
-                        ));
-                    }
+                    problems.extend(compaction_problems(block, &at));
                 }
+                (_, Some(kind @ ("tool_addition" | "tool_removal"))) => problems.push(format!(
+                    "{at}: `{kind}` blocks can only be in `system` messages"
+                )),
                 ("assistant", Some(FUTURE_BLOCK)) => {}
                 ("user", Some("tool_result")) => {
                     match block["tool_use_id"].as_str() {

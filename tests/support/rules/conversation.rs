@@ -139,9 +139,18 @@ pub fn check_server_pairing(messages: &[Value]) -> Result<(), String> {
     Ok(())
 }
 
+/// The index of the last message that is not a `system` one: tool changes after the final
+/// results or reply leave the turn they follow the current one.
+fn final_turn(messages: &[Value]) -> usize {
+    messages
+        .iter()
+        .rposition(|m| m["role"] != "system")
+        .unwrap_or(messages.len() - 1)
+}
+
 /// With thinking on, the assistant message of the current tool loop starts with a thinking block.
 pub fn check_thinking_placement(messages: &[Value]) -> Result<(), String> {
-    let last = messages.len() - 1;
+    let last = final_turn(messages);
     let final_message = &messages[last];
     let answers_tools = final_message["role"] == "user"
         && blocks(final_message)
@@ -194,7 +203,7 @@ pub fn check_no_final_thinking(messages: &[Value]) -> Result<(), String> {
 
 /// Results for code-called tools continue a container, which the request must name.
 pub(super) fn check_pending_code_execution(body: &Value, messages: &[Value]) -> Result<(), String> {
-    let [.., previous, last] = messages else {
+    let [.., previous, last] = &messages[..=final_turn(messages)] else {
         return Ok(());
     };
     let pending = last["role"] == "user"

@@ -97,19 +97,6 @@ pub(super) fn check_fields(body: &Value) -> Vec<String> {
             problems.push(format!("output_config: invalid {v} (effort 'low', 'medium', 'high' or 'max'; format json_schema)"));
         }
     }
-    if let Some(v) = present("context_management") {
-        expect(
-            &mut problems,
-            v.as_object().is_some_and(|o| {
-                o.iter().all(|(k, v)| {
-                    k == "edits"
-                        && v.as_array()
-                            .is_some_and(|e| e.iter().all(|e| e["type"].is_string()))
-                })
-            }),
-            "context_management: Input should be a dictionary with a list of typed edits",
-        );
-    }
     if let Some(v) = present("container") {
         expect(
             &mut problems,
@@ -158,6 +145,29 @@ pub(super) fn cache_control(v: &Value, at: &str) -> Result<(), String> {
     }
 }
 
+/// The API's words for a tag that is none of `tags` (listed in their order).
+pub(super) fn unknown_tag(at: &str, tag: &Value, tags: &[&str]) -> String {
+    let expected: Vec<String> = tags.iter().map(|t| format!("'{t}'")).collect();
+    format!(
+        "{at}: Input tag '{}' found using 'type' does not match any of the expected tags: {}",
+        tag.as_str().unwrap_or_default(),
+        expected.join(", ")
+    )
+}
+
+/// A problem for each key of `object` that is not `allowed`.
+pub(super) fn extra_keys(
+    object: &serde_json::Map<String, Value>,
+    allowed: &[&str],
+    at: &str,
+) -> Vec<String> {
+    object
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()))
+        .map(|k| format!("{at}.{k}: Extra inputs are not permitted"))
+        .collect()
+}
+
 /// A tagged object (`{"type": …}`): its tag, and a problem for each field its variant does not
 /// allow; or the API's words for a tag that is none of `variants` (listed in their order).
 pub(super) fn tagged<'a>(
@@ -170,18 +180,10 @@ pub(super) fn tagged<'a>(
         .and_then(Value::as_str)
         .unwrap_or_default();
     let Some((_, allowed)) = variants.iter().find(|(tag, _)| *tag == kind) else {
-        let tags: Vec<String> = variants.iter().map(|(tag, _)| format!("'{tag}'")).collect();
-        return Err(format!(
-            "{at}: Input tag '{kind}' found using 'type' does not match any of the expected tags: {}",
-            tags.join(", ")
-        ));
+        let tags: Vec<&str> = variants.iter().map(|(tag, _)| *tag).collect();
+        return Err(unknown_tag(at, &Value::from(kind), &tags));
     };
-    let problems = object
-        .keys()
-        .filter(|k| !allowed.contains(&k.as_str()))
-        .map(|k| format!("{at}.{kind}.{k}: Extra inputs are not permitted"))
-        .collect();
-    Ok((kind, problems))
+    Ok((kind, extra_keys(object, allowed, &format!("{at}.{kind}"))))
 }
 
 fn check_thinking_config(thinking: &Value, max_tokens: &Value) -> Vec<String> {

@@ -4,14 +4,18 @@
 //! answer each case with the same status and error type (where the words differ, the table says
 //! how). A server looser than the API would let an engine bug through unseen.
 //!
-//! Split by what they check: `fields` (top-level fields, thinking settings), `tools` (and
-//! `tool_choice`), `blocks` (messages and their blocks), `conversation` (rules across
-//! messages), `signatures`. The route, the credentials and the headers are checked here.
+//! Split by what they check: `fields` (top-level fields, thinking settings),
+//! `context_management` (its edits and their betas), `tools` (and `tool_choice`), `blocks`
+//! (messages and their blocks), `tool_changes` (system messages and their tool changes),
+//! `conversation` (rules across messages), `signatures`. The route, the credentials and the
+//! headers are checked here.
 
 mod blocks;
+mod context_management;
 mod conversation;
 mod fields;
 mod signatures;
+mod tool_changes;
 mod tools;
 
 use std::collections::BTreeMap;
@@ -24,15 +28,21 @@ use super::step::Step;
 #[allow(unused_imports)]
 pub use blocks::FUTURE_BLOCK;
 #[allow(unused_imports)]
+pub use context_management::{COMPACT_BETA, CONTEXT_MANAGEMENT_BETA};
+#[allow(unused_imports)]
 pub use conversation::{
     check_no_final_thinking, check_pairing, check_server_pairing, check_thinking_placement,
 };
 #[allow(unused_imports)]
 pub use signatures::{
-    redacted_thinking_block, server_tool_use, sign_thinking, thinking_block, web_search_result,
+    compaction_block, redacted_thinking_block, server_tool_use, sign_thinking, thinking_block,
+    tool_change, web_search_result,
 };
+#[allow(unused_imports)]
+pub use tool_changes::TOOL_CHANGES_BETA;
 
 use blocks::check_shapes;
+use context_management::check_context_management;
 use conversation::check_pending_code_execution;
 use fields::{check_fields, check_thinking_compatibility, thinking_on};
 use tools::{check_tool_choice, check_tools, offered_names};
@@ -95,8 +105,21 @@ pub fn check_request(
             return (Value::Null, problems);
         }
     };
-    problems.extend(check_body(&body));
+    problems.extend(check_body_with_betas(&body, &betas_of(headers)));
     (body, problems)
+}
+
+/// The `anthropic-beta` header, split on commas.
+pub fn betas_of(headers: &BTreeMap<String, String>) -> Vec<String> {
+    headers
+        .get("anthropic-beta")
+        .map(|b| {
+            b.split(',')
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The one `anthropic-version` the API documents.
@@ -160,8 +183,13 @@ pub const CONTAINER_REQUIRED: &str =
 pub const EMPTY_MESSAGE: &str =
     "all messages must have non-empty content except for the optional final assistant message";
 
-/// The body's fields, tools and messages.
+/// The body's fields, tools and messages, sent without `anthropic-beta`.
 pub fn check_body(body: &Value) -> Vec<String> {
+    check_body_with_betas(body, &[])
+}
+
+/// The body's fields, tools and messages, sent with these betas (which the beta features need).
+pub fn check_body_with_betas(body: &Value, betas: &[String]) -> Vec<String> {
     let mut problems = Vec::new();
     let Some(fields) = body.as_object() else {
         return vec!["the body is not an object".into()];
@@ -186,6 +214,9 @@ pub fn check_body(body: &Value) -> Vec<String> {
         }
     }
     problems.extend(check_fields(body));
+    if let Some(cm) = body.get("context_management").filter(|v| !v.is_null()) {
+        problems.extend(check_context_management(cm, betas));
+    }
     if let Some(tools) = body.get("tools") {
         problems.extend(check_tools(tools));
     }
@@ -195,7 +226,7 @@ pub fn check_body(body: &Value) -> Vec<String> {
     problems.extend(check_thinking_compatibility(body));
     match body["messages"].as_array() {
         Some(messages) if !messages.is_empty() => {
-            problems.extend(check_shapes(messages));
+            problems.extend(check_shapes(messages, betas, &offered_names(body)));
             if problems.is_empty() {
                 let rules = [
                     check_pairing(messages),

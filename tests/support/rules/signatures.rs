@@ -56,3 +56,15 @@ pub fn web_search_result(tool_use_id: &str, results: &[(&str, &str)]) -> Value {
         .collect();
     json!({ "type": "web_search_tool_result", "tool_use_id": tool_use_id, "content": content })
 }
+
+/// A compaction block (server-side compaction): `content` the summary (`None`: a failed
+/// compaction), with this `encrypted_content`.
+pub fn compaction_block(content: Option<&str>, encrypted_content: &str) -> Value {
+    json!({ "type": "compaction", "content": content, "encrypted_content": encrypted_content })
+}
+
+/// A `tool_addition` or `tool_removal` block (`kind`) naming a tool of the request's `tools`: the
+/// content of a `system` message.
+pub fn tool_change(kind: &str, name: &str) -> Value {
+    json!({ "type": kind, "tool": { "type": "tool_reference", "name": name } })
+}

@@ -32,6 +32,13 @@
 //   { status?, body, headers? }           any JSON body as given
 //   { fault: 'reset' | 'hang' | 'html' | 'badjson' | 'wrong-shape' | 'truncated' | 'stall-body' | 'huge' }
 //   { fault: 'delay', ms, then: step }
+//   { recorded: <message object> }        a recorded real reply, sent as it is (recorded.mjs); for a
+//                                         request that does not stream
+//   { recordedEvents: [<event objects>] } a recorded real stream: each event sent in order as
+//                                         `event: <type>\ndata: <its JSON>\n\n` (`streamDelayMs`
+//                                         applies); for a request that streams. The wrong one of the
+//                                         two for the request is a 500 naming the test bug, never
+//                                         converted; `requireContainer` works with both
 //
 // A gateway that echoes the request: in the wire text of an error (the message of an error step
 // or `sseError`, a `body` step, a 3xx step's headers), `{echo:NAME}` becomes the value of the
@@ -77,8 +84,8 @@
 //
 // Layout: server.mjs (HTTP, records, routing), rules/ (what a request must meet: index.mjs runs
 // fields.mjs, tools.mjs, blocks.mjs and conversation.mjs in the API's order), replies.mjs
-// (builders), sse.mjs (streaming), faults.mjs, cache.mjs (prompt-cache usage), signatures.mjs,
-// echo.mjs, errors.mjs, values.mjs, demo-model.mjs, cli.mjs.
+// (builders), sse.mjs (streaming), faults.mjs, recorded.mjs (recorded replies), cache.mjs
+// (prompt-cache usage), signatures.mjs, echo.mjs, errors.mjs, values.mjs, demo-model.mjs, cli.mjs.
 
 export { startMockApi } from './server.mjs';
 export { text, toolUse, thinking, redactedThinking, serverToolUse, webSearchResult, reply } from './replies.mjs';

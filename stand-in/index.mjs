@@ -62,7 +62,9 @@
 //     assistant message holds no thinking block;
 //   - server tools: typed tool definitions with their own fields; a server_tool_use is followed by
 //     its result block in the same message, except in the final message (a paused turn) or while
-//     code execution waits for code-called tool results; a client tool_result never answers it;
+//     the tool loop goes on (only tool results from the user since): code execution waiting for
+//     code-called tool results, a tool search beside client calls, whose result then starts a
+//     later assistant message; a client tool_result never answers it;
 //   - results for code-called tool_use blocks (programmatic tool calling) need `container`;
 //   - compaction, document, search_result, tool_reference, citations have their shapes checked; an
 //     unknown block type is a 400, except `x_future_block` (test-only) which is accepted back as is;

@@ -37,6 +37,13 @@
 //   { status?, body, headers? }           any JSON body as given
 //   { fault: 'reset' | 'hang' | 'html' | 'badjson' | 'wrong-shape' | 'truncated' | 'stall-body' | 'huge' }
 //   { fault: 'delay', ms, then: step }
+//   { recorded: <message object> }        a recorded real reply, sent as it is (recorded.mjs); for a
+//                                         request that does not stream
+//   { recordedEvents: [<event objects>] } a recorded real stream: each event sent in order as
+//                                         `event: <type>\ndata: <its JSON>\n\n` (`streamDelayMs`
+//                                         applies); for a request that streams. The wrong one of the
+//                                         two for the request is a 500 naming the test bug, never
+//                                         converted; `requireContainer` works with both
 //
 // A gateway that echoes the request: in the wire text of an error (the message of an error step
 // or `sseError`, a `body` step, a 3xx step's headers), `{echo:NAME}` becomes the value of the
@@ -86,7 +93,9 @@
 //     assistant message holds no thinking block;
 //   - server tools: typed tool definitions with their own fields; a server_tool_use is followed by
 //     its result block in the same message, except in the final message (a paused turn) or while
-//     code execution waits for code-called tool results; a client tool_result never answers it;
+//     the tool loop goes on (only tool results from the user since): code execution waiting for
+//     code-called tool results, a tool search beside client calls, whose result then starts a
+//     later assistant message; a client tool_result never answers it;
 //   - results for code-called tool_use blocks (programmatic tool calling) need `container`;
 //   - compaction, document, search_result, tool_reference, citations have their shapes checked; an
 //     unknown block type is a 400, except `x_future_block` (test-only) which is accepted back as is;
@@ -116,8 +125,9 @@
 // Layout: server.mjs (HTTP, records, routing), rules/ (what a request must meet: index.mjs runs
 // fields.mjs, context-management.mjs, tools.mjs, blocks.mjs with tool-changes.mjs and
 // conversation.mjs in the API's order), replies.mjs (builders), sse.mjs (streaming), faults.mjs,
-// cache.mjs (prompt-cache usage), compaction.mjs and context-editing.mjs (the long-loop
-// simulation), signatures.mjs, echo.mjs, errors.mjs, values.mjs, demo-model.mjs, cli.mjs.
+// recorded.mjs (recorded replies), cache.mjs (prompt-cache usage), compaction.mjs and
+// context-editing.mjs (the long-loop simulation), signatures.mjs, echo.mjs, errors.mjs, values.mjs,
+// demo-model.mjs, cli.mjs.
 
 export { startMockApi } from './server.mjs';
 export {

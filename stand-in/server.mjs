@@ -10,6 +10,7 @@ import { contextManagementFor } from './context-editing.mjs';
 import { echoed } from './echo.mjs';
 import { ERROR_MESSAGES, ERROR_TYPES, Refusal, fail } from './errors.mjs';
 import { fault } from './faults.mjs';
+import { isRecorded, serveRecorded } from './recorded.mjs';
 import { DEFAULT_USAGE, defaultStopReason, randomId, signed } from './replies.mjs';
 import { CONTAINER_REQUIRED } from './rules/conversation.mjs';
 import { checkHeaders, validateBody } from './rules/index.mjs';
@@ -179,6 +180,8 @@ export async function startMockApi({
 
   /** What a fault needs of the server. */
   const faultContext = { headersFor, messageFor, answer, sendError, timers };
+  /** What a recorded step needs of the server. */
+  const recordedContext = { headersFor, sendError, timers, streamDelayMs };
 
   /** Answers with `step`; `scripted`: it came off the script (a paused compaction puts it back). */
   async function answer(step, body, record, req, res, scripted = false) {
@@ -193,6 +196,7 @@ export async function startMockApi({
     const why = unmet(step, body);
     if (why !== null) return sendError(res, record, 400, { type: 'invalid_request_error', message: why });
     if (has(step, 'fault')) return fault(faultContext, step, body, record, req, res);
+    if (isRecorded(step)) return serveRecorded(recordedContext, step, body, record, res);
     if (has(step, 'content')) {
       const compaction = compactionOf(step, body);
       // A compaction that pauses is the whole reply; the step answers the continuation (the

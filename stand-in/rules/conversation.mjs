@@ -12,14 +12,34 @@ const THINKING_DOCS = 'Please consult our documentation at https://docs.claude.c
 /** A tool_use called from inside code execution (programmatic tool calling), not by the model directly. */
 const calledByCode = (b) => b.type === 'tool_use' && isObject(b.caller) && b.caller.type !== 'direct';
 
+/** A user message of tool_result blocks only: the tool loop goes on, no new turn starts. */
+const onlyToolResults = (m) => m.role === 'user' && blocksOf(m).length > 0 && blocksOf(m).every((b) => b.type === 'tool_result');
+
+/**
+ * Whether the server_tool_use `id` of assistant message `i` may wait for its result: the messages
+ * after it, up to the assistant message holding that result (or the end), go on with the tool
+ * loop (user messages of tool results only). Real runs do this: a tool search or a code
+ * execution running beside client calls gets its result in the reply after their results.
+ */
+function mayWait(messages, i, id) {
+  for (const m of messages.slice(i + 1)) {
+    if (m.role === 'assistant' && blocksOf(m).some((b) => SERVER_RESULT_TYPES.has(b.type) && b.tool_use_id === id)) return true;
+    if (m.role === 'user' && !onlyToolResults(m)) return false;
+  }
+  return true;
+}
+
 /**
  * Server tools: every server_tool_use has its result block after it in the same message, except in
- * the final message (a paused turn sent back to continue) or, with programmatic tool calling, in the
- * assistant message whose code-called tool_use blocks the final user message answers (the code
- * execution is still pending). A result block must follow its server_tool_use.
+ * the final message (a paused turn sent back to continue), in the assistant message whose
+ * code-called tool_use blocks the final user message answers (the code execution is still
+ * pending), or while the tool loop goes on (mayWait), its result then in a later assistant
+ * message. A result block must follow its server_tool_use.
  */
 export function checkServerPairing(messages) {
   const last = messages.length - 1;
+  /** Ids left open by an earlier assistant message that may wait: their result may come later. */
+  const waiting = new Set();
   messages.forEach((m, i) => {
     if (m.role !== 'assistant') return;
     const blocks = blocksOf(m);
@@ -28,20 +48,23 @@ export function checkServerPairing(messages) {
     blocks.forEach((b, j) => {
       if (b.type === 'server_tool_use') open.set(b.id, j);
       else if (SERVER_RESULT_TYPES.has(b.type)) {
-        if (!open.has(b.tool_use_id)) {
+        if (!open.has(b.tool_use_id) && !waiting.has(b.tool_use_id)) {
           fail(
             `messages.${i}.content.${j}: \`${b.type}\` block has tool_use_id ${b.tool_use_id}, which matches no \`server_tool_use\` block before it in this message.`,
           );
         }
         open.delete(b.tool_use_id);
+        waiting.delete(b.tool_use_id);
       }
     });
-    if (open.size > 0 && !pendingAllowed) {
+    const unanswered = pendingAllowed ? [] : [...open.keys()].filter((id) => !mayWait(messages, i, id));
+    if (unanswered.length > 0) {
       fail(
-        `messages.${i}: \`server_tool_use\` ids were found without their result blocks: ${[...open.keys()].join(', ')}. ` +
+        `messages.${i}: \`server_tool_use\` ids were found without their result blocks: ${unanswered.join(', ')}. ` +
           'A `server_tool_use` block must be followed by its result block in the same message, unless it is in the final message (a paused turn).',
       );
     }
+    for (const id of open.keys()) waiting.add(id);
   });
 }
 

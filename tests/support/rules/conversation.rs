@@ -100,11 +100,42 @@ fn called_by_code(block: &Value) -> bool {
         && block["caller"]["type"] != "direct"
 }
 
+/// A user message of `tool_result` blocks only: the tool loop goes on, no new turn starts.
+fn only_tool_results(message: &Value) -> bool {
+    let blocks = blocks(message);
+    message["role"] == "user"
+        && !blocks.is_empty()
+        && blocks.iter().all(|b| b["type"] == "tool_result")
+}
+
+/// Whether the `server_tool_use` `id` of assistant message `n` may wait for its result: the
+/// messages after it, up to the assistant message holding that result (or the end), go on with
+/// the tool loop (user messages of tool results only). Real runs do this: a tool search or a code
+/// execution running beside client calls gets its result in the reply after their results.
+fn may_wait(messages: &[Value], n: usize, id: &str) -> bool {
+    for message in &messages[n + 1..] {
+        if message["role"] == "assistant"
+            && blocks(message)
+                .iter()
+                .any(|b| is_server_result(b["type"].as_str()) && b["tool_use_id"] == id)
+        {
+            return true;
+        }
+        if message["role"] == "user" && !only_tool_results(message) {
+            return false;
+        }
+    }
+    true
+}
+
 /// Server tools: each `server_tool_use` is followed by its result block in the same message,
-/// except in the final message (a paused turn sent back to continue) or while code execution
-/// waits for the results of code-called tools the final user message holds.
+/// except in the final message (a paused turn sent back to continue), while code execution
+/// waits for the results of code-called tools the final user message holds, or while the tool
+/// loop goes on (`may_wait`), its result then in a later assistant message.
 pub fn check_server_pairing(messages: &[Value]) -> Result<(), String> {
     let last = messages.len() - 1;
+    // Ids left open by an earlier assistant message that may wait: their result may come later.
+    let mut waiting: HashSet<&str> = HashSet::new();
     for (n, message) in messages.iter().enumerate() {
         if message["role"] != "assistant" {
             continue;
@@ -118,23 +149,33 @@ pub fn check_server_pairing(messages: &[Value]) -> Result<(), String> {
                 open.push(block["id"].as_str().unwrap_or_default());
             } else if is_server_result(kind) {
                 let id = block["tool_use_id"].as_str().unwrap_or_default();
-                let Some(at) = open.iter().position(|o| *o == id) else {
+                if let Some(at) = open.iter().position(|o| *o == id) {
+                    open.remove(at);
+                } else if !waiting.remove(id) {
                     return Err(format!(
                         "messages.{n}.content.{m}: `{}` block has tool_use_id {id}, which matches no `server_tool_use` block before it in this message.",
                         kind.unwrap_or_default()
                     ));
-                };
-                open.remove(at);
+                }
             }
         }
-        if !open.is_empty() && !pending_allowed {
+        let unanswered: Vec<&str> = if pending_allowed {
+            Vec::new()
+        } else {
+            open.iter()
+                .copied()
+                .filter(|id| !may_wait(messages, n, id))
+                .collect()
+        };
+        if !unanswered.is_empty() {
             return Err(format!(
                 "messages.{n}: `server_tool_use` ids were found without their result blocks: {}. \
                  A `server_tool_use` block must be followed by its result block in the same message, \
                  unless it is in the final message (a paused turn).",
-                open.join(", ")
+                unanswered.join(", ")
             ));
         }
+        waiting.extend(open);
     }
     Ok(())
 }

@@ -75,6 +75,13 @@ impl Assembly {
             )));
         }
         match event {
+            "message_start" if self.message.is_some() => {
+                // A second message spliced into the first: whatever of it came would be lost or
+                // mixed, and a call of the second could run on the first's request.
+                return Err(StreamFailure::malformed(
+                    "the stream sent a second message_start before message_stop",
+                ));
+            }
             "message_start" => {
                 #[derive(Deserialize)]
                 struct Start {
@@ -389,6 +396,11 @@ mod tests {
             .apply("message_start", &start().1, &mut |_| {})
             .unwrap();
         reply.apply("ping", "{}", &mut |_| {}).unwrap();
+        // A second message_start is a spliced stream, never a fresh start.
+        let again = reply.apply("message_start", &start().1, &mut |_| {});
+        assert!(
+            matches!(again, Err(StreamFailure::Malformed(m)) if m.contains("second message_start"))
+        );
         reply
             .apply("x_future_event", "not even JSON", &mut |_| {})
             .unwrap();

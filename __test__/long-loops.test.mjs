@@ -371,3 +371,37 @@ test('compaction: the UI stream of a compaction pause is valid for useChat', asy
   const texts = message.parts.filter((p) => p.type === 'text').map((p) => p.text)
   assert.deepEqual(texts, ['Answer.'])
 })
+
+for (const streamed of MODES) {
+  test(`a long tool loop the stand-in compacts by itself (${label(streamed)}): paused, continued, answered, every token counted`, async (t) => {
+    const api = await startApi(t)
+    const name = freshName('fetch_page')
+    registerTool({
+      definition: { name, input_schema: { type: 'object', properties: { page: { type: 'integer' } } } },
+      execute: async ({ page }) => `page ${page}: ${'lorem ipsum '.repeat(200)}`,
+    })
+    api.script(reply([toolUse(name, { page: 1 })]), reply([toolUse(name, { page: 2 })]), reply([text('Both pages read.')]))
+    const edits = { edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value: 1000 }, pause_after_compaction: true }] }
+    const { r, parts } = await go(streamed, 'Read pages 1 and 2', at(api, { tools: [name], contextManagement: edits }))
+    ok(r)
+    assert.equal(r.data.text, 'Both pages read.')
+    // Request 3 crossed the trigger: the stand-in compacted and paused; request 4 continued it.
+    assert.equal(api.requests.length, 4)
+    const continued = api.requests[3].body.messages
+    assert.deepEqual(continued.at(-1).content.map((b) => b.type), ['compaction'])
+    assert.deepEqual(continued.slice(0, -1), api.requests[2].body.messages, 'nothing added but the paused reply')
+    const last = r.data.messages.at(-1)
+    assert.deepEqual(last.content.map((b) => b.type), ['compaction', 'text'])
+    assert.match(last.content[0].content, /Summary of the conversation so far/)
+    // The compaction's own tokens (the whole history, read once more) are in the usage.
+    const topLevel = 10 * 3 // the three scripted replies' default input
+    assert.ok(r.data.usage.inputTokens > topLevel + 1000, JSON.stringify(r.data.usage))
+    if (streamed) assert.deepEqual(parts.filter((p) => p.type === 'finish-step').map((p) => p.stopReason), ['tool_use', 'tool_use', 'compaction', 'end_turn'])
+    // The history goes on from the summary: the next request's estimate is small again.
+    api.script(reply([text('You are welcome.')]))
+    const next = await runWithTools([...r.data.messages, { role: 'user', content: 'Thanks' }], at(api, { tools: [name], contextManagement: edits }))
+    ok(next)
+    assert.equal(api.requests.at(-1).body.messages.length, 7)
+    assert.deepEqual(next.data.messages.at(-1).content.map((b) => b.type), ['text'], 'not compacted again')
+  })
+}

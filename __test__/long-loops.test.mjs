@@ -405,3 +405,26 @@ for (const streamed of MODES) {
     assert.deepEqual(next.data.messages.at(-1).content.map((b) => b.type), ['text'], 'not compacted again')
   })
 }
+
+test('a compaction_delta for a block that is not a compaction block, or a delta type we do not know, is a clear unknown_error naming it', async (t) => {
+  const api = await startApi(t)
+  const events = (delta) => [
+    { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } } },
+    { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+    { type: 'content_block_delta', index: 0, delta },
+    { type: 'content_block_stop', index: 0 },
+    { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 3 } },
+    { type: 'message_stop' },
+  ]
+  for (const [delta, named] of [
+    [{ type: 'compaction_delta', content: 'A summary' }, /compaction_delta.*text block/],
+    [{ type: 'x_future_delta', text: 'x' }, /x_future_delta/],
+  ]) {
+    api.script({ recordedEvents: events(delta) })
+    const stream = streamWithTools('go', at(api))
+    await collect(stream)
+    const r = await stream.result
+    assert.equal(r.error?.code, 'unknown_error', JSON.stringify(r))
+    assert.match(r.error.message, named)
+  }
+})

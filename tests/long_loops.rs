@@ -156,5 +156,5 @@ async fn identical_calls_are_counted_at_dispatch_across_parallel_calls() {
     assert!(results[1]["content"]
         .as_str()
         .unwrap()
-        .contains("already have its result"));
+        .contains("you have its result"));
 }

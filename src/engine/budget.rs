@@ -58,13 +58,16 @@ impl Budget {
             return Err(refuse("and no room left for the answer".to_owned()));
         }
         let cap = u64::from(max_tokens).min(left);
-        if let Some(thinking) = self.thinking.filter(|&t| cap <= t) {
+        // Only where the budget lowered it: a maxTokens of its own no more than the thinking
+        // budget is the caller's to fix, and the API's 400 says so.
+        let lowered = cap < u64::from(max_tokens);
+        if let Some(thinking) = self.thinking.filter(|&t| lowered && cap <= t) {
             return Err(refuse(format!(
                 "leaving {cap} tokens for the answer, no more than thinking's budget_tokens ({thinking})"
             )));
         }
         let cap = u32::try_from(cap).expect("no more than max_tokens");
-        if cap < max_tokens {
+        if lowered {
             self.lowered = Some(cap);
         }
         Ok(cap)
@@ -164,6 +167,20 @@ mod tests {
         let e = b.cap(4096, &spent(1976, 0)).unwrap_err();
         assert!(e.message.contains("budget_tokens (1024)"), "{}", e.message);
         assert_eq!(b.cap(4096, &spent(1975, 0)).unwrap(), 1025);
+        // maxTokens itself no more than the thinking budget: sent, for the API to refuse.
+        let mut b = Budget::new(Some(100_000), Some(2048));
+        assert_eq!(b.cap(1024, &Usage::default()).unwrap(), 1024);
+    }
+
+    #[test]
+    fn huge_counts_saturate_rather_than_wrap_past_the_budget() {
+        let mut total = Usage::default();
+        total.add(&usage(u64::MAX, 1));
+        total.add(&usage(5, 5));
+        assert_eq!(total.input_tokens, u64::MAX);
+        assert_eq!(total.total(), u64::MAX);
+        let mut b = Budget::new(Some(1000), None);
+        assert!(b.cap(4096, &total).is_err());
     }
 
     #[test]

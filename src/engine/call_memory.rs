@@ -26,15 +26,26 @@ impl CallMemory {
         *self.failures.entry(key).or_insert(0) += 1;
     }
 
+    /// How often this call stands: succeeded, or running.
+    pub fn standing(&self, key: &CallKey) -> u32 {
+        self.standing.get(key).copied().unwrap_or(0)
+    }
+
     /// The call is about to run: counted, unless it has already succeeded (or is running)
     /// `limit` times, which is returned instead.
     pub fn dispatch(&mut self, key: &CallKey, limit: u32) -> Result<(), u32> {
-        let standing = self.standing.get(key).copied().unwrap_or(0);
+        let standing = self.standing(key);
         if standing >= limit {
             return Err(standing);
         }
         self.standing.insert(key.clone(), standing + 1);
         Ok(())
+    }
+
+    /// The model no longer sees what earlier calls returned (context editing cleared it, or a
+    /// compaction summarised it away): no call counts as one it has the result of.
+    pub fn forget_successes(&mut self) {
+        self.standing.clear();
     }
 
     /// A dispatched call failed: it no longer counts as one that succeeded.

@@ -150,6 +150,19 @@ impl RunConfig {
         self.signer.as_ref().ok_or_else(fb::no_approval_secret)
     }
 
+    /// The names of the run's server tools (`serverTools`).
+    pub fn server_tool_names(&self) -> Vec<String> {
+        #[derive(serde::Deserialize)]
+        struct Named {
+            #[serde(default)]
+            name: Option<String>,
+        }
+        self.server_tools
+            .iter()
+            .filter_map(|t| serde_json::from_str::<Named>(t.get()).ok()?.name)
+            .collect()
+    }
+
     /// `thinking.budget_tokens` of an enabled `thinking` (as the body sends it: `extraBody`'s
     /// over the option's).
     pub fn thinking_budget(&self) -> Option<u64> {

@@ -19,8 +19,12 @@ use super::request::{self, Turn};
 use super::result::{RunOutput, Usage};
 use super::round::{run_round, RoundContext, RoundOutcome};
 use super::settle_round::{not_run_at_limit, results_message, Answer};
+use super::stop::StopReason;
 use super::tool_changes::{ToolChange, Withdrawn};
 use super::trust;
+
+mod continued;
+use continued::{clears_tool_results, Paused};
 
 /// One run's conversation: the history as it grows, and what the run has counted so far.
 pub struct Conversation<'r> {
@@ -48,13 +52,18 @@ pub struct Conversation<'r> {
     rounds: u32,
     /// The step being sent (step 0 is the first request).
     step: u32,
-    /// No request has been sent yet.
+    /// The model has not answered a request yet (a compaction pause is not an answer): a
+    /// forcing `toolChoice` still applies.
     first: bool,
+    /// The request in flight is the first the model answers.
+    sending_first: bool,
     /// The container the last reply ran in.
     container: Option<Container>,
     /// The content of a paused turn (server tools, or a compaction), sent back as the last
     /// message.
-    paused: Option<Box<RawValue>>,
+    paused: Option<Paused>,
+    /// The last reply continued was a compaction pause, and nothing was sampled since.
+    compacting: bool,
     /// Set once the tool-round limit was answered (`onMaxIterations: "answer"`).
     limit_reached: bool,
     /// Some thinking was shown earlier in the run (streamed deltas join blocks by a blank line).
@@ -90,8 +99,10 @@ impl<'r> Conversation<'r> {
             rounds: 0,
             step: 0,
             first: true,
+            sending_first: false,
             container: None,
             paused: None,
+            compacting: false,
             limit_reached: false,
             thought_before: false,
         }
@@ -129,7 +140,7 @@ impl<'r> Conversation<'r> {
             stream: cfg.stream,
         };
         let body = request::body(cfg, &self.definitions, &self.messages, &turn);
-        self.first = false;
+        self.sending_first = std::mem::replace(&mut self.first, false);
         if let Some(sink) = self.run.events {
             sink.emit(RunEvent::StepStart { step: self.step });
         }
@@ -153,6 +164,10 @@ impl<'r> Conversation<'r> {
             self.container = response.container.clone();
         }
         if let Some(cm) = response.context_management.take() {
+            if cm.applied_edits.iter().any(|e| clears_tool_results(e)) {
+                // The model no longer sees those results: it may need to call again.
+                self.memory.forget_successes();
+            }
             self.applied_edits
                 .get_or_insert_with(Vec::new)
                 .extend(cm.applied_edits);
@@ -163,52 +178,32 @@ impl<'r> Conversation<'r> {
     /// Reads the response's reply; a paused turn and its continuation are one assistant
     /// message. Its thinking joins the run's reasoning.
     pub fn take_reply(&mut self, response: MessageResponse) -> Result<Reply, RunError> {
-        let content = match self.paused.take() {
+        let (content, thought_before) = match self.paused.take() {
             Some(before) => {
                 self.messages.pop();
-                protocol::join_content(&before, &response.content)
+                let joined = protocol::join_content(&before.content, &response.content);
+                (joined, before.thoughts)
             }
-            None => response.content,
+            None => (response.content, 0),
         };
         let mut reply = Reply::read(content, response.stop_reason, &response.usage)?;
-        self.reasoning.append(&mut reply.thinking);
+        // The paused part's thinking is in the reasoning already.
+        let thoughts = reply.thinking.len();
+        self.reasoning
+            .extend(reply.thinking.drain(..).skip(thought_before));
+        reply.thoughts = thoughts;
+        if reply.stop != StopReason::Compaction {
+            self.compacting = false;
+        }
+        if reply.compacted {
+            // What earlier calls returned is summarised away: the model may need to call again.
+            self.memory.forget_successes();
+        }
         let tools = self.run.tools;
         self.withdrawn.apply(&reply.tool_changes, |name| {
             tools.iter().any(|t| t.name == name)
         });
         Ok(reply)
-    }
-
-    /// A paused server-tool turn goes back to the model to continue, if rounds are left.
-    pub fn continue_paused(&mut self, reply: Reply) -> Result<(), RunError> {
-        let rounds = self.rounds;
-        if rounds >= self.run.cfg.max_tool_iterations {
-            return Err(RunError::max_iterations(
-                format!(
-                    "The model's server-tool turn was paused (pause_turn) after {rounds} round(s), the limit set by maxToolIterations; \
-                     it was not continued. Raise maxToolIterations to let long server-tool turns finish."
-                ),
-            ));
-        }
-        self.rounds += 1;
-        self.continue_turn(reply);
-        Ok(())
-    }
-
-    /// The API compacted the history and handed the turn back (`stop_reason: "compaction"`):
-    /// the reply goes back as the last message, nothing added, for the model to answer. Not a
-    /// tool round: it does not count against `maxToolIterations`.
-    pub fn continue_compacted(&mut self, reply: Reply) {
-        self.continue_turn(reply);
-    }
-
-    /// A paused turn goes back as the last message, unchanged; its continuation joins it.
-    fn continue_turn(&mut self, reply: Reply) {
-        self.step_finished(&reply, false);
-        self.step += 1;
-        self.messages
-            .push(protocol::assistant_message(&reply.content));
-        self.paused = Some(reply.content);
     }
 
     /// The reply answers: the run ends with it. An empty reply is an answer with no text, and

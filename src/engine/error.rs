@@ -77,6 +77,17 @@ impl RunError {
         }
     }
 
+    /// `invalid_request`: the API compacted the conversation twice in a row without the model
+    /// answering: what every request sends (the system prompt, the tools, the summary) is over
+    /// the compaction trigger, so it would compact forever.
+    pub fn compacting_in_circles() -> Self {
+        RunError::invalid_request(
+            "The API compacted the conversation twice in a row without the model answering: the system prompt, \
+             the tools and the summary alone are over the compaction trigger, so every request would compact again. \
+             Raise the trigger of the compact_20260112 edit in contextManagement. The run was stopped.",
+        )
+    }
+
     /// `budget_exceeded`: the run's token budget would be crossed (`message` says by what),
     /// after spending `usage`; nothing more was sent.
     pub fn budget_exceeded(message: impl Into<String>, usage: Usage) -> Self {

@@ -91,18 +91,20 @@ pub fn repeated_for_developer(name: &str, times: u32) -> String {
     format!("Not run: {name} already failed {times} times with this same input (maxToolFailures).")
 }
 
-/// Model: this exact call already succeeded `times` times (`maxIdenticalCalls`), not run.
+/// Model: this exact call already succeeded (or is running) `times` times (`maxIdenticalCalls`),
+/// not run.
 pub fn identical_for_model(name: &str, times: u32) -> String {
     format!(
-        "Not run: this exact call of {name} (the same input) has already succeeded {times} time(s) in this conversation, \
-         so you already have its result above. Do not repeat it: use that result, or do something else."
+        "Not run: this exact call of {name} (the same input) was already made {times} time(s) in this conversation \
+         without failing, so you have its result (among this turn's results if it was made in this turn). \
+         Do not repeat it: use that result, or do something else."
     )
 }
 
 /// Developer: this exact call was not run because it already succeeded often enough.
 pub fn identical_for_developer(name: &str, times: u32) -> String {
     format!(
-        "Not run: {name} already succeeded {times} time(s) with this same input in this run (maxIdenticalCalls)."
+        "Not run: {name} already succeeded (or was running) {times} time(s) with this same input in this run (maxIdenticalCalls)."
     )
 }
 

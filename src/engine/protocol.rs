@@ -60,7 +60,7 @@ pub struct MessageResponse {
     #[serde(default)]
     pub container: Option<Container>,
     /// What context editing did to the request (`applied_edits`), when the API says.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "ContextManagement::lenient")]
     pub context_management: Option<ContextManagement>,
     /// The `request-id` header of the answer (not part of the body).
     #[serde(skip)]
@@ -79,11 +79,28 @@ pub struct Container {
 
 /// A reply's `context_management`: what the API cleared from the request before the model
 /// read it.
-#[derive(Deserialize, Default, Debug)]
+#[derive(Default, Debug)]
 pub struct ContextManagement {
     /// Each edit applied (`clear_tool_uses_20250919` with `cleared_tool_uses`, …), as written.
-    #[serde(default)]
     pub applied_edits: Vec<Box<RawValue>>,
+}
+
+impl ContextManagement {
+    /// Read leniently: it is only reported, so one of another shape (not an object, no list of
+    /// edits) reports nothing rather than failing the reply.
+    pub fn lenient<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Self>, D::Error> {
+        #[derive(Deserialize)]
+        struct Shape {
+            #[serde(default)]
+            applied_edits: Option<Vec<Box<RawValue>>>,
+        }
+        let raw = Box::<RawValue>::deserialize(d)?;
+        Ok(serde_json::from_str::<Shape>(raw.get())
+            .ok()
+            .map(|s| ContextManagement {
+                applied_edits: s.applied_edits.unwrap_or_default(),
+            }))
+    }
 }
 
 /// Token counts of one response.
@@ -151,10 +168,15 @@ fn beyond_the_message<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<T
         if matches!(it.kind.as_str(), "message" | "fallback_message") {
             continue;
         }
-        sum.input_tokens += it.tokens.input_tokens;
-        sum.output_tokens += it.tokens.output_tokens;
-        sum.cache_creation_input_tokens += it.tokens.cache_creation_input_tokens;
-        sum.cache_read_input_tokens += it.tokens.cache_read_input_tokens;
+        let t = it.tokens;
+        sum.input_tokens = sum.input_tokens.saturating_add(t.input_tokens);
+        sum.output_tokens = sum.output_tokens.saturating_add(t.output_tokens);
+        sum.cache_creation_input_tokens = sum
+            .cache_creation_input_tokens
+            .saturating_add(t.cache_creation_input_tokens);
+        sum.cache_read_input_tokens = sum
+            .cache_read_input_tokens
+            .saturating_add(t.cache_read_input_tokens);
     }
     Ok(Some(sum))
 }
@@ -181,6 +203,9 @@ pub struct ContentBlock<'a> {
     /// A `tool_use` block's input, as the model wrote it.
     #[serde(default, borrow)]
     pub input: Option<&'a RawValue>,
+    /// A `compaction` block's summary (`null` when the compaction failed), as written.
+    #[serde(default, borrow)]
+    pub content: Option<&'a RawValue>,
     /// A `compaction` block's tool changes (those of the turns it summarised).
     #[serde(default, borrow)]
     pub tool_changes: Option<&'a RawValue>,

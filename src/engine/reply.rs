@@ -59,6 +59,10 @@ pub struct Reply {
     pub text: String,
     /// Its non-empty thinking blocks (the conversation moves them into the run's reasoning).
     pub thinking: Vec<String>,
+    /// How many non-empty thinking blocks it has (set by the conversation once it took them).
+    pub thoughts: usize,
+    /// It holds a compaction block with a summary: the history before it is summarised away.
+    pub compacted: bool,
     /// Its client tool calls, in order.
     pub requested: Vec<Requested>,
     /// The tool changes its `compaction` blocks carry, in order.
@@ -82,9 +86,13 @@ impl Reply {
         let mut text = String::new();
         let mut thinking = Vec::new();
         let mut changes = Vec::new();
+        let mut compacted = false;
         for block in blocks {
             match block.kind.as_ref() {
-                "compaction" => changes.extend(tool_changes::of_compaction(block.tool_changes)),
+                "compaction" => {
+                    compacted |= block.content.is_some_and(|c| c.get() != "null");
+                    changes.extend(tool_changes::of_compaction(block.tool_changes));
+                }
                 "text" => text.push_str(block.text.as_deref().unwrap_or_default()),
                 "thinking" => {
                     if let Some(t) = block.thinking.filter(|t| !t.is_empty()) {
@@ -101,6 +109,8 @@ impl Reply {
             thinking,
             requested,
             tool_changes: changes,
+            thoughts: 0,
+            compacted,
             stop: StopReason::of(stop_reason.as_deref()),
             stop_reason: stop_reason.unwrap_or_default(),
             usage: step_usage,

@@ -87,21 +87,34 @@ impl Usage {
     /// Adds one response's counts: its top-level usage and the iterations that leave out
     /// (a compaction's tokens are billed, yet not in the top-level fields).
     pub fn add(&mut self, u: &ApiUsage) {
+        // Saturating: the counts are the API's (or a gateway's), and a huge one must not wrap
+        // the sum round to almost nothing, past the token budget.
         let more = u.other_iterations.unwrap_or_default();
-        self.input_tokens += u.input_tokens.unwrap_or(0) + more.input_tokens;
-        self.output_tokens += u.output_tokens.unwrap_or(0) + more.output_tokens;
-        self.cache_read_input_tokens +=
-            u.cache_read_input_tokens.unwrap_or(0) + more.cache_read_input_tokens;
-        self.cache_creation_input_tokens +=
-            u.cache_creation_input_tokens.unwrap_or(0) + more.cache_creation_input_tokens;
+        let add = |sum: &mut u64, top: Option<u64>, iterations: u64| {
+            *sum = sum
+                .saturating_add(top.unwrap_or(0))
+                .saturating_add(iterations);
+        };
+        add(&mut self.input_tokens, u.input_tokens, more.input_tokens);
+        add(&mut self.output_tokens, u.output_tokens, more.output_tokens);
+        add(
+            &mut self.cache_read_input_tokens,
+            u.cache_read_input_tokens,
+            more.cache_read_input_tokens,
+        );
+        add(
+            &mut self.cache_creation_input_tokens,
+            u.cache_creation_input_tokens,
+            more.cache_creation_input_tokens,
+        );
     }
 
     /// Every token counted, input (the cache's included) and output: what a token budget spends.
     pub fn total(&self) -> u64 {
         self.input_tokens
-            + self.output_tokens
-            + self.cache_read_input_tokens
-            + self.cache_creation_input_tokens
+            .saturating_add(self.output_tokens)
+            .saturating_add(self.cache_read_input_tokens)
+            .saturating_add(self.cache_creation_input_tokens)
     }
 }
 

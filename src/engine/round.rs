@@ -90,11 +90,7 @@ pub async fn run_round(
     }
 
     let approved = approve(ready, cfg, resumed, &mut answers).await?;
-    let allowed = match cfg.max_identical_calls {
-        Some(limit) => not_identical(approved.allowed, limit, &mut answers),
-        None => approved.allowed,
-    };
-    execute_all(allowed, cfg, stop, &mut answers).await?;
+    execute_all(approved.allowed, cfg, stop, &mut answers).await?;
     if let Some(waiting) = approved.pending.first() {
         for (i, r) in approved.held {
             answers.settle(i, not_run_waiting(r.into_call(), &waiting.tool_name));
@@ -164,6 +160,14 @@ async fn approve<'t>(
             }
             continue;
         }
+        // A call the identical-call limit refuses is not put to a person first.
+        if let Some(times) = cfg
+            .max_identical_calls
+            .and_then(|limit| answers.would_refuse(i, limit))
+        {
+            answers.settle(i, identical(r.into_call(), times));
+            continue;
+        }
         match needs_approval(&r, cfg).await? {
             Some(pending) => approved.pending.push(pending),
             None => approved.allowed.push((i, r)),
@@ -172,22 +176,26 @@ async fn approve<'t>(
     Ok(approved)
 }
 
-/// `maxIdenticalCalls`: counted at dispatch, in `tool_use` order, so the calls still running
-/// count as well as those that succeeded: within a round, the next identical call is the one
-/// refused. A refused call is not run and is answered so (not a failure in either mode).
-fn not_identical<'t>(
-    allowed: Vec<(usize, Ready<'t>)>,
-    limit: u32,
+/// `maxIdenticalCalls`: a call is counted when it is dispatched, so the calls still running
+/// count as well as those that succeeded (within a round, the next identical call in
+/// `tool_use` order is the one refused; one by one, a call that failed has given its place
+/// back). A refused call is not run and is answered so (not a failure in either mode).
+fn dispatch<'t>(
+    i: usize,
+    r: Ready<'t>,
+    cfg: &RunConfig,
     answers: &mut Answers<'_>,
-) -> Vec<(usize, Ready<'t>)> {
-    let mut out = Vec::with_capacity(allowed.len());
-    for (i, r) in allowed {
-        match answers.dispatch(i, limit) {
-            Ok(()) => out.push((i, r)),
-            Err(times) => answers.settle(i, identical(r.into_call(), times)),
+) -> Option<(usize, Ready<'t>)> {
+    let Some(limit) = cfg.max_identical_calls else {
+        return Some((i, r));
+    };
+    match answers.dispatch(i, limit) {
+        Ok(()) => Some((i, r)),
+        Err(times) => {
+            answers.settle(i, identical(r.into_call(), times));
+            None
         }
     }
-    out
 }
 
 /// Runs the allowed calls, all at once or in order, settling each as it ends. In stop mode the
@@ -201,7 +209,11 @@ async fn execute_all(
     let timeout = cfg.tool_timeout;
     let log = answers.log();
     if cfg.parallel_tool_calls {
-        let mut running: FuturesUnordered<_> = allowed
+        let dispatched: Vec<_> = allowed
+            .into_iter()
+            .filter_map(|(i, r)| dispatch(i, r, cfg, answers))
+            .collect();
+        let mut running: FuturesUnordered<_> = dispatched
             .into_iter()
             .map(|(i, r)| async move { (i, execute_call(r, timeout, log, i).await) })
             .collect();
@@ -222,6 +234,9 @@ async fn execute_all(
         }
     } else {
         for (i, r) in allowed {
+            let Some((i, r)) = dispatch(i, r, cfg, answers) else {
+                continue;
+            };
             let settled = execute_call(r, timeout, log, i).await;
             if stop && settled.failure.is_some() {
                 return Err(answers.stop_here(i, settled));

@@ -18,6 +18,7 @@ use super::round::RoundContext;
 use super::settle_round::tell_interrupted;
 use super::stop::StopReason;
 use super::tool::Tool;
+use super::tool_changes;
 use super::trust;
 
 /// Runs a conversation to its answer. `messages` is the history so far (the last one from the
@@ -96,7 +97,12 @@ async fn run_loop(
     // can cover two; a run paused for approval resumes from its last messages.
     let history = trust::read_history(&messages)?;
     let waiting = resume::waiting(&history)?;
-    let (call_ids, changes) = (history.call_ids, history.tool_changes);
+    let (call_ids, located) = (history.call_ids, history.tool_changes);
+    let server_tools = cfg.server_tool_names();
+    tool_changes::check_history(&located, |name| {
+        tools.iter().any(|t| t.name == name) || server_tools.iter().any(|s| s == name)
+    })?;
+    let changes: Vec<_> = located.into_iter().map(|(_, c)| c).collect();
     let run = RoundContext {
         tools,
         cfg,
@@ -110,7 +116,7 @@ async fn run_loop(
         let reply = talk.take_reply(response)?;
         match reply.stop {
             StopReason::PauseTurn => talk.continue_paused(reply)?,
-            StopReason::Compaction => talk.continue_compacted(reply),
+            StopReason::Compaction => talk.continue_compacted(reply)?,
             StopReason::Refusal => return Ok(talk.refused(reply)),
             StopReason::Truncated if reply.asks_for_tools() => return Err(talk.truncated(&reply)),
             StopReason::ToolUse if reply.asks_for_tools() => {

@@ -98,6 +98,14 @@ impl<'r> Answers<'r> {
         self.memory
     }
 
+    /// The count call `index` would be refused at (`maxIdenticalCalls`), if its exact call
+    /// already stands `limit` times; nothing is counted.
+    pub fn would_refuse(&self, index: usize, limit: u32) -> Option<u32> {
+        let key = self.keys[index].as_ref()?;
+        let standing = self.memory.standing(key);
+        (standing >= limit).then_some(standing)
+    }
+
     /// Call `index` is about to run: counted among the calls that stand (succeeded or
     /// running), unless the same call already stands `limit` times, which is returned.
     pub fn dispatch(&mut self, index: usize, limit: u32) -> Result<(), u32> {

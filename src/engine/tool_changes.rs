@@ -11,6 +11,8 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::error::RunError;
+
 /// One change of the tool set.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolChange {
@@ -18,6 +20,9 @@ pub enum ToolChange {
     Added(String),
     /// `tool_removal`: the tool is withdrawn.
     Removed(String),
+    /// A `tool_addition` of something other than a reference by name (an inline definition, an
+    /// MCP toolset …): this server never runs it, and never lets a history give the API one.
+    Foreign(String),
 }
 
 /// The block types of a tool change, the only ones a system-role message may hold.
@@ -54,10 +59,14 @@ pub fn of_block(kind: &str, tool: Option<&RawValue>) -> Result<Option<ToolChange
         serde_json::from_str(tool.ok_or(Unreadable)?.get()).map_err(|_| Unreadable)?;
     let name = match tool.kind.as_str() {
         "tool_reference" => tool.name.ok_or(Unreadable)?,
-        "tool_definition" => match tool.definition.and_then(|d| d.name) {
-            Some(name) => name,
-            None => return Ok(None),
-        },
+        _ if kind == "tool_addition" => {
+            let what = match tool.definition.and_then(|d| d.name) {
+                Some(name) => format!("a {} of {name:?}", tool.kind),
+                None => format!("a {:?} tool", tool.kind),
+            };
+            return Ok(Some(ToolChange::Foreign(what)));
+        }
+        // Removing what never runs here (an MCP tool …) changes nothing.
         _ => return Ok(None),
     };
     Ok(Some(if kind == "tool_removal" {
@@ -88,6 +97,32 @@ pub fn of_compaction(tool_changes: Option<&RawValue>) -> Vec<ToolChange> {
         .collect()
 }
 
+/// A history may change the run's own tools only: an addition must name, by reference, a tool
+/// the run offers (`offered`: a client or server tool of this run), else it is refused before
+/// anything is sent — the API would take it from the history and offer what this server does
+/// not. `changes` are the history's, each with where it is.
+pub fn check_history(
+    changes: &[(String, ToolChange)],
+    offered: impl Fn(&str) -> bool,
+) -> Result<(), RunError> {
+    for (at, change) in changes {
+        let what = match change {
+            ToolChange::Added(name) if !offered(name) => {
+                format!("adds the tool {name:?}, which this run does not offer")
+            }
+            ToolChange::Foreign(what) => format!(
+                "adds {what}; only a tool_reference to one of this run's tools may be added"
+            ),
+            _ => continue,
+        };
+        return Err(RunError::invalid_request(format!(
+            "The prompt's history at {at} {what}: a history may only change this run's own tools (the tools and serverTools options). \
+             Nothing was sent and nothing ran."
+        )));
+    }
+    Ok(())
+}
+
 /// The run's tools that the conversation's changes have withdrawn so far.
 #[derive(Debug, Default)]
 pub struct Withdrawn(HashSet<String>);
@@ -104,7 +139,7 @@ impl Withdrawn {
                 ToolChange::Added(name) => {
                     self.0.remove(name);
                 }
-                ToolChange::Removed(_) => {}
+                ToolChange::Removed(_) | ToolChange::Foreign(_) => {}
             }
         }
     }
@@ -134,14 +169,41 @@ mod tests {
             raw(r#"{"type":"tool_definition","definition":{"name":"b","input_schema":{}}}"#);
         assert_eq!(
             of_block("tool_addition", Some(&definition)),
-            Ok(Some(ToolChange::Added("b".into())))
+            Ok(Some(ToolChange::Foreign(
+                r#"a tool_definition of "b""#.into()
+            )))
         );
         let mcp = raw(r#"{"type":"mcp_tool_reference","name":"x"}"#);
         assert_eq!(of_block("tool_removal", Some(&mcp)), Ok(None));
+        assert!(matches!(
+            of_block("tool_addition", Some(&mcp)),
+            Ok(Some(ToolChange::Foreign(_)))
+        ));
         assert_eq!(of_block("text", None), Ok(None));
         assert!(of_block("tool_removal", None).is_err());
         assert!(of_block("tool_removal", Some(&raw(r#"{"type":"tool_reference"}"#))).is_err());
         assert!(of_block("tool_addition", Some(&raw("7"))).is_err());
+    }
+
+    #[test]
+    fn a_history_may_add_only_the_runs_own_tools_by_reference() {
+        let ours = |n: &str| n == "a" || n == "web_search";
+        let at = |c: ToolChange| vec![("messages[2].content[0]".to_owned(), c)];
+        assert!(check_history(&at(ToolChange::Added("a".into())), ours).is_ok());
+        assert!(check_history(&at(ToolChange::Added("web_search".into())), ours).is_ok());
+        assert!(check_history(&at(ToolChange::Removed("gone".into())), ours).is_ok());
+        let e = check_history(&at(ToolChange::Added("web_fetch".into())), ours).unwrap_err();
+        assert!(
+            e.message.contains("messages[2].content[0]") && e.message.contains("\"web_fetch\""),
+            "{}",
+            e.message
+        );
+        let e = check_history(
+            &at(ToolChange::Foreign("a tool_definition of \"a\"".into())),
+            ours,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("tool_reference"), "{}", e.message);
     }
 
     #[test]

@@ -169,8 +169,9 @@ pub struct CheckedHistory<'a> {
     pub last: Option<(usize, Message<'a>)>,
     /// The message before it, with its index.
     pub before_last: Option<(usize, Message<'a>)>,
-    /// The tool changes of its system-role messages and compaction blocks, in order.
-    pub tool_changes: Vec<ToolChange>,
+    /// The tool changes of its system-role messages and compaction blocks, in order, each with
+    /// where it is.
+    pub tool_changes: Vec<(String, ToolChange)>,
 }
 
 /// Reads the whole history strictly, checking every tool call id to be a string and to appear
@@ -210,10 +211,16 @@ pub fn read_history(messages: &[RawMessage]) -> Result<CheckedHistory<'_>, RunEr
 /// The tool changes message `m` makes. A system-role message holds tool changes and nothing
 /// else (instructions go in the `system` option), each readable; an assistant's `compaction`
 /// block may carry the changes of the turns it summarised.
-fn read_changes(m: usize, message: &Message, out: &mut Vec<ToolChange>) -> Result<(), RunError> {
+fn read_changes(
+    m: usize,
+    message: &Message,
+    out: &mut Vec<(String, ToolChange)>,
+) -> Result<(), RunError> {
     if message.role != "system" {
         for block in message.blocks.iter().filter(|b| b.kind == "compaction") {
-            out.extend(tool_changes::of_compaction(block.fields.tool_changes));
+            let at = format!("{}.tool_changes", block.at);
+            let changes = tool_changes::of_compaction(block.fields.tool_changes);
+            out.extend(changes.into_iter().map(|c| (at.clone(), c)));
         }
         return Ok(());
     }
@@ -231,7 +238,7 @@ fn read_changes(m: usize, message: &Message, out: &mut Vec<ToolChange>) -> Resul
     }
     for block in &message.blocks {
         match tool_changes::of_block(&block.kind, block.fields.tool) {
-            Ok(Some(change)) => out.push(change),
+            Ok(Some(change)) => out.push((block.at.clone(), change)),
             Ok(None) if CHANGE_BLOCKS.contains(&block.kind.as_str()) => {}
             Ok(None) => return Err(refuse(format!("{} is a {:?} block", block.at, block.kind))),
             Err(tool_changes::Unreadable) => {

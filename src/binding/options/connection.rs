@@ -95,15 +95,7 @@ pub fn headers(
             _ => return Err(betas.bad("a non-empty array of beta names (strings)", &v)),
         }
     }
-    for feature in features {
-        if !names.iter().any(|n| n.trim() == *feature) {
-            names.push((*feature).to_owned());
-        }
-    }
-    if !names.is_empty() {
-        let value = HeaderValue::from_str(&names.join(",")).expect("checked above, and our own");
-        out.push((HeaderName::from_static("anthropic-beta"), value));
-    }
+    let mut beta_header: Option<usize> = None;
     // The `headers` option's values are shown in no message (they may be credentials) and
     // marked sensitive: never quoted from what the API says back, never indexed by HTTP/2.
     if let Some(v) = headers.value() {
@@ -132,9 +124,29 @@ pub fn headers(
                     "Option headers[{name:?}] must be a valid header value (no line breaks or control characters). Nothing was sent."
                 ))
             })?;
+            if lower == "anthropic-beta" {
+                // One anthropic-beta header, holding every beta: the option's, this one's and
+                // the features'.
+                names.push(text.to_owned());
+                beta_header.get_or_insert(out.len());
+                continue;
+            }
             value.set_sensitive(true);
             out.push((header, value));
         }
+    }
+    let mut betas: Vec<&str> = Vec::new();
+    let given = names.iter().flat_map(|n| n.split(','));
+    for beta in given.chain(features.iter().copied()) {
+        let beta = beta.trim();
+        if !beta.is_empty() && !betas.contains(&beta) {
+            betas.push(beta);
+        }
+    }
+    if !betas.is_empty() {
+        let value = HeaderValue::from_str(&betas.join(",")).expect("checked above, and our own");
+        let at = beta_header.unwrap_or(0).min(out.len());
+        out.insert(at, (HeaderName::from_static("anthropic-beta"), value));
     }
     Ok(out)
 }

@@ -30,7 +30,7 @@ struct StartMessage {
     usage: ApiUsage,
     #[serde(default)]
     container: Option<Container>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "ContextManagement::lenient")]
     context_management: Option<ContextManagement>,
 }
 
@@ -145,7 +145,7 @@ impl Assembly {
                     #[serde(default)]
                     usage: Option<ApiUsage>,
                     /// What context editing cleared: on the event, beside `delta`.
-                    #[serde(default)]
+                    #[serde(default, deserialize_with = "ContextManagement::lenient")]
                     context_management: Option<ContextManagement>,
                 }
                 let Event {

@@ -13,15 +13,16 @@ export const SYSTEM =
 /**
  * The options every run of a stored conversation gets. `approvalScope` binds the approval ids the
  * run issues to this conversation: an id from another one is refused on resume, even for a call
- * that is the same in name, id and input. `maxTotalTokens` caps what one run may cost, and
- * `maxIdenticalCalls` stops the model from looking the same order up again and again.
+ * that is the same in name, id and input. `maxTotalTokens` caps what one run may cost (each request
+ * re-sends the stored chat, so size it for the longest chat you keep), and `maxIdenticalCalls`
+ * stops the model from looking the same order up again and again.
  */
 export function runOptions(chat: StoredChat): RunOptions {
   return {
     system: SYSTEM,
     onToolError: chat.onToolError,
     maxToolIterations: 5,
-    maxTotalTokens: 50_000,
+    maxTotalTokens: 200_000,
     maxIdenticalCalls: 2,
     toolTimeoutMs: 10_000,
     approvalScope: chat.id,

@@ -26,7 +26,7 @@ function echoTool(name, { fail, needsApproval } = {}) {
   return calls
 }
 
-test('an API that compacts twice in a row without the model answering ends the run instead of looping', async (t) => {
+test('an API that compacts again right after a compaction without the model answering ends the run instead of looping', async (t) => {
   const api = await startApi(t)
   api.script(
     reply([summary('First summary.')], { stop_reason: 'compaction' }),
@@ -35,8 +35,23 @@ test('an API that compacts twice in a row without the model answering ends the r
   )
   const r = await runWithTools('go', at(api, { tools: [], contextManagement: COMPACT }))
   assert.equal(r.error?.code, 'invalid_request', JSON.stringify(r))
-  assert.match(r.error.message, /compacted the conversation twice in a row.*Raise the trigger/)
+  assert.match(r.error.message, /compacted the conversation again right after a compaction.*Raise the trigger/)
   assert.equal(api.requests.length, 2)
+  api.reset()
+  // A failed compaction (no summary) may be followed by one that works; failures alone end after three.
+  api.script(
+    reply([{ type: 'compaction', content: null }], { stop_reason: 'compaction' }),
+    reply([summary('Now it worked.')], { stop_reason: 'compaction' }),
+    reply([text('Answer.')]),
+  )
+  ok(await runWithTools('go', at(api, { tools: [], contextManagement: COMPACT })))
+  assert.equal(api.pending, 0)
+  const failed = reply([{ type: 'compaction', content: null }], { stop_reason: 'compaction' })
+  api.script(failed, failed, failed, failed, reply([text('never asked for')]))
+  const circles = await runWithTools('go', at(api, { tools: [], contextManagement: COMPACT }))
+  assert.equal(circles.error?.code, 'invalid_request')
+  assert.equal(api.requests.length, 3 + 4, 'three pauses continued, the fourth ends the run')
+  api.reset()
   // One pause, then the model answers, then another pause later in the run: fine.
   const name = freshName('lookup')
   echoTool(name)
@@ -103,6 +118,24 @@ test('maxIdenticalCalls: once a compaction or context editing took the results a
   assert.deepEqual(r.data.toolCalls.map((c) => Boolean(c.isError)), [false, false, false, true])
 })
 
+test('maxIdenticalCalls: a clearing edit frees only the calls it cleared, oldest first', async (t) => {
+  const api = await startApi(t)
+  const name = freshName('search')
+  const calls = echoTool(name)
+  const cleared = (n) => ({ context_management: { applied_edits: [{ type: 'clear_tool_uses_20250919', cleared_tool_uses: n, cleared_input_tokens: 100 }] } })
+  api.script(
+    reply([toolUse(name, { q: 'old' })]),
+    reply([toolUse(name, { q: 'new' })]),
+    // The oldest tool use (q: old) was cleared; q: new is still in view.
+    { ...reply([toolUse(name, { q: 'old' }), toolUse(name, { q: 'new' })]), ...cleared(1) },
+    reply([text('Done.')]),
+  )
+  const r = await runWithTools('go', at(api, { tools: [name], maxIdenticalCalls: 1, contextManagement: { edits: [{ type: 'clear_tool_uses_20250919' }] } }))
+  ok(r)
+  assert.deepEqual(calls.map((c) => c.q), ['old', 'new', 'old'])
+  assert.deepEqual(r.data.toolCalls.map((c) => Boolean(c.isError)), [false, false, false, true])
+})
+
 test('a paused turn\'s thinking is in data.reasoning once', async (t) => {
   const api = await startApi(t)
   const WEB_SEARCH = { type: 'web_search_20250305', name: 'web_search' }
@@ -151,12 +184,22 @@ test('a history may not widen the tools: an addition of a tool this run does not
   ok(await runWithTools(fine, at(api, { tools: [ours], serverTools: [{ type: 'web_search_20250305', name: 'web_search' }] })))
 })
 
-test('betas: one anthropic-beta header, each beta once, from betas, headers and the features', async (t) => {
+test('betas: each beta once, from betas, headers and the features; a beta of the headers option stays redacted', async (t) => {
   const api = await startApi(t)
   api.script(reply([text('ok')]))
   ok(await runWithTools('go', at(api, { tools: [], betas: ['files-api-2025-04-14,compact-2026-01-12'], headers: { 'anthropic-beta': 'x-beta-1, files-api-2025-04-14' }, contextManagement: COMPACT })))
-  assert.equal(typeof api.requests[0].headers['anthropic-beta'], 'string')
-  assert.deepEqual(api.requests[0].betas, ['files-api-2025-04-14', 'compact-2026-01-12', 'x-beta-1'])
+  assert.deepEqual([...api.requests[0].betas].sort(), ['compact-2026-01-12', 'files-api-2025-04-14', 'x-beta-1'])
+  // The headers option's values may be credentials: echoed back by the API, they are redacted.
+  const privateBeta = 'private-beta-0123456789'
+  api.script({ status: 400, error: { type: 'invalid_request_error', message: `Unexpected value(s) \`${privateBeta}\` for the \`anthropic-beta\` header.` } })
+  const r = await runWithTools('go', at(api, { tools: [], headers: { 'anthropic-beta': privateBeta }, contextManagement: COMPACT, maxRetries: 0 }))
+  assert.equal(r.error?.code, 'invalid_request')
+  assert.ok(!r.error.message.includes(privateBeta), r.error.message)
+  assert.deepEqual([...api.requests.at(-1).betas].sort(), ['compact-2026-01-12', privateBeta])
+  // An empty beta name is refused.
+  const empty = await runWithTools('go', at(api, { tools: [], betas: [' '] }))
+  assert.equal(empty.error?.code, 'invalid_request')
+  assert.match(empty.error.message, /betas/)
 })
 
 test('a context_management of another shape reports nothing rather than failing the reply', async (t) => {

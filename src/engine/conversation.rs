@@ -14,7 +14,7 @@ use super::deltas::Deltas;
 use super::error::RunError;
 use super::events::RunEvent;
 use super::protocol::{self, Container, MessageResponse, RawMessage};
-use super::reply::{tool_names, Reply, Requested};
+use super::reply::{self, tool_names, Reply, Requested};
 use super::request::{self, Turn};
 use super::result::{RunOutput, Usage};
 use super::round::{run_round, RoundContext, RoundOutcome};
@@ -23,8 +23,9 @@ use super::stop::StopReason;
 use super::tool_changes::{ToolChange, Withdrawn};
 use super::trust;
 
+mod cleared;
 mod continued;
-use continued::{clears_tool_results, Paused};
+use continued::Paused;
 
 /// One run's conversation: the history as it grows, and what the run has counted so far.
 pub struct Conversation<'r> {
@@ -62,8 +63,10 @@ pub struct Conversation<'r> {
     /// The content of a paused turn (server tools, or a compaction), sent back as the last
     /// message.
     paused: Option<Paused>,
-    /// The last reply continued was a compaction pause, and nothing was sampled since.
-    compacting: bool,
+    /// Compaction pauses continued in a row, nothing sampled between them.
+    compacting: u32,
+    /// The last of them summarised the history (its compaction block has content).
+    summarised: bool,
     /// Set once the tool-round limit was answered (`onMaxIterations: "answer"`).
     limit_reached: bool,
     /// Some thinking was shown earlier in the run (streamed deltas join blocks by a blank line).
@@ -102,7 +105,8 @@ impl<'r> Conversation<'r> {
             sending_first: false,
             container: None,
             paused: None,
-            compacting: false,
+            compacting: 0,
+            summarised: false,
             limit_reached: false,
             thought_before: false,
         }
@@ -164,9 +168,11 @@ impl<'r> Conversation<'r> {
             self.container = response.container.clone();
         }
         if let Some(cm) = response.context_management.take() {
-            if cm.applied_edits.iter().any(|e| clears_tool_results(e)) {
-                // The model no longer sees those results: it may need to call again.
-                self.memory.forget_successes();
+            let cleared = cleared::cleared_tool_uses(&cm.applied_edits);
+            if cleared > 0 {
+                // The model no longer sees those results: their calls may be made again.
+                let calls = cleared::oldest_calls(&self.messages, cleared);
+                self.memory.forget_calls(&calls);
             }
             self.applied_edits
                 .get_or_insert_with(Vec::new)
@@ -178,6 +184,9 @@ impl<'r> Conversation<'r> {
     /// Reads the response's reply; a paused turn and its continuation are one assistant
     /// message. Its thinking joins the run's reasoning.
     pub fn take_reply(&mut self, response: MessageResponse) -> Result<Reply, RunError> {
+        // Whether this response itself (not the paused part before it) summarised the history.
+        let fresh_summary = response.stop_reason.as_deref() == Some("compaction")
+            && reply::summarises(&response.content);
         let (content, thought_before) = match self.paused.take() {
             Some(before) => {
                 self.messages.pop();
@@ -192,8 +201,9 @@ impl<'r> Conversation<'r> {
         self.reasoning
             .extend(reply.thinking.drain(..).skip(thought_before));
         reply.thoughts = thoughts;
+        reply.fresh_summary = fresh_summary;
         if reply.stop != StopReason::Compaction {
-            self.compacting = false;
+            self.compacting = 0;
         }
         if reply.compacted {
             // What earlier calls returned is summarised away: the model may need to call again.

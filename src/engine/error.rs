@@ -82,9 +82,10 @@ impl RunError {
     /// the compaction trigger, so it would compact forever.
     pub fn compacting_in_circles() -> Self {
         RunError::invalid_request(
-            "The API compacted the conversation twice in a row without the model answering: the system prompt, \
-             the tools and the summary alone are over the compaction trigger, so every request would compact again. \
-             Raise the trigger of the compact_20260112 edit in contextManagement. The run was stopped.",
+            "The API compacted the conversation again right after a compaction, without the model answering \
+             (or its compactions kept failing): the system prompt, the tools and the summary alone are over the \
+             compaction trigger, so every request would compact again. Raise the trigger of the compact_20260112 \
+             edit in contextManagement. The run was stopped.",
         )
     }
 

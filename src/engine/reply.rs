@@ -63,6 +63,9 @@ pub struct Reply {
     pub thoughts: usize,
     /// It holds a compaction block with a summary: the history before it is summarised away.
     pub compacted: bool,
+    /// Its own response (not a paused part before it) paused after a compaction that
+    /// summarised the history (set by the conversation).
+    pub fresh_summary: bool,
     /// Its client tool calls, in order.
     pub requested: Vec<Requested>,
     /// The tool changes its `compaction` blocks carry, in order.
@@ -111,6 +114,7 @@ impl Reply {
             tool_changes: changes,
             thoughts: 0,
             compacted,
+            fresh_summary: false,
             stop: StopReason::of(stop_reason.as_deref()),
             stop_reason: stop_reason.unwrap_or_default(),
             usage: step_usage,
@@ -122,6 +126,15 @@ impl Reply {
     pub fn asks_for_tools(&self) -> bool {
         !self.requested.is_empty()
     }
+}
+
+/// Whether a content array holds a compaction block with a summary (content not null).
+pub fn summarises(content: &RawValue) -> bool {
+    serde_json::from_str::<Vec<ContentBlock>>(content.get()).is_ok_and(|blocks| {
+        blocks
+            .iter()
+            .any(|b| b.kind == "compaction" && b.content.is_some_and(|c| c.get() != "null"))
+    })
 }
 
 /// The names of the tools `calls` ask for, for messages.

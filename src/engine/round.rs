@@ -189,7 +189,7 @@ fn dispatch<'t>(
     let Some(limit) = cfg.max_identical_calls else {
         return Some((i, r));
     };
-    match answers.dispatch(i, limit) {
+    match answers.dispatch(i, &r.id, limit) {
         Ok(()) => Some((i, r)),
         Err(times) => {
             answers.settle(i, identical(r.into_call(), times));

@@ -108,11 +108,11 @@ impl<'r> Answers<'r> {
 
     /// Call `index` is about to run: counted among the calls that stand (succeeded or
     /// running), unless the same call already stands `limit` times, which is returned.
-    pub fn dispatch(&mut self, index: usize, limit: u32) -> Result<(), u32> {
+    pub fn dispatch(&mut self, index: usize, id: &str, limit: u32) -> Result<(), u32> {
         let Some(key) = &self.keys[index] else {
             return Ok(());
         };
-        self.memory.dispatch(key, limit)?;
+        self.memory.dispatch(key, id, limit)?;
         self.dispatched[index] = true;
         Ok(())
     }
@@ -144,7 +144,8 @@ impl<'r> Answers<'r> {
         if settled.counts_as_failure() {
             if let Some(key) = self.keys[index].take() {
                 if self.dispatched[index] {
-                    self.memory.dispatched_failed(&key);
+                    self.memory
+                        .dispatched_failed(&key, &settled.call.tool_use_id);
                 }
                 self.memory.record_failure(key);
             }

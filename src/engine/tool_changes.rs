@@ -123,6 +123,37 @@ pub fn check_history(
     Ok(())
 }
 
+/// The changes a posted history's `compaction` block carries, read strictly (the history may
+/// have been written by a browser): `tool_changes` must be a list of readable
+/// `tool_addition` / `tool_removal` blocks; else the error says which entry is not.
+pub fn of_history_compaction(tool_changes: Option<&RawValue>) -> Result<Vec<ToolChange>, String> {
+    #[derive(Deserialize)]
+    struct Change<'a> {
+        #[serde(rename = "type")]
+        kind: String,
+        #[serde(borrow, default)]
+        tool: Option<&'a RawValue>,
+    }
+    let Some(raw) = tool_changes else {
+        return Ok(Vec::new());
+    };
+    let entries: Vec<&RawValue> = serde_json::from_str(raw.get())
+        .map_err(|_| "tool_changes, which is not a list".to_owned())?;
+    let mut out = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let unreadable =
+            || format!("tool_changes[{i}], which is not a readable tool_addition or tool_removal");
+        let change: Change = serde_json::from_str(entry.get()).map_err(|_| unreadable())?;
+        if !CHANGE_BLOCKS.contains(&change.kind.as_str()) {
+            return Err(unreadable());
+        }
+        if let Some(change) = of_block(&change.kind, change.tool).map_err(|_| unreadable())? {
+            out.push(change);
+        }
+    }
+    Ok(out)
+}
+
 /// The run's tools that the conversation's changes have withdrawn so far.
 #[derive(Debug, Default)]
 pub struct Withdrawn(HashSet<String>);
@@ -204,6 +235,26 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("tool_reference"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_posted_compaction_s_tool_changes_are_read_strictly() {
+        let read = |s: &str| of_history_compaction(Some(&raw(s)));
+        assert_eq!(
+            read(r#"[{"type":"tool_removal","tool":{"type":"tool_reference","name":"a"}}]"#),
+            Ok(vec![ToolChange::Removed("a".into())])
+        );
+        for bad in [
+            r#"{"type":"tool_addition"}"#,
+            r#"[7]"#,
+            r#"[{"type":"text","text":"x"}]"#,
+            r#"[{"type":"tool_addition","tool":{"type":"tool_definition","definition":null,"definition":{"name":"evil"}}}]"#,
+            r#"[{"type":"tool_addition","tool":{"type":"tool_reference","name":1}}]"#,
+            r#"[{"type":"tool_addition","type":"tool_removal","tool":{"type":"tool_reference","name":"a"}}]"#,
+        ] {
+            assert!(read(bad).is_err(), "{bad}");
+        }
+        assert_eq!(of_history_compaction(None), Ok(Vec::new()));
     }
 
     #[test]

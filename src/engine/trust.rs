@@ -218,8 +218,11 @@ fn read_changes(
 ) -> Result<(), RunError> {
     if message.role != "system" {
         for block in message.blocks.iter().filter(|b| b.kind == "compaction") {
+            let changes =
+                tool_changes::of_history_compaction(block.fields.tool_changes).map_err(|what| {
+                    unreadable(&block.at, &format!("a compaction block with {what}"))
+                })?;
             let at = format!("{}.tool_changes", block.at);
-            let changes = tool_changes::of_compaction(block.fields.tool_changes);
             out.extend(changes.into_iter().map(|c| (at.clone(), c)));
         }
         return Ok(());

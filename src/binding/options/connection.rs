@@ -72,8 +72,10 @@ pub fn base_url(
 }
 
 /// `betas` and `headers`: extra request headers; the credential, version and content-type
-/// headers are the loop's own. `features`: the betas the run's features need, added to the
-/// `betas` option's where it lacks them.
+/// headers are the loop's own. `features`: the betas the run's features need. The `betas`
+/// option's and the features' go in one `anthropic-beta` header, each once, leaving out those
+/// an `anthropic-beta` of the `headers` option already names (that one is sent as it is,
+/// sensitive like every `headers` value).
 pub fn headers(
     betas: Given,
     headers: Given,
@@ -86,7 +88,7 @@ pub fn headers(
             .as_array()
             .and_then(|a| a.iter().map(Value::as_str).collect());
         match given {
-            Some(given) if !given.is_empty() => {
+            Some(given) if !given.is_empty() && given.iter().all(|n| !n.trim().is_empty()) => {
                 // Checked as given, before anything is added to it.
                 HeaderValue::from_str(&given.join(","))
                     .map_err(|_| betas.bad("an array of beta names", &v))?;
@@ -95,7 +97,7 @@ pub fn headers(
             _ => return Err(betas.bad("a non-empty array of beta names (strings)", &v)),
         }
     }
-    let mut beta_header: Option<usize> = None;
+    let mut in_headers: Vec<String> = Vec::new();
     // The `headers` option's values are shown in no message (they may be credentials) and
     // marked sensitive: never quoted from what the API says back, never indexed by HTTP/2.
     if let Some(v) = headers.value() {
@@ -125,11 +127,7 @@ pub fn headers(
                 ))
             })?;
             if lower == "anthropic-beta" {
-                // One anthropic-beta header, holding every beta: the option's, this one's and
-                // the features'.
-                names.push(text.to_owned());
-                beta_header.get_or_insert(out.len());
-                continue;
+                in_headers.extend(text.split(',').map(|b| b.trim().to_owned()));
             }
             value.set_sensitive(true);
             out.push((header, value));
@@ -139,14 +137,13 @@ pub fn headers(
     let given = names.iter().flat_map(|n| n.split(','));
     for beta in given.chain(features.iter().copied()) {
         let beta = beta.trim();
-        if !beta.is_empty() && !betas.contains(&beta) {
+        if !beta.is_empty() && !betas.contains(&beta) && !in_headers.iter().any(|b| b == beta) {
             betas.push(beta);
         }
     }
     if !betas.is_empty() {
         let value = HeaderValue::from_str(&betas.join(",")).expect("checked above, and our own");
-        let at = beta_header.unwrap_or(0).min(out.len());
-        out.insert(at, (HeaderName::from_static("anthropic-beta"), value));
+        out.insert(0, (HeaderName::from_static("anthropic-beta"), value));
     }
     Ok(out)
 }

@@ -9,21 +9,14 @@ use crate::engine::error::RunError;
 use crate::engine::protocol;
 use crate::engine::reply::Reply;
 
+/// Compaction pauses in a row (failed ones: no summary) before the run gives up.
+const MAX_COMPACTIONS_IN_A_ROW: u32 = 3;
+
 /// A paused turn's content, sent back as the last message, and how many thinking blocks of it
 /// the reasoning already holds.
 pub(super) struct Paused {
     pub(super) content: Box<RawValue>,
     pub(super) thoughts: usize,
-}
-
-/// Whether an applied edit cleared tool results (`clear_tool_uses_…`).
-pub(super) fn clears_tool_results(edit: &RawValue) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Edit<'a> {
-        #[serde(rename = "type", borrow, default)]
-        kind: std::borrow::Cow<'a, str>,
-    }
-    serde_json::from_str::<Edit>(edit.get()).is_ok_and(|e| e.kind.starts_with("clear_tool_uses"))
 }
 
 impl Conversation<'_> {
@@ -46,16 +39,19 @@ impl Conversation<'_> {
     /// The API compacted the history and handed the turn back (`stop_reason: "compaction"`):
     /// the reply goes back as the last message, nothing added, for the model to answer. Not a
     /// tool round: it does not count against `maxToolIterations`.
-    /// Twice in a row without the model answering means the API compacts every request (the
-    /// system prompt and tools alone cross the trigger): the run ends rather than loop.
+    /// A compaction again right after one that summarised the history, without the model
+    /// answering, means the API compacts every request (the system prompt and tools alone
+    /// cross the trigger); and failed compactions are retried a few times at most: the run ends
+    /// rather than loop.
     pub fn continue_compacted(&mut self, reply: Reply) -> Result<(), RunError> {
-        if self.compacting {
+        if (self.compacting > 0 && self.summarised) || self.compacting >= MAX_COMPACTIONS_IN_A_ROW {
             return Err(RunError::compacting_in_circles());
         }
         // The model has not answered yet: a forcing toolChoice still applies to its answer.
         self.first = self.sending_first;
+        self.compacting += 1;
+        self.summarised = reply.fresh_summary;
         self.continue_turn(reply);
-        self.compacting = true;
         Ok(())
     }
 

@@ -4,8 +4,6 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
-
 use anthropic_tool_calling::engine::protocol::RawMessage;
 use anthropic_tool_calling::engine::run::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, ErrorCode, RunEvent};
@@ -137,13 +135,6 @@ async fn without_a_secret_a_tool_needing_approval_is_refused_before_anything_is_
             && err.message.contains("approvalSecret")
     );
     assert!(server.requests().is_empty());
-}
-
-/// The events of a run, as the binding would forward them.
-fn recorder() -> (Arc<Mutex<Vec<RunEvent>>>, impl Fn(RunEvent) + Send + Sync) {
-    let seen: Arc<Mutex<Vec<RunEvent>>> = Arc::default();
-    let sink = seen.clone();
-    (seen, move |e| sink.lock().unwrap().push(e))
 }
 
 #[tokio::test(flavor = "multi_thread")]

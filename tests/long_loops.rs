@@ -4,8 +4,6 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
-
 use anthropic_tool_calling::engine::run::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, ErrorCode, RunEvent, RunOutput};
 use serde_json::json;
@@ -26,15 +24,7 @@ async fn both_ways(
         cfg.stream = stream;
         setup(&mut cfg);
         let (order, _) = order_tool();
-        let seen: Arc<Mutex<Vec<String>>> = Arc::default();
-        let sink = {
-            let seen = seen.clone();
-            move |e: RunEvent| {
-                if let RunEvent::StepFinish { stop_reason, .. } = e {
-                    seen.lock().unwrap().push(stop_reason);
-                }
-            }
-        };
+        let (seen, sink) = recorder();
         let output = run_observed(
             &ApiClient::new(),
             &cfg,
@@ -45,7 +35,15 @@ async fn both_ways(
         )
         .await
         .unwrap_or_else(|e| panic!("stream {stream}: {e:?}"));
-        let steps = seen.lock().unwrap().clone();
+        let steps = seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|e| match e {
+                RunEvent::StepFinish { stop_reason, .. } => Some(stop_reason.clone()),
+                _ => None,
+            })
+            .collect();
         out.push((output, steps, server.requests()));
     }
     out

@@ -163,6 +163,16 @@ impl RunConfig {
             .collect()
     }
 
+    /// A pass-through body field (`thinking`, `context_management` …) as the body sends it:
+    /// `extraBody`'s over the option's.
+    pub fn sent_field(&self, wire_name: &str) -> Option<&RawValue> {
+        let extra = self.extra_body.iter().find(|(k, _)| k == wire_name);
+        let option = || self.fields.iter().find(|(k, _)| *k == wire_name);
+        extra
+            .map(|(_, v)| &**v)
+            .or_else(|| option().map(|(_, v)| &**v))
+    }
+
     /// `thinking.budget_tokens` of an enabled `thinking` (as the body sends it: `extraBody`'s
     /// over the option's).
     pub fn thinking_budget(&self) -> Option<u64> {
@@ -173,17 +183,7 @@ impl RunConfig {
             #[serde(default)]
             budget_tokens: Option<u64>,
         }
-        let sent = self
-            .extra_body
-            .iter()
-            .find(|(k, _)| k == "thinking")
-            .map(|(_, v)| v)
-            .or_else(|| {
-                self.fields
-                    .iter()
-                    .find(|(k, _)| *k == "thinking")
-                    .map(|(_, v)| v)
-            })?;
+        let sent = self.sent_field("thinking")?;
         let thinking: Thinking = serde_json::from_str(sent.get()).ok()?;
         (thinking.kind == "enabled").then_some(thinking.budget_tokens?)
     }

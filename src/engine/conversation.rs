@@ -84,7 +84,7 @@ impl<'r> Conversation<'r> {
         changes: &[ToolChange],
     ) -> Self {
         let mut withdrawn = Withdrawn::default();
-        withdrawn.apply(changes, |name| run.tools.iter().any(|t| t.name == name));
+        withdrawn.apply(changes);
         Conversation {
             client,
             definitions: run.tools.iter().map(|t| &*t.definition).collect(),
@@ -148,7 +148,7 @@ impl<'r> Conversation<'r> {
         if let Some(sink) = self.run.events {
             sink.emit(RunEvent::StepStart { step: self.step });
         }
-        let response = match self.run.events {
+        let mut response = match self.run.events {
             Some(sink) if cfg.stream => {
                 let mut forward = Deltas::new(sink, &mut self.thought_before);
                 self.client
@@ -157,7 +157,6 @@ impl<'r> Conversation<'r> {
             }
             _ => self.client.create_message(&cfg.api, body).await?,
         };
-        let mut response = response;
         self.usage.add(&response.usage);
         self.budget.answered(
             &response.usage,
@@ -209,10 +208,7 @@ impl<'r> Conversation<'r> {
             // What earlier calls returned is summarised away: the model may need to call again.
             self.memory.forget_successes();
         }
-        let tools = self.run.tools;
-        self.withdrawn.apply(&reply.tool_changes, |name| {
-            tools.iter().any(|t| t.name == name)
-        });
+        self.withdrawn.apply(&reply.tool_changes);
         Ok(reply)
     }
 

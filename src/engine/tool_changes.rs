@@ -76,24 +76,37 @@ pub fn of_block(kind: &str, tool: Option<&RawValue>) -> Result<Option<ToolChange
     }))
 }
 
-/// The changes a `compaction` block's `tool_changes` carry, in order; what cannot be read
-/// changes nothing (the block is the API's, sent back as it came).
-pub fn of_compaction(tool_changes: Option<&RawValue>) -> Vec<ToolChange> {
+/// One entry of a compaction block's `tool_changes`: its change (`None`: a change of something
+/// that never runs here), or `Unreadable` when it is not a readable `tool_addition` /
+/// `tool_removal` block.
+fn of_entry(entry: &RawValue) -> Result<Option<ToolChange>, Unreadable> {
     #[derive(Deserialize)]
     struct Change<'a> {
-        #[serde(rename = "type", default)]
+        #[serde(rename = "type")]
         kind: String,
         #[serde(borrow, default)]
         tool: Option<&'a RawValue>,
     }
-    let Some(raw) = tool_changes else {
-        return Vec::new();
-    };
-    let entries: Vec<&RawValue> = serde_json::from_str(raw.get()).unwrap_or_default();
-    entries
-        .iter()
-        .filter_map(|e| serde_json::from_str::<Change>(e.get()).ok())
-        .filter_map(|c| of_block(&c.kind, c.tool).ok().flatten())
+    let change: Change = serde_json::from_str(entry.get()).map_err(|_| Unreadable)?;
+    if !CHANGE_BLOCKS.contains(&change.kind.as_str()) {
+        return Err(Unreadable);
+    }
+    of_block(&change.kind, change.tool)
+}
+
+/// The entries of a compaction block's `tool_changes`, or `None` when it is not a list.
+fn entries(tool_changes: &RawValue) -> Option<Vec<&RawValue>> {
+    serde_json::from_str(tool_changes.get()).ok()
+}
+
+/// The changes a `compaction` block's `tool_changes` carry, in order; what cannot be read
+/// changes nothing (the block is the API's, sent back as it came).
+pub fn of_compaction(tool_changes: Option<&RawValue>) -> Vec<ToolChange> {
+    tool_changes
+        .and_then(entries)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|e| of_entry(e).ok().flatten())
         .collect()
 }
 
@@ -127,50 +140,38 @@ pub fn check_history(
 /// have been written by a browser): `tool_changes` must be a list of readable
 /// `tool_addition` / `tool_removal` blocks; else the error says which entry is not.
 pub fn of_history_compaction(tool_changes: Option<&RawValue>) -> Result<Vec<ToolChange>, String> {
-    #[derive(Deserialize)]
-    struct Change<'a> {
-        #[serde(rename = "type")]
-        kind: String,
-        #[serde(borrow, default)]
-        tool: Option<&'a RawValue>,
-    }
     let Some(raw) = tool_changes else {
         return Ok(Vec::new());
     };
-    let entries: Vec<&RawValue> = serde_json::from_str(raw.get())
-        .map_err(|_| "tool_changes, which is not a list".to_owned())?;
+    let entries = entries(raw).ok_or_else(|| "tool_changes, which is not a list".to_owned())?;
     let mut out = Vec::new();
-    for (i, entry) in entries.iter().enumerate() {
-        let unreadable =
-            || format!("tool_changes[{i}], which is not a readable tool_addition or tool_removal");
-        let change: Change = serde_json::from_str(entry.get()).map_err(|_| unreadable())?;
-        if !CHANGE_BLOCKS.contains(&change.kind.as_str()) {
-            return Err(unreadable());
-        }
-        if let Some(change) = of_block(&change.kind, change.tool).map_err(|_| unreadable())? {
-            out.push(change);
-        }
+    for (i, entry) in entries.into_iter().enumerate() {
+        let change = of_entry(entry).map_err(|_| {
+            format!("tool_changes[{i}], which is not a readable tool_addition or tool_removal")
+        })?;
+        out.extend(change);
     }
     Ok(out)
 }
 
-/// The run's tools that the conversation's changes have withdrawn so far.
+/// The tools the conversation's changes have withdrawn so far. Only the run's own tools are
+/// ever offered (`round.rs` filters them by this), so a name outside them changes nothing, and
+/// an addition can only bring one of them back.
 #[derive(Debug, Default)]
 pub struct Withdrawn(HashSet<String>);
 
 impl Withdrawn {
-    /// Applies `changes`, in order, to the run's tools (`offered`): a removal withdraws one, an
-    /// addition brings one back; a name outside `offered` changes nothing.
-    pub fn apply(&mut self, changes: &[ToolChange], offered: impl Fn(&str) -> bool) {
+    /// Applies `changes`, in order: a removal withdraws a tool, an addition brings it back.
+    pub fn apply(&mut self, changes: &[ToolChange]) {
         for change in changes {
             match change {
-                ToolChange::Removed(name) if offered(name) => {
+                ToolChange::Removed(name) => {
                     self.0.insert(name.clone());
                 }
                 ToolChange::Added(name) => {
                     self.0.remove(name);
                 }
-                ToolChange::Removed(_) | ToolChange::Foreign(_) => {}
+                ToolChange::Foreign(_) => {}
             }
         }
     }
@@ -259,17 +260,13 @@ mod tests {
 
     #[test]
     fn an_addition_never_widens_the_runs_tools() {
-        let ours = |n: &str| n == "a" || n == "b";
         let mut w = Withdrawn::default();
-        w.apply(
-            &[
-                ToolChange::Removed("a".into()),
-                ToolChange::Removed("b".into()),
-                ToolChange::Added("b".into()),
-                ToolChange::Added("evil".into()),
-            ],
-            ours,
-        );
+        w.apply(&[
+            ToolChange::Removed("a".into()),
+            ToolChange::Removed("b".into()),
+            ToolChange::Added("b".into()),
+            ToolChange::Added("evil".into()),
+        ]);
         assert!(w.contains("a"));
         assert!(!w.contains("b"));
         assert!(!w.contains("evil"));
@@ -282,7 +279,7 @@ mod tests {
             vec![ToolChange::Added("a".into())]
         );
         assert!(of_compaction(Some(&raw(r#"{"not":"a list"}"#))).is_empty());
-        w.apply(&of_compaction(Some(&compacted)), ours);
+        w.apply(&of_compaction(Some(&compacted)));
         assert!(!w.contains("a"));
     }
 }

@@ -9,14 +9,14 @@ pub mod step;
 pub mod wire;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anthropic_tool_calling::engine::approval::{Always, Decision, PendingApproval, Signer};
 use anthropic_tool_calling::engine::protocol::{self, RawMessage};
 use anthropic_tool_calling::engine::{
-    run, ApiClient, RunConfig, RunError, RunOutput, Secret, Tool, ToolExecutor, ToolInvocation,
-    ToolOutcome,
+    run, ApiClient, RunConfig, RunError, RunEvent, RunOutput, Secret, Tool, ToolExecutor,
+    ToolInvocation, ToolOutcome,
 };
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -145,4 +145,11 @@ pub fn decision(pending: &PendingApproval, approved: bool, reason: Option<&str>)
 pub fn refund_needing_approval() -> (Tool, Arc<AtomicUsize>) {
     let (refund, calls) = counting(&any_input("refund"), serde_json::json!("refunded"));
     (refund.with_approval(Arc::new(Always)), calls)
+}
+
+/// The events of a run, as the binding would forward them: the list, and the sink that fills it.
+pub fn recorder() -> (Arc<Mutex<Vec<RunEvent>>>, impl Fn(RunEvent) + Send + Sync) {
+    let seen: Arc<Mutex<Vec<RunEvent>>> = Arc::default();
+    let sink = seen.clone();
+    (seen, move |e| sink.lock().unwrap().push(e))
 }

@@ -2,10 +2,8 @@
 //! once: compaction or clearing edits in `contextManagement`, and system-role messages (tool
 //! changes) in the prompt.
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
 use crate::engine::RunConfig;
+use serde::Deserialize;
 
 /// Server-side compaction (`compact_20260112` edits).
 pub const COMPACTION: &str = "compact-2026-01-12";
@@ -27,18 +25,7 @@ pub fn of_features(cfg: &RunConfig, tool_changes: bool) -> Vec<&'static str> {
         #[serde(default)]
         edits: Vec<Edit>,
     }
-    // As the body sends it: extraBody's over the option's.
-    let sent: Option<&RawValue> = cfg
-        .extra_body
-        .iter()
-        .find(|(k, _)| k == "context_management")
-        .map(|(_, v)| &**v)
-        .or_else(|| {
-            cfg.fields
-                .iter()
-                .find(|(k, _)| *k == "context_management")
-                .map(|(_, v)| &**v)
-        });
+    let sent = cfg.sent_field("context_management");
     let edits = sent
         .and_then(|raw| serde_json::from_str::<ContextManagement>(raw.get()).ok())
         .map(|cm| cm.edits)

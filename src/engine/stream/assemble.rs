@@ -293,17 +293,21 @@ mod tests {
 
     #[test]
     fn a_delta_that_does_not_fit_its_block_is_refused() {
-        let failure = assemble(&[
-            start(),
-            ev(
-                "content_block_start",
-                r#"{"index":0,"content_block":{"type":"text","text":""}}"#,
-            ),
-            ev(
-                "content_block_delta",
-                r#"{"index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}"#,
-            ),
-        ]);
+        // A text block, then one delta for it.
+        let on_text = |delta: &str| {
+            assemble(&[
+                start(),
+                ev(
+                    "content_block_start",
+                    r#"{"index":0,"content_block":{"type":"text","text":""}}"#,
+                ),
+                ev(
+                    "content_block_delta",
+                    &format!(r#"{{"index":0,"delta":{delta}}}"#),
+                ),
+            ])
+        };
+        let failure = on_text(r#"{"type":"input_json_delta","partial_json":"{"}"#);
         assert!(matches!(failure, Err(StreamFailure::Malformed(_))));
         let failure = assemble(&[
             start(),
@@ -313,33 +317,13 @@ mod tests {
             ),
         ]);
         assert!(matches!(failure, Err(StreamFailure::Malformed(_))));
-        let failure = assemble(&[
-            start(),
-            ev(
-                "content_block_start",
-                r#"{"index":0,"content_block":{"type":"text","text":""}}"#,
-            ),
-            ev(
-                "content_block_delta",
-                r#"{"index":0,"delta":{"type":"compaction_delta","content":"x"}}"#,
-            ),
-        ]);
+        let failure = on_text(r#"{"type":"compaction_delta","content":"x"}"#);
         assert!(
             matches!(&failure, Err(StreamFailure::Malformed(m)) if m.contains("compaction_delta") && m.contains("text block")),
             "{:?}",
             failure.err()
         );
-        let failure = assemble(&[
-            start(),
-            ev(
-                "content_block_start",
-                r#"{"index":0,"content_block":{"type":"text","text":""}}"#,
-            ),
-            ev(
-                "content_block_delta",
-                r#"{"index":0,"delta":{"type":"x_future_delta","content":"x"}}"#,
-            ),
-        ]);
+        let failure = on_text(r#"{"type":"x_future_delta","content":"x"}"#);
         assert!(matches!(failure, Err(StreamFailure::UnknownDelta(k)) if k == "x_future_delta"));
     }
 

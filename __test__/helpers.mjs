@@ -43,6 +43,24 @@ export function orderTool(name, execute = async (input) => ({ orderId: input.ord
   return calls
 }
 
+/**
+ * Registers a tool that echoes its input (`{ q }`); returns the inputs it was called with. `fail(n)`
+ * makes call n throw; `needsApproval` is passed on when given.
+ */
+export function echoTool(name, { fail, needsApproval } = {}) {
+  const calls = []
+  registerTool({
+    definition: { name, description: `Echo (${name})`, input_schema: { type: 'object', properties: { q: { type: 'string' } } } },
+    ...(needsApproval ? { needsApproval } : {}),
+    execute: async (input) => {
+      calls.push(input)
+      if (fail && fail(calls.length)) throw new Error('flaky backend')
+      return { echoed: input }
+    },
+  })
+  return calls
+}
+
 /** The API key appears in nothing a user or the model sees. */
 export function assertNoSecret(...things) {
   for (const thing of things) {

@@ -4,27 +4,13 @@
 // betas merged into one header, and a context_management of another shape.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { registerTool, runWithTools } from '../index.mjs'
+import { runWithTools } from '../index.mjs'
 import { text, toolUse, thinking, reply, serverToolUse, webSearchResult } from '../stand-in/index.mjs'
-import { startApi, at, freshName } from './helpers.mjs'
+import { startApi, at, freshName, echoTool } from './helpers.mjs'
 
 const ok = (r) => assert.equal(r.error, null, r.error && `${r.error.code}: ${r.error.message}`)
 const COMPACT = { edits: [{ type: 'compact_20260112', pause_after_compaction: true }] }
 const summary = (s) => ({ type: 'compaction', content: s })
-
-function echoTool(name, { fail, needsApproval } = {}) {
-  const calls = []
-  registerTool({
-    definition: { name, description: `Echo (${name})`, input_schema: { type: 'object', properties: { q: { type: 'string' } } } },
-    ...(needsApproval ? { needsApproval } : {}),
-    execute: async (input) => {
-      calls.push(input)
-      if (fail && fail(calls.length)) throw new Error('flaky backend')
-      return { echoed: input }
-    },
-  })
-  return calls
-}
 
 test('an API that compacts again right after a compaction without the model answering ends the run instead of looping', async (t) => {
   const api = await startApi(t)

@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { registerTool, runWithTools, streamWithTools, fromUIMessages } from '../index.mjs'
 import { text, toolUse, thinking, reply } from '../stand-in/index.mjs'
-import { startApi, at, freshName, collect, uiMessageOf } from './helpers.mjs'
+import { startApi, at, freshName, collect, uiMessageOf, echoTool } from './helpers.mjs'
 
 const MODES = [false, true]
 const label = (streamed) => (streamed ? 'streamed' : 'not streamed')
@@ -19,20 +19,6 @@ async function go(streamed, prompt, options) {
 }
 
 const ok = (r) => assert.equal(r.error, null, r.error && `${r.error.code}: ${r.error.message}`)
-
-/** A tool that echoes its input; returns the inputs it was called with. */
-function echoTool(name, { fail } = {}) {
-  const calls = []
-  registerTool({
-    definition: { name, description: `Echo (${name})`, input_schema: { type: 'object', properties: { q: { type: 'string' } } } },
-    execute: async (input) => {
-      calls.push(input)
-      if (fail && fail(calls.length)) throw new Error('flaky backend')
-      return { echoed: input }
-    },
-  })
-  return calls
-}
 
 const COMPACT = { edits: [{ type: 'compact_20260112', pause_after_compaction: true }] }
 const compactionBlock = { type: 'compaction', content: 'Summary: the user asked about order 4821.', encrypted_content: 'ZW5jcnlwdGVk' }

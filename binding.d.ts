@@ -134,6 +134,15 @@ export declare const enum JsProblem {
   NotJson = 'not_json',
   /** The JS layer itself failed: the detail is the message thrown. */
   Internal = 'internal',
+  /** `output` is a Standard Schema that gives no JSON Schema: the detail says why. */
+  BadOutput = 'bad_output',
+  /**
+   * The answer failed the `output` Standard Schema's `validate`: the detail is its issues,
+   * one per line.
+   */
+  OutputIssues = 'output_issues',
+  /** The `output` Standard Schema's `validate` threw on the answer: the detail is what it threw. */
+  OutputCheckThrew = 'output_check_threw',
 }
 
 /** The registered definitions, as a JSON array, in registration order. */

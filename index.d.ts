@@ -100,6 +100,25 @@ type FromJsonObject<S> = S extends { properties: infer P }
 
 type RequiredOf<S> = S extends { required: readonly (infer R)[] } ? R : never
 
+/**
+ * What `output` takes: a JSON Schema object, or a Standard Schema that gives one (zod ≥ 4,
+ * arktype, valibot's `toStandardJsonSchema`), read on its input side as tools' schemas are.
+ */
+export type OutputSchema = StandardSchemaV1 | { readonly [keyword: string]: unknown }
+
+/**
+ * The type of `data.output` for an `output` schema: a Standard Schema's output type (after
+ * transforms and defaults); for a JSON Schema literal, the type it describes where it can be read
+ * off (as `InferToolInput`); else `unknown`.
+ */
+export type InferOutput<S> = S extends StandardSchemaV1<any, infer O>
+  ? O
+  : S extends { properties: infer P }
+    ? string extends keyof P
+      ? unknown
+      : FromJsonSchema<S>
+    : FromJsonSchema<S>
+
 /** What every `execute` receives besides the input. */
 export interface ToolContext<C = unknown> {
   /** The id of the model's `tool_use` block. */
@@ -314,8 +333,24 @@ export interface RunOptions<C = unknown> {
   serviceTier?: 'auto' | 'standard_only'
   /** Sent as the top-level `cache_control`: automatic prompt caching of the growing history. */
   cacheControl?: CacheControl
-  /** Sent as `output_config`, e.g. `{ effort: "low" }`. */
-  outputConfig?: { effort?: 'low' | 'medium' | 'high' | 'max'; [field: string]: unknown }
+  /**
+   * Sent as `output_config`, e.g. `{ effort: "low" }`; with `output`, its `format` is added. A
+   * `task_budget` adds its beta (`task-budgets-2026-03-13`).
+   */
+  outputConfig?: {
+    effort?: 'low' | 'medium' | 'high' | 'xhigh' | 'max'
+    task_budget?: { type: 'tokens'; total: number; remaining?: number }
+    [field: string]: unknown
+  }
+  /**
+   * The shape of the answer: a JSON Schema, or a Standard Schema such as a zod object. Every
+   * request carries it as `output_config.format` (in the form the API takes: constraints it cannot
+   * enforce are described to the model instead); the final answer is parsed and checked against
+   * the full schema, then by the Standard Schema's own `validate`, and `data.output` is its value.
+   * An answer that is not JSON or does not match is `output_validation_error`; one cut by
+   * `max_tokens` is `output_truncated`; a refusal has no `output`. Default: none.
+   */
+  output?: OutputSchema
   /** Sent as `context_management` (beta). */
   contextManagement?: Record<string, unknown>
   /** Server tools (web search, web fetch, code execution, tool search…), appended to `tools`. */
@@ -388,6 +423,7 @@ export type AIErrorCode =
   | 'output_truncated'
   | 'aborted'
   | 'budget_exceeded'
+  | 'output_validation_error'
   | 'unknown_error'
 
 export interface AIError {
@@ -399,11 +435,16 @@ export interface AIError {
   toolName?: string
   status?: number
   requestId?: string
-  /** What the tool threw (stop mode). */
+  /**
+   * What the tool threw (stop mode). With `output_validation_error`: the issues, as a Standard
+   * Schema gives them (`{ message, path }[]`), or what its `validate` threw.
+   */
   cause?: unknown
   toolCalls?: ToolCall[]
-  /** With `budget_exceeded`: the tokens the run spent. */
+  /** With `budget_exceeded` and `output_validation_error`: the tokens the run spent. */
   usage?: Usage
+  /** With `output_validation_error`: the answer that did not match, as the model wrote it. */
+  text?: string
 }
 
 export interface RunData {
@@ -445,9 +486,32 @@ export interface PendingApproval {
 /** The user's answer to an approval request, for the `approvals` option. */
 export type ApprovalDecision = { approvalId: string; approved: true } | { approvalId: string; approved: false; reason?: string }
 
-export type RunResult = { data: RunData; error: null } | { data: null; error: AIError }
+/**
+ * What a run resolves with. `O` is the type of `data.output` (a run with `output`); without it
+ * `data` has no `output`.
+ */
+export type RunResult<O = never> = { data: RunDataOf<O>; error: null } | { data: null; error: AIError }
 
-/** Runs a conversation with the registered tools. Never rejects, never throws. */
+/** `RunData`, with `output` when the run has a schema for it. */
+export type RunDataOf<O> = [O] extends [never]
+  ? RunData
+  : RunData & {
+      /**
+       * The answer, parsed and checked against `output` (a Standard Schema's value, transforms
+       * applied). Absent when the model refused (`stopReason: "refusal"`) or the run waits for
+       * approval.
+       */
+      output?: O
+    }
+
+/**
+ * Runs a conversation with the registered tools. Never rejects, never throws. With `output`,
+ * `data.output` has the schema's type.
+ */
+export declare function runWithTools<const S extends OutputSchema, C = unknown>(
+  prompt: string | MessageParam[],
+  options: RunOptions<C> & { output: S },
+): Promise<RunResult<InferOutput<S>>>
 export declare function runWithTools<C = unknown>(prompt: string | MessageParam[], options?: RunOptions<C>): Promise<RunResult>
 
 /**
@@ -457,6 +521,10 @@ export declare function runWithTools<C = unknown>(prompt: string | MessageParam[
  * SDK's `useChat`) and `toTextStreamResponse()` Response makers. The run goes on whether or not
  * the parts are read.
  */
+export declare function streamWithTools<const S extends OutputSchema, C = unknown>(
+  prompt: string | MessageParam[],
+  options: RunOptions<C> & { output: S },
+): ToolStream<InferOutput<S>>
 export declare function streamWithTools<C = unknown>(prompt: string | MessageParam[], options?: RunOptions<C>): ToolStream
 
 export type { StreamPart, ToolStream } from './lib/stream/part-stream'

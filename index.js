@@ -31,7 +31,8 @@ function registerTool(tool) {
   // A Standard Schema (zod, valibot, arktype…): the API and the Rust engine get its JSON Schema;
   // its own `validate` runs on each input after the engine's check.
   const standard = standardSchemaOf(definition.input_schema)
-  const sent = standard ? { ...definition, input_schema: jsonSchemaOf(name, definition.input_schema, standard) } : definition
+  const fail = (why) => new TypeError(`registerTool: input_schema of ${name} ${why}`)
+  const sent = standard ? { ...definition, input_schema: jsonSchemaOf(definition.input_schema, standard, fail) } : definition
   let json
   try {
     json = JSON.stringify(sent)

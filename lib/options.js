@@ -6,6 +6,7 @@
 
 const binding = require('../binding.js')
 const { describe } = require('./describe.js')
+const { readOutput } = require('./output.js')
 
 /** The options JS keeps (JS values the engine has no use for) and what each must be. */
 const JS_ONLY = binding.jsOnlyOptions()
@@ -20,9 +21,10 @@ const IS_KIND = { any: () => true, abort_signal: isAbortSignal, hook: (value) =>
 
 /**
  * Checks and splits the options of a run. Returns a failed RunResult (`{ data: null, error }`,
- * nothing sent) for options JS refuses, else `{ signal, context, hooks, request, timed }`:
+ * nothing sent) for options JS refuses, else `{ signal, context, hooks, request, timed, output }`:
  * `hooks` is null when no hook is given, `request` the JSON of `{ prompt, options, env }` for the
- * engine, `timed` whether the run has a `toolTimeoutMs`. process.env is read now, at each call.
+ * engine, `timed` whether the run has a `toolTimeoutMs`, `output` the `output` Standard Schema's
+ * props (null for none, or a JSON Schema). process.env is read now, at each call.
  */
 function readOptions(prompt, options) {
   if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
@@ -50,6 +52,13 @@ function readOptions(prompt, options) {
       hooked = hooked || typeof value === 'function'
     }
   }
+  let output = null
+  if (rest.output !== undefined && rest.output !== null) {
+    const read = readOutput(rest.output)
+    if (read.failed) return read.failed
+    rest.output = read.json
+    output = read.standard
+  }
   const env = {
     ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY,
     ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN,
@@ -64,7 +73,7 @@ function readOptions(prompt, options) {
     return binding.jsFailure('not_json', String(e.message))
   }
   const timed = rest.toolTimeoutMs !== undefined && rest.toolTimeoutMs !== null
-  return { signal: kept.signal, context: kept.context, hooks: hooked ? hooks : null, request, timed }
+  return { signal: kept.signal, context: kept.context, hooks: hooked ? hooks : null, request, timed, output }
 }
 
 /** The run's failure when the JS layer itself fails: `unknown_error`, worded by Rust, with what was thrown. */

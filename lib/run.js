@@ -9,6 +9,7 @@ const { runs, nextRunId } = require('./runs.js')
 const { abortCall } = require('./call-context.js')
 const { callHook } = require('./hooks.js')
 const { channel, ended, notWaiting, lazyJson } = require('./run-channel.js')
+const { checkOutput } = require('./output.js')
 
 /**
  * Successful calls come back from the engine with output null: put back the very value each
@@ -50,7 +51,7 @@ async function startRun(prompt, options, streaming) {
   try {
     const read = readOptions(prompt, options)
     if (read.error) return read
-    const { signal, context, hooks, request, timed } = read
+    const { signal, context, hooks, request, timed, output } = read
     const runId = nextRunId()
     const control = new binding.RunControl()
     const run = { context, control, hooks, timed, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map(), inputs: new Map() }
@@ -93,7 +94,7 @@ async function startRun(prompt, options, streaming) {
         if (run.causes.has(error.toolUseId)) error.cause = run.causes.get(error.toolUseId)
         delete error.toolUseId
       }
-      return result
+      return output === null ? result : await checkOutput(result, output)
     } finally {
       notWaiting(runId)
       if (signal) signal.removeEventListener('abort', onAbort)

@@ -1,7 +1,7 @@
 'use strict'
-// Standard Schemas (standardschema.dev: zod, valibot, arktype…) as tool input schemas: finding
-// one, turning it into the JSON Schema the API and the engine get, and wording its issues as the
-// engine words a JSON Schema failure.
+// Standard Schemas (standardschema.dev: zod, valibot, arktype…) as tool input schemas and as the
+// answer's schema: finding one, turning it into the JSON Schema the API and the engine get, and
+// wording its issues as the engine words a JSON Schema failure.
 
 const { describe } = require('./describe.js')
 
@@ -16,9 +16,11 @@ function standardSchemaOf(schema) {
  * The JSON Schema of a Standard Schema's *input* (what the model must send): through
  * `~standard.jsonSchema` (zod ≥ 4.2, arktype, valibot's toStandardJsonSchema), else, for zod
  * 4.0–4.1, through `z.toJSONSchema` of the zod the application installed (an optional peer).
+ * The input side, because the model writes what the schema then parses: a field with a default
+ * may be left out, a transformed field has the type it takes in. `fail(why)` makes the error
+ * thrown, `why` being the end of a sentence that names the schema.
  */
-function jsonSchemaOf(name, schema, standard) {
-  const fail = (why) => new TypeError(`registerTool: input_schema of ${name} ${why}`)
+function jsonSchemaOf(schema, standard, fail) {
   let converted
   if (standard.jsonSchema !== null && typeof standard.jsonSchema === 'object' && typeof standard.jsonSchema.input === 'function') {
     try {

@@ -1,7 +1,7 @@
 // Type fixture for index.d.ts, checked by `tsc -p __test__/types` (types.test.mjs, in npm test).
 // Each `Expect<Equal<…>>` must hold; each `@ts-expect-error` line must be an error.
 import { z } from 'zod'
-import { registerTool, listTools, runWithTools, ToolError, type InferToolInput, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
+import { registerTool, listTools, runWithTools, streamWithTools, ToolError, type InferToolInput, type RunResult, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 function expect<T extends true>(): void {}
@@ -128,3 +128,41 @@ registerTool({ definition: { name: 'bad_approval', input_schema: z.object({}) },
 void runWithTools('refund', { approvalScope: 'chat_7f3a', approvals: [{ approvalId: 'apr_1_ab', approved: true }] })
 // @ts-expect-error approvalScope is a string
 void runWithTools('refund', { approvalScope: 42 })
+
+// output: data.output has the schema's output type (zod: after transforms and defaults).
+async function typedAnswers() {
+  const summary = z.object({
+    status: z.enum(['shipped', 'lost']),
+    eta: z.string().nullable(),
+    items: z.number().int().default(1),
+    total: z.string().transform((s) => Number(s)),
+  })
+  const zodRun = await runWithTools('Summarise order #4821', { output: summary, maxTokens: 512 })
+  if (zodRun.data) {
+    expect<Equal<typeof zodRun.data.output, { status: 'shipped' | 'lost'; eta: string | null; items: number; total: number } | undefined>>()
+    expect<Equal<typeof zodRun.data.text, string>>()
+  } else {
+    expect<Equal<typeof zodRun.error.text, string | undefined>>()
+    if (zodRun.error.code === 'output_validation_error') void zodRun.error.cause
+  }
+  // A JSON Schema literal is read like input_schema.
+  const literal = await runWithTools('Summarise', {
+    output: { type: 'object', properties: { status: { type: 'string' }, count: { type: 'integer' } }, required: ['status'], additionalProperties: false },
+  })
+  if (literal.data) expect<Equal<typeof literal.data.output, { status: string; count?: number } | undefined>>()
+  // Without output, data.output is not there.
+  const plain = await runWithTools('hi')
+  // @ts-expect-error no output without the option
+  if (plain.data) void plain.data.output
+  expect<Equal<typeof plain, RunResult>>()
+  // Streaming: the same type in result and in the finish part.
+  const stream = streamWithTools('Summarise', { output: summary })
+  const streamed = await stream.result
+  if (streamed.data) expect<Equal<typeof streamed.data.output, { status: 'shipped' | 'lost'; eta: string | null; items: number; total: number } | undefined>>()
+  for await (const part of stream) {
+    if (part.type === 'finish' && part.result.data) expect<Equal<typeof part.result.data.output, { status: 'shipped' | 'lost'; eta: string | null; items: number; total: number } | undefined>>()
+  }
+  // @ts-expect-error output must be a schema object
+  void runWithTools('hi', { output: 'json' })
+}
+void typedAnswers

@@ -4,8 +4,8 @@
 import type { RunResult, ToolCall, Usage } from '../../index'
 import type { UIMessageStreamResponseInit } from './ui-chunker'
 
-/** One event of a streamed run. */
-export type StreamPart =
+/** One event of a streamed run; `O` is the type of the final result's `data.output`. */
+export type StreamPart<O = never> =
   | { type: 'start-step'; step: number }
   | { type: 'text-delta'; text: string }
   | { type: 'reasoning-delta'; text: string }
@@ -18,22 +18,22 @@ export type StreamPart =
   | { type: 'tool-result'; toolUseId: string; toolName: string; output: unknown; isError?: boolean; error?: string; durationMs: number; /** The person declined it (`needsApproval`). */ declined?: true }
   | { type: 'finish-step'; step: number; stopReason: string; usage: Usage; toolCalls: ToolCall[] }
   /** Always the last part. */
-  | { type: 'finish'; result: RunResult }
+  | { type: 'finish'; result: RunResult<O> }
 
 /**
  * The parts of a streamed run. Read once: by iterating, or by one `to…Response()`; a second
  * reader gets a `TypeError`. Unread parts are buffered; the run goes on either way.
  */
-export declare class ToolStream implements AsyncIterable<StreamPart> {
+export declare class ToolStream<O = never> implements AsyncIterable<StreamPart<O>> {
   /** Made by `streamWithTools`. `onCancel` is called when a Response body from it is cancelled. */
   constructor(
-    executor: (push: (parts: StreamPart[]) => void, end: (result: RunResult) => void) => void,
+    executor: (push: (parts: StreamPart<O>[]) => void, end: (result: RunResult<O>) => void) => void,
     options?: { onCancel?: (reason: unknown) => void },
   )
   /** The RunResult `runWithTools` would have resolved with. Never rejects. */
-  readonly result: Promise<RunResult>
+  readonly result: Promise<RunResult<O>>
   /** Never throws once started; the last part is `{ type: "finish", result }`. A `break` stops buffering, not the run. */
-  [Symbol.asyncIterator](): AsyncIterator<StreamPart>
+  [Symbol.asyncIterator](): AsyncIterator<StreamPart<O>>
   /**
    * SSE in the AI SDK UI message stream protocol (`x-vercel-ai-ui-message-stream: v1`), for `useChat`.
    * `init.headers` are merged over the protocol's headers.

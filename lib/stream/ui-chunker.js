@@ -27,6 +27,7 @@ const USER_ERROR_TEXT = Object.freeze({
   output_truncated: 'The reply was too long and was cut off. Please try a shorter request.',
   aborted: 'The reply was stopped.',
   budget_exceeded: 'This request needed more work than allowed. Please try a simpler request.',
+  output_validation_error: 'The reply did not come out in the expected form. Please try again.',
   unknown_error: 'Something went wrong. Please try again.',
 })
 

@@ -17,6 +17,13 @@ pub enum JsProblem {
     NotJson,
     /// The JS layer itself failed: the detail is the message thrown.
     Internal,
+    /// `output` is a Standard Schema that gives no JSON Schema: the detail says why.
+    BadOutput,
+    /// The answer failed the `output` Standard Schema's `validate`: the detail is its issues,
+    /// one per line.
+    OutputIssues,
+    /// The `output` Standard Schema's `validate` threw on the answer: the detail is what it threw.
+    OutputCheckThrew,
 }
 
 /// The failure for `problem`; `option` names the option of a [`JsProblem::BadOption`].
@@ -41,6 +48,14 @@ pub fn js_failure(problem: JsProblem, detail: &str, option: Option<&str>) -> Run
             "prompt and options must be JSON-serialisable ({detail}). Nothing was sent."
         )),
         JsProblem::Internal => RunError::internal(detail),
+        JsProblem::BadOutput => RunError::invalid_request(format!(
+            "Option output {detail}. Nothing was sent."
+        )),
+        JsProblem::OutputIssues => crate::engine::output::mismatch(detail),
+        JsProblem::OutputCheckThrew => RunError::output_invalid(format!(
+            "The output schema's validate threw on the model's answer ({detail}), so the answer could not be checked. \
+             The answer is in error.text; what was thrown is error.cause."
+        )),
     }
 }
 
@@ -58,6 +73,8 @@ mod tests {
             (JsProblem::NotJson, "Do not know how to serialize a BigInt", None, ErrorCode::InvalidRequest, "prompt and options must be JSON-serialisable (Do not know how to serialize a BigInt). Nothing was sent."),
             (JsProblem::Internal, "boom", None, ErrorCode::UnknownError, "Internal error in anthropic-tool-calling: boom. Please report it."),
             (JsProblem::BadOption, "number 1", Some("context"), ErrorCode::UnknownError, "Internal error in anthropic-tool-calling: option Some(\"context\") has no check. Please report it."),
+            (JsProblem::BadOutput, "is a zod 3 schema", None, ErrorCode::InvalidRequest, "Option output is a zod 3 schema. Nothing was sent."),
+            (JsProblem::OutputCheckThrew, "TypeError: boom", None, ErrorCode::OutputValidationError, "The output schema's validate threw on the model's answer (TypeError: boom), so the answer could not be checked. The answer is in error.text; what was thrown is error.cause."),
         ];
         for (problem, detail, option, code, message) in cases {
             let err = js_failure(problem, detail, option);

@@ -39,12 +39,16 @@ fn write(value: &Value, out: &mut String) {
             }
             out.push(']');
         }
-        Value::Number(n) => match n.as_f64() {
-            // As JavaScript holds and prints it: a double, in its shortest round-trip form.
-            Some(f) => out.push_str(ryu_js::Buffer::new().format(f)),
-            None => out.push_str(&n.to_string()),
-        },
+        Value::Number(n) => write_number(n, out),
         other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Writes `n` as JavaScript holds and prints it: a double, in its shortest round-trip form.
+pub fn write_number(n: &serde_json::Number, out: &mut String) {
+    match n.as_f64() {
+        Some(f) => out.push_str(ryu_js::Buffer::new().format(f)),
+        None => out.push_str(&n.to_string()),
     }
 }
 

@@ -8,6 +8,8 @@ use super::api::ApiConfig;
 use super::approval::{Decision, Signer};
 use super::error::RunError;
 use super::feedback as fb;
+use super::fields::Fields;
+use super::output::OutputFormat;
 use super::secret::Secret;
 
 /// The default model when neither the option nor `ANTHROPIC_MODEL` names one.
@@ -139,6 +141,9 @@ pub struct RunConfig {
     /// How often one identical call may succeed in the run (`maxIdenticalCalls`); none by
     /// default (a polling tool repeats itself on purpose).
     pub max_identical_calls: Option<u32>,
+    /// The shape of the answer (`output`): sent as `output_config.format`, and the final
+    /// answer checked against it. None by default.
+    pub output: Option<OutputFormat>,
     /// How to reach the API.
     pub api: ApiConfig,
 }
@@ -171,6 +176,24 @@ impl RunConfig {
         extra
             .map(|(_, v)| &**v)
             .or_else(|| option().map(|(_, v)| &**v))
+    }
+
+    /// Sets the answer's schema: its format joins `output_config` (after the keys the
+    /// `outputConfig` option gave, replacing a `format` among them).
+    pub fn set_output(&mut self, format: OutputFormat) {
+        let at = self.fields.iter().position(|(k, _)| *k == "output_config");
+        let mut config: Fields = at
+            .and_then(|at| serde_json::from_str(self.fields[at].1.get()).ok())
+            .unwrap_or_else(|| serde_json::from_str("{}").expect("an empty object"));
+        config.set("format", format.format().to_owned());
+        let mut text = String::new();
+        config.write(&mut text);
+        let merged = RawValue::from_string(text).expect("written as JSON");
+        match at {
+            Some(at) => self.fields[at].1 = merged,
+            None => self.fields.push(("output_config", merged)),
+        }
+        self.output = Some(format);
     }
 
     /// `thinking.budget_tokens` of an enabled `thinking` (as the body sends it: `extraBody`'s
@@ -212,6 +235,7 @@ impl RunConfig {
             parallel_tool_calls: true,
             max_total_tokens: None,
             max_identical_calls: None,
+            output: None,
             api: ApiConfig {
                 api_key,
                 auth_token: None,

@@ -212,15 +212,23 @@ impl<'r> Conversation<'r> {
         Ok(reply)
     }
 
-    /// The reply answers: the run ends with it. An empty reply is an answer with no text, and
-    /// stays out of the history: the API refuses an empty message anywhere but last.
-    pub fn answered(mut self, reply: Reply) -> RunOutput {
+    /// The reply answers: the run ends with it (with `output`, once the answer is read as the
+    /// schema asks). An empty reply is an answer with no text, and stays out of the history:
+    /// the API refuses an empty message anywhere but last.
+    pub fn answered(mut self, reply: Reply) -> Result<RunOutput, RunError> {
         if !protocol::is_empty_content(&reply.content) {
             self.messages
                 .push(protocol::assistant_message(&reply.content));
         }
         self.step_finished(&reply, false);
-        self.output(reply.text, reply.stop_reason)
+        let cfg = self.run.cfg;
+        let value = match &cfg.output {
+            Some(format) => Some(format.read(&reply, cfg.max_tokens, self.usage)?),
+            None => None,
+        };
+        let mut output = self.output(reply.text, reply.stop_reason);
+        output.output = value;
+        Ok(output)
     }
 
     /// The model declined: the run ends with its reply, which stays out of the history.
@@ -355,6 +363,7 @@ impl<'r> Conversation<'r> {
             container: self.container.take(),
             pending_approvals: Vec::new(),
             applied_edits: self.applied_edits.take(),
+            output: None,
         }
     }
 }

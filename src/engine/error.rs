@@ -46,9 +46,16 @@ pub struct RunError {
     /// Every tool call made before the run failed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
-    /// The tokens the run spent, where that is the point (`budget_exceeded`).
+    /// The tokens the run spent, where that is the point (`budget_exceeded`, an answer that
+    /// does not match `output`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The issues of an answer that does not match `output`: `[{ message, path }]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<serde_json::Value>,
+    /// The answer that does not match `output`, as the model wrote it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 /// How every internal error's sentence starts: a bug of ours…
@@ -74,7 +81,25 @@ impl RunError {
             request_id: None,
             tool_calls: Vec::new(),
             usage: None,
+            cause: None,
+            text: None,
         }
+    }
+
+    /// `output_validation_error`: the final answer is not JSON, or does not match the `output`
+    /// schema; `message` says where and why. Say what the answer was with
+    /// [`RunError::with_answer`].
+    pub fn output_invalid(message: impl Into<String>) -> Self {
+        RunError::new(ErrorCode::OutputValidationError, message)
+    }
+
+    /// The answer that did not match (`text`), its `issues` (`[{ message, path }]`) and the
+    /// tokens the run spent.
+    pub fn with_answer(mut self, issues: serde_json::Value, text: String, usage: Usage) -> Self {
+        self.cause = Some(issues);
+        self.text = Some(text);
+        self.usage = Some(usage);
+        self
     }
 
     /// `invalid_request`: the API compacted the conversation twice in a row without the model
@@ -290,8 +315,8 @@ impl RunError {
         RunError::new(ErrorCode::MaxIterationsExceeded, message)
     }
 
-    /// `output_truncated`: a reply asking for tools was cut, so nothing was run; `message`
-    /// names the calls and the limit.
+    /// `output_truncated`: a reply asking for tools was cut, so nothing was run, or an answer
+    /// `output` asks for was cut; `message` says what and the limit.
     pub fn output_truncated(message: impl Into<String>) -> Self {
         RunError::new(ErrorCode::OutputTruncated, message)
     }

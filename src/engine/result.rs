@@ -147,4 +147,7 @@ pub struct RunOutput {
     /// `context_management` (an empty list: it cleared nothing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub applied_edits: Option<Vec<Box<RawValue>>>,
+    /// With `output`: the answer's value, checked against the schema (the final text, as JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Box<RawValue>>,
 }

@@ -48,49 +48,106 @@ fn draft_of(uri: &str) -> Option<Draft> {
 /// Validates `input`; on failure, one line per error (`orderId: 4821 is not of type "string"`),
 /// a few at most.
 pub fn check(validator: &Validator, input: &Value) -> Result<(), Vec<String>> {
-    let mut errors = validator.iter_errors(input).peekable();
-    if errors.peek().is_none() {
-        return Ok(());
+    let issues = issues(validator, input);
+    if issues.is_empty() {
+        Ok(())
+    } else {
+        Err(lines(&issues))
     }
-    let mut lines = Vec::new();
+}
+
+/// One way a value fails its schema: where, and why.
+pub struct Issue {
+    /// The failing value's place, a key or an index per step (a Standard Schema issue's `path`).
+    pub path: Vec<Value>,
+    /// Why it fails (a long value is not quoted).
+    pub message: String,
+    /// How many issues there were in all (set on the first one only: a few are kept).
+    total: usize,
+}
+
+impl Issue {
+    /// The issue as a Standard Schema writes one: `{ message, path }`.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({ "message": self.message, "path": self.path })
+    }
+}
+
+/// The first few ways `value` fails its schema; none when it passes.
+pub fn issues(validator: &Validator, value: &Value) -> Vec<Issue> {
+    let mut out: Vec<Issue> = Vec::new();
     let mut total = 0usize;
-    for error in errors {
+    for error in validator.iter_errors(value) {
         total += 1;
-        if lines.len() < MAX_LISTED_ERRORS {
-            let path = error.instance_path().as_str();
-            let field = if path.is_empty() {
-                "(root)".to_owned()
-            } else {
-                field_name(path)
-            };
-            let mut text = error.to_string();
-            if text.len() > MAX_QUOTED_MESSAGE {
-                text = error.masked().to_string();
+        if out.len() < MAX_LISTED_ERRORS {
+            let mut message = error.to_string();
+            if message.len() > MAX_QUOTED_MESSAGE {
+                message = error.masked().to_string();
             }
-            lines.push(format!("{field}: {text}"));
+            let path = error
+                .instance_path()
+                .as_str()
+                .split('/')
+                .skip(1)
+                .map(|seg| {
+                    let seg = seg.replace("~1", "/").replace("~0", "~");
+                    match seg.parse::<u64>() {
+                        Ok(i) if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) => {
+                            Value::from(i)
+                        }
+                        _ => Value::String(seg),
+                    }
+                })
+                .collect();
+            out.push(Issue {
+                path,
+                message,
+                total: 0,
+            });
         }
     }
+    if let Some(first) = out.first_mut() {
+        first.total = total;
+    }
+    out
+}
+
+/// The issues one line each (`items[0].name: reason`), and how many more there were.
+pub fn lines(issues: &[Issue]) -> Vec<String> {
+    let mut lines: Vec<String> = issues
+        .iter()
+        .map(|issue| {
+            let field = field_name(&issue.path);
+            format!("{field}: {}", issue.message)
+        })
+        .collect();
+    let total = issues.first().map_or(0, |i| i.total);
     if total > lines.len() {
         lines.push(format!("(and {} more)", total - lines.len()));
     }
-    Err(lines)
+    lines
 }
 
-/// `/items/0/name` → `items[0].name`, the way a person names a field.
-fn field_name(pointer: &str) -> String {
+/// `["items", 0, "name"]` → `items[0].name`, the way a person names a field; `(root)` for none.
+fn field_name(path: &[Value]) -> String {
     let mut out = String::new();
-    for seg in pointer.split('/').skip(1) {
-        let seg = seg.replace("~1", "/").replace("~0", "~");
-        if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
-            out.push_str(&format!("[{seg}]"));
-        } else {
-            if !out.is_empty() {
-                out.push('.');
+    for seg in path {
+        match seg {
+            Value::Number(i) => out.push_str(&format!("[{i}]")),
+            Value::String(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
             }
-            out.push_str(&seg);
+            _ => {}
         }
     }
-    out
+    if out.is_empty() {
+        "(root)".to_owned()
+    } else {
+        out
+    }
 }
 
 #[cfg(test)]

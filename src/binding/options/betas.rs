@@ -1,6 +1,6 @@
 //! The betas a run's features need, sent in `anthropic-beta` beside the `betas` option's, each
-//! once: compaction or clearing edits in `contextManagement`, and system-role messages (tool
-//! changes) in the prompt.
+//! once: compaction or clearing edits in `contextManagement`, system-role messages (tool
+//! changes) in the prompt, and a `task_budget` in `outputConfig`.
 
 use crate::engine::RunConfig;
 use serde::Deserialize;
@@ -11,6 +11,9 @@ pub const COMPACTION: &str = "compact-2026-01-12";
 pub const CONTEXT_EDITING: &str = "context-management-2025-06-27";
 /// Mid-conversation tool changes (`role: "system"` messages).
 pub const TOOL_CHANGES: &str = "mid-conversation-tool-changes-2026-07-01";
+
+/// Task budgets (`output_config.task_budget`).
+pub const TASK_BUDGETS: &str = "task-budgets-2026-03-13";
 
 /// The betas the run's features need, in a fixed order. `tool_changes`: the prompt has
 /// system-role messages.
@@ -39,6 +42,18 @@ pub fn of_features(cfg: &RunConfig, tool_changes: bool) -> Vec<&'static str> {
     }
     if tool_changes {
         out.push(TOOL_CHANGES);
+    }
+    #[derive(Deserialize)]
+    struct OutputConfig<'a> {
+        #[serde(borrow, default)]
+        task_budget: Option<&'a serde_json::value::RawValue>,
+    }
+    let budgeted = cfg
+        .sent_field("output_config")
+        .and_then(|raw| serde_json::from_str::<OutputConfig>(raw.get()).ok())
+        .is_some_and(|oc| oc.task_budget.is_some_and(|b| b.get() != "null"));
+    if budgeted {
+        out.push(TASK_BUDGETS);
     }
     out
 }

@@ -154,6 +154,10 @@ run_options! {
     output_config: "outputConfig",
     /// Sent as `context_management`. Default: none.
     context_management: "contextManagement",
+    /// The shape of the answer: a JSON Schema (the JS layer turns a Standard Schema into its
+    /// JSON Schema), sent as `output_config.format` and the answer checked against it.
+    /// Default: none.
+    output: "output",
 }
 
 impl RunOptions<'_> {

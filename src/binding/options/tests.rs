@@ -425,12 +425,84 @@ fn an_unknown_option_is_told_every_known_one() {
          toolTimeoutMs, parallelToolCalls, maxTotalTokens, maxIdenticalCalls, apiKey, authToken, baseURL, apiVersion, maxRetries, \
          timeoutMs, serverTools, betas, headers, extraBody, container, approvals, approvalSecret, \
          approvalTtlMs, approvalScope, thinking, stopSequences, topP, topK, metadata, serviceTier, \
-         cacheControl, outputConfig, contextManagement, signal, context, onToolCall, \
+         cacheControl, outputConfig, contextManagement, output, signal, context, onToolCall, \
          onToolResult, onStepFinish. Nothing was sent."
     );
     // A key with escapes is read too, and names no option.
     refused(
         r#"{"max\u0054okens":5,"a\"b":1}"#,
         "Unknown option \"a\\\"b\"",
+    );
+}
+
+#[test]
+fn output_joins_output_config_in_its_place_and_nothing_else_may_set_the_format() {
+    let schema = r#"{"type":"object","properties":{"id":{"type":"string","minLength":2}},"required":["id"]}"#;
+    let sent = r#"{"type":"json_schema","schema":{"type":"object","properties":{"id":{"type":"string","description":"{minLength: 2}"}},"additionalProperties":false,"required":["id"]}}"#;
+    let r = parse(&format!(
+        r#"{{"prompt":"hi","options":{{"thinking":{{"type":"adaptive"}},"outputConfig":{{"effort":"low","task_budget":{{"type":"tokens","total":9000}}}},"contextManagement":{{"edits":[]}},"output":{schema}}}}}"#
+    ))
+    .unwrap();
+    let fields: Vec<(&str, &str)> = r.config.fields.iter().map(|(k, v)| (*k, v.get())).collect();
+    let config = format!(
+        r#"{{"effort":"low","task_budget":{{"type":"tokens","total":9000}},"format":{sent}}}"#
+    );
+    assert_eq!(
+        fields,
+        [
+            ("thinking", r#"{"type":"adaptive"}"#),
+            ("output_config", config.as_str()),
+            ("context_management", r#"{"edits":[]}"#),
+        ]
+    );
+    assert!(r.config.output.is_some());
+    let betas: Vec<String> = r
+        .config
+        .api
+        .headers
+        .iter()
+        .filter(|(n, _)| n == "anthropic-beta")
+        .map(|(_, v)| v.to_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(betas, ["task-budgets-2026-03-13"]);
+    // Without outputConfig the format is output_config's only key.
+    let r = parse(&format!(
+        r#"{{"prompt":"hi","options":{{"output":{schema}}}}}"#
+    ))
+    .unwrap();
+    assert_eq!(
+        r.config.fields[0].1.get(),
+        format!(r#"{{"format":{sent}}}"#)
+    );
+    assert!(r
+        .config
+        .api
+        .headers
+        .iter()
+        .all(|(n, _)| n != "anthropic-beta"));
+    refused(
+        &format!(
+            r#"{{"output":{schema},"outputConfig":{{"format":{{"type":"json_schema","schema":{{}}}}}}}}"#
+        ),
+        "Options output and outputConfig.format both set the answer's format",
+    );
+    refused(
+        &format!(r#"{{"output":{schema},"extraBody":{{"output_config":{{}}}}}}"#),
+        "Option extraBody sets \"output_config\"",
+    );
+    refused(
+        r#"{"output":true}"#,
+        "Option output must be a JSON Schema object",
+    );
+    refused(
+        r#"{"output":{"type":"object","properties":{"a":{"$ref":"other.json"}}}}"#,
+        "points outside the schema",
+    );
+    // outputConfig.format without output goes as given, unchecked.
+    let r = parse(r#"{"prompt":"hi","options":{"outputConfig":{"format":{"type":"json_schema","schema":{"type":"object"}}}}}"#).unwrap();
+    assert!(r.config.output.is_none());
+    assert_eq!(
+        r.config.fields[0].1.get(),
+        r#"{"format":{"type":"json_schema","schema":{"type":"object"}}}"#
     );
 }

@@ -25,13 +25,15 @@ pub enum ErrorCode {
     /// The model still asked for tools after `maxToolIterations` rounds.
     MaxIterationsExceeded,
     /// A reply asking for a tool was cut (`max_tokens`, `model_context_window_exceeded`): its
-    /// input may be incomplete, so nothing was run.
+    /// input may be incomplete, so nothing was run. With `output`: the answer was cut.
     OutputTruncated,
     /// The caller's `AbortSignal` fired.
     Aborted,
     /// The next request would cross the run's token budget (`maxTotalTokens`), or a reply was
     /// cut by the cap the budget lowered.
     BudgetExceeded,
+    /// With `output`: the final answer is not JSON, or does not match the schema.
+    OutputValidationError,
     /// Anything else: other 5xx, a body that is not the expected JSON, a panic.
     UnknownError,
 }
@@ -51,6 +53,7 @@ impl ErrorCode {
             ErrorCode::OutputTruncated => "output_truncated",
             ErrorCode::Aborted => "aborted",
             ErrorCode::BudgetExceeded => "budget_exceeded",
+            ErrorCode::OutputValidationError => "output_validation_error",
             ErrorCode::UnknownError => "unknown_error",
         }
     }

@@ -1,0 +1,50 @@
+//! `output`: the answer's schema, read into the run's [`OutputFormat`] and sent inside
+//! `output_config` beside `outputConfig`'s own keys (`effort`, `task_budget`).
+
+use serde_json::Value;
+
+use super::read::Given;
+use crate::engine::fields::Fields;
+use crate::engine::output::OutputFormat;
+use crate::engine::{RunConfig, RunError};
+
+/// Reads `output` into `cfg` (after the pass-through fields and `extraBody`): the format joins
+/// `output_config`. Where something else would set the format too, the run is refused rather
+/// than one of them silently dropped.
+pub fn output(option: Given, cfg: &mut RunConfig) -> Result<(), RunError> {
+    let Some(given) = option.raw() else {
+        return Ok(());
+    };
+    let expected =
+        "a JSON Schema object or a Standard Schema with a JSON Schema (zod ≥ 4, arktype, valibot)";
+    let value = option.value().unwrap_or(Value::Null);
+    if !value.is_object() {
+        return Err(option.bad(expected, &value));
+    }
+    let format = OutputFormat::new(given).map_err(|why| {
+        RunError::invalid_request(format!(
+            "Option output cannot be sent as the API's output_config.format: {why}. Nothing was sent."
+        ))
+    })?;
+    if let Some((key, _)) = cfg
+        .extra_body
+        .iter()
+        .find(|(k, _)| k == "output_config" || k == "output_format")
+    {
+        return Err(RunError::invalid_request(format!(
+            "Option extraBody sets {key:?}, which would replace the format that output sends; give its other keys \
+             through outputConfig. Nothing was sent."
+        )));
+    }
+    let given_format = cfg
+        .sent_field("output_config")
+        .and_then(|raw| serde_json::from_str::<Fields>(raw.get()).ok())
+        .is_some_and(|config| config.get("format").is_some_and(|f| f.get() != "null"));
+    if given_format {
+        return Err(RunError::invalid_request(
+            "Options output and outputConfig.format both set the answer's format; use output alone (it checks the answer). Nothing was sent.",
+        ));
+    }
+    cfg.set_output(format);
+    Ok(())
+}

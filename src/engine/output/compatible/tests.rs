@@ -1,0 +1,111 @@
+use super::*;
+use serde_json::json;
+
+fn form(schema: &str) -> Result<String, String> {
+    let value: Value = serde_json::from_str(schema).unwrap();
+    check_refs(&value)?;
+    let ordered: Json = serde_json::from_str(schema).unwrap();
+    api_form(&ordered).map(|j| j.to_text())
+}
+
+#[test]
+fn closes_objects_and_describes_what_the_api_does_not_take() {
+    let sent = form(
+        r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
+            "properties":{"id":{"type":"string","minLength":1,"maxLength":9,"description":"The id"},
+                          "n":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},
+                          "tags":{"type":"array","items":{"type":"string","format":"email"},"minItems":2},
+                          "at":{"type":"string","format":"date"},
+                          "pat":{"type":"string","format":"regex"}},
+            "required":["id"],"additionalProperties":{}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        sent,
+        r#"{"type":"object","properties":{"id":{"type":"string","description":"The id\n\n{minLength: 1, maxLength: 9}"},"n":{"type":"integer","description":"{minimum: -9007199254740991, maximum: 9007199254740991}"},"tags":{"type":"array","items":{"type":"string","format":"email"},"description":"{minItems: 2}"},"at":{"type":"string","format":"date"},"pat":{"type":"string","description":"{format: \"regex\"}"}},"additionalProperties":false,"required":["id"]}"#
+    );
+}
+
+#[test]
+fn literals_drop_the_type_and_one_of_becomes_any_of() {
+    let sent = form(
+        r#"{"type":"object","properties":{
+            "s":{"type":"string","enum":["a","b"]},
+            "c":{"type":"string","const":"x"},
+            "e":{"enum":[{"a":1}],"type":"object"},
+            "u":{"oneOf":[{"type":"string"},{"type":"null"}],"type":"string"},
+            "a":{"allOf":[{"type":"object","properties":{}}]}}}"#,
+    )
+    .unwrap();
+    let v: Value = serde_json::from_str(&sent).unwrap();
+    assert_eq!(v["properties"]["s"], json!({"enum":["a","b"]}));
+    assert_eq!(v["properties"]["c"], json!({"const":"x"}));
+    // An enum of objects is no literal the API takes: described, and the object closed.
+    assert_eq!(
+        v["properties"]["e"],
+        json!({"type":"object","properties":{},"additionalProperties":false,"description":"{enum: [{\"a\":1}]}"})
+    );
+    assert_eq!(
+        v["properties"]["u"],
+        json!({"anyOf":[{"type":"string"},{"type":"null"}]})
+    );
+    assert_eq!(
+        v["properties"]["a"],
+        json!({"allOf":[{"type":"object","properties":{},"additionalProperties":false}]})
+    );
+}
+
+#[test]
+fn definitions_are_kept_and_a_ref_keeps_nothing_else() {
+    let sent = form(
+        r##"{"type":"object","properties":{"a":{"$ref":"#/$defs/A","description":"dropped"}},
+            "$defs":{"A":{"type":"object","properties":{"x":{"type":"number","multipleOf":2}}}}}"##,
+    )
+    .unwrap();
+    let v: Value = serde_json::from_str(&sent).unwrap();
+    assert_eq!(v["properties"]["a"], json!({"$ref":"#/$defs/A"}));
+    assert_eq!(
+        v["$defs"]["A"],
+        json!({"type":"object","properties":{"x":{"type":"number","description":"{multipleOf: 2}"}},"additionalProperties":false})
+    );
+    assert!(sent.starts_with(r#"{"$defs":"#), "{sent}");
+}
+
+#[test]
+fn refuses_what_no_rewrite_makes_acceptable() {
+    let recursive = form(
+        r##"{"type":"object","properties":{"root":{"$ref":"#/$defs/Node"}},
+            "$defs":{"Node":{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#/$defs/Node"}}}}}}"##,
+    )
+    .unwrap_err();
+    assert!(recursive.contains("recursive"), "{recursive}");
+    let mutual = form(
+        r##"{"type":"object","$defs":{"A":{"type":"object","properties":{"b":{"$ref":"#/$defs/B"}}},
+            "B":{"type":"object","properties":{"a":{"$ref":"#/$defs/A"}}}}}"##,
+    )
+    .unwrap_err();
+    assert!(mutual.contains("recursive"), "{mutual}");
+    let to_root = form(r##"{"type":"object","properties":{"me":{"$ref":"#"}}}"##).unwrap_err();
+    assert!(to_root.contains("recursive"), "{to_root}");
+    let external =
+        form(r#"{"type":"object","properties":{"x":{"$ref":"https://example.com/s.json"}}}"#)
+            .unwrap_err();
+    assert!(external.contains("points outside the schema"), "{external}");
+    assert!(external.contains("/properties/x"), "{external}");
+    let untyped = form(r#"{"type":"object","properties":{"any":{}}}"#).unwrap_err();
+    assert_eq!(
+        untyped,
+        "the schema at /properties/any has no type (nor anyOf, oneOf, allOf, enum or const); the API needs one: give it a type"
+    );
+    let boolean = form(r#"{"type":"object","properties":{"b":true}}"#).unwrap_err();
+    assert!(
+        boolean.contains("is a boolean, not a schema object"),
+        "{boolean}"
+    );
+    // A definition used twice is no recursion.
+    assert!(form(
+        r##"{"type":"object","properties":{"a":{"$ref":"#/$defs/T"},"b":{"$ref":"#/$defs/T"},"c":{"$ref":"#/$defs/AB"}},
+            "$defs":{"T":{"type":"string"},"AB":{"type":"object","properties":{"t":{"$ref":"#/$defs/T"}}}}}"##
+    )
+    .is_ok());
+}

@@ -962,6 +962,9 @@ test('/orders/[id]: the order shows at once, the summary written by the model ar
       const summaryAt = Date.now()
       assert.ok(summaryAt - tableAt >= HOLD_MS - 1_000, `the summary came ${summaryAt - tableAt} ms after the order`)
       assert.match(await text(page.getByTestId('summary')), /^Order #4821 is shipped\. Expected delivery: \d{4}-\d\d-\d\d\. Carrier: UPS\.$/)
+      // The typed answer (`output`), rendered field by field.
+      assert.equal(await text(page.getByTestId('summary-status')), 'shipped')
+      assert.match(await text(page.getByTestId('summary-facts')), /^shipped · UPS · expected \d{4}-\d\d-\d\d$/)
       assert.equal(await page.getByTestId('summary-pending').count(), 0)
       assert.equal(await page.getByTestId('summary-error').count(), 0)
       assert.deepEqual(problems, [])
@@ -970,6 +973,8 @@ test('/orders/[id]: the order shows at once, the summary written by the model ar
       assert.equal(requests.length, 2)
       assert.equal(textOf(requests[0].body.messages[0].content), 'Summarise order #4821 for the customer')
       assert.equal(requests[0].body.stream, undefined, 'runWithTools does not stream')
+      for (const request of requests) assert.equal(request.body.output_config.format.type, 'json_schema')
+      assert.deepEqual(requests[0].body.output_config.format.schema.required, ['status', 'eta', 'carrier', 'summary'])
     })
   } finally {
     api.handler = demoModel

@@ -74,7 +74,10 @@ export default async function OrderPage({ params }: Props) {
   )
 }
 
-/** Awaits a whole run of the loop (runWithTools); React streams its HTML in when it resolves. */
+/**
+ * Awaits a whole run of the loop (runWithTools with `output`); React streams its HTML in when it
+ * resolves. The model's answer is an object typed from the schema, rendered field by field.
+ */
 async function Summary({ id }: { id: string }) {
   const result = await summariseOrder(id)
   if (!result.ok) {
@@ -84,9 +87,17 @@ async function Summary({ id }: { id: string }) {
       </div>
     )
   }
+  const { status, eta, carrier, summary } = result.summary
   return (
     <div className="answer">
-      <p data-testid="summary">{result.summary}</p>
+      <p data-testid="summary">{summary}</p>
+      <p className="summary-facts" data-testid="summary-facts">
+        <span className={`status status-${status}`} data-testid="summary-status">
+          {status.replace('_', ' ')}
+        </span>
+        {carrier ? <> · {carrier}</> : null}
+        {eta ? <> · expected {eta}</> : null}
+      </p>
     </div>
   )
 }

@@ -2,6 +2,7 @@
 // Each question is a conversation kept on the server (lib/chats.ts): a run paused for approval is
 // resumed from the stored history, so the page never holds, and cannot edit, the calls it approves.
 import { runWithTools, ToolError, type AIError, type ApprovalDecision, type MessageParam, type PendingApproval, type RunOptions, type RunResult, type ToolCall } from 'anthropic-tool-calling'
+import { z } from 'zod'
 import { claimChat, createChat, findChat, releaseChat, saveRun, type StoredChat } from '@/lib/chats'
 import './tools' // registers the tools (again, on a dev reload: a name registered again is replaced)
 import type { AskResult, AskState, JsonValue, OnToolError, PendingApprovalView, ToolCallView } from './types'
@@ -158,12 +159,26 @@ function logFailedCalls(calls: ToolCall[], declined: Set<string>) {
 }
 
 /**
- * The summary of one order for its page (app/orders/[id]/page.tsx, a server component): the model
- * looks the order up with get_order_status and writes a few lines for the customer.
+ * The summary /orders/[id] renders, as the model must write it (`output`): the API constrains the
+ * answer to this shape, the package checks it (the length too, which the API is only told in
+ * words) and `data.output` is typed from it.
  */
-export async function summariseOrder(id: string): Promise<{ ok: true; summary: string } | { ok: false; code: AIError['code']; message: string }> {
+export const OrderSummary = z.object({
+  status: z.enum(['processing', 'shipped', 'delivered', 'return_requested']).describe('The status the order tool reported'),
+  eta: z.string().nullable().describe('The expected delivery date (YYYY-MM-DD) the tool reported, or null'),
+  carrier: z.string().nullable(),
+  summary: z.string().min(1).describe('One or two sentences for the customer, in their language'),
+})
+export type OrderSummary = z.infer<typeof OrderSummary>
+
+/**
+ * The summary of one order for its page (app/orders/[id]/page.tsx, a server component): the model
+ * looks the order up with get_order_status and answers with an `OrderSummary`, typed.
+ */
+export async function summariseOrder(id: string): Promise<{ ok: true; summary: OrderSummary } | { ok: false; code: AIError['code'] | 'refusal'; message: string }> {
   const result = await runWithTools(`Summarise order #${id} for the customer`, {
     system: SYSTEM,
+    output: OrderSummary,
     maxToolIterations: 3,
     toolTimeoutMs: 10_000,
     // A server component has no request signal: give the run a deadline of its own.
@@ -172,7 +187,9 @@ export async function summariseOrder(id: string): Promise<{ ok: true; summary: s
   logRun(result, `summary of order ${id}`)
   const { data, error } = result
   if (error) return { ok: false, code: error.code, message: userMessage(error) }
-  return { ok: true, summary: data.text }
+  // No output: the model declined (stopReason "refusal").
+  if (!data.output) return { ok: false, code: 'refusal', message: 'The assistant could not summarise this order.' }
+  return { ok: true, summary: data.output }
 }
 
 /** What the user of the app should read for each error code. */
@@ -187,6 +204,8 @@ export function userMessage(error: AIError): string {
       return 'That needed too many steps. Please ask a more specific question.'
     case 'budget_exceeded':
       return 'That needed more work than one question may take. Please ask a more specific question.'
+    case 'output_validation_error':
+      return 'The assistant\'s answer did not come out in the expected form. Please reload the page.'
     case 'rate_limited':
       return `Too many requests right now. Please try again${error.retryAfter ? ` in ${Math.ceil(error.retryAfter)} seconds` : ' in a moment'}.`
     case 'overloaded':

@@ -84,6 +84,14 @@
 //     request with context_management gets (an empty list: nothing cleared). The reported input
 //     tokens do not shrink by it. A step's own context_management wins.
 //
+// Structured outputs: `output_config.format` (or the deprecated top-level `output_format`, never
+// both) holds a schema that must stay in the supported subset (rules/schema-subset.mjs: every
+// object with additionalProperties false, no numeric or length bounds, minItems 0 or 1, local
+// $refs to $defs / definitions without cycles, the listed string formats, at most 24 optional
+// properties and 16 unions, …), else a 400 naming the place in the schema;
+// `output_config.effort` is low, medium, high, xhigh or max; `output_config.task_budget`
+// ({ type: 'tokens', total, remaining? }) needs the beta task-budgets-2026-03-13.
+//
 // Rules beyond the pairing ones (each a 400 invalid_request_error with the real API's words where known):
 //   - every message but a final assistant one has non-empty content ("" and [] are empty);
 //   - thinking / redacted_thinking blocks come back unchanged (signatures checked, thinking on or off);
@@ -123,11 +131,11 @@
 // CLI: node stand-in/cli.mjs [--port N] [--host H] [--key K] [--demo] [--verbose]
 //
 // Layout: server.mjs (HTTP, records, routing), rules/ (what a request must meet: index.mjs runs
-// fields.mjs, context-management.mjs, tools.mjs, blocks.mjs with tool-changes.mjs and
-// conversation.mjs in the API's order), replies.mjs (builders), sse.mjs (streaming), faults.mjs,
-// recorded.mjs (recorded replies), cache.mjs (prompt-cache usage), compaction.mjs and
-// context-editing.mjs (the long-loop simulation), signatures.mjs, echo.mjs, errors.mjs, values.mjs,
-// demo-model.mjs, cli.mjs.
+// fields.mjs, output-format.mjs with schema-subset.mjs, context-management.mjs, tools.mjs,
+// blocks.mjs with tool-changes.mjs and conversation.mjs in the API's order), replies.mjs
+// (builders), sse.mjs (streaming), faults.mjs, recorded.mjs (recorded replies), cache.mjs
+// (prompt-cache usage), compaction.mjs and context-editing.mjs (the long-loop simulation),
+// signatures.mjs, echo.mjs, errors.mjs, values.mjs, demo-model.mjs, cli.mjs.
 
 export { startMockApi } from './server.mjs';
 export {

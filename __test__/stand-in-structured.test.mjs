@@ -1,8 +1,14 @@
-// Structured outputs in the strict stand-in: a final answer that misses the request's format is a
-// 500 naming why, unless the step says ignoresFormat.
+// Structured outputs in the strict stand-in: structuredAnswer builds answers that match a schema
+// (the zod 4 schemas the official SDK sends too), and a final answer that misses the request's
+// format is a 500 naming why, unless the step says ignoresFormat.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMockApi, reply, text, toolUse, schemaMismatch, FORMAT_MISMATCH } from '../stand-in/index.mjs';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
+import {
+  startMockApi, reply, text, toolUse, structuredAnswer, schemaMismatch, FORMAT_MISMATCH,
+} from '../stand-in/index.mjs';
 
 const KEY = 'sk-ant-test-key';
 const HEADERS = { 'x-api-key': KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
@@ -26,6 +32,104 @@ const withFormat = (schema, extra = {}) => ({
   output_config: { format: { type: 'json_schema', schema } }, ...extra,
 });
 const post = (body, headers = {}) => fetch(`${api.url}/v1/messages`, { method: 'POST', headers: { ...HEADERS, ...headers }, body: JSON.stringify(body) });
+
+/** The value must match the schema, and the stand-in must take it as the answer to a request with it. */
+async function assertServed(schema, value) {
+  assert.equal(schemaMismatch(schema, value), null, JSON.stringify(value));
+  api.script(reply(JSON.stringify(value)));
+  const res = await post(withFormat(schema));
+  assert.equal(res.status, 200, await res.clone().text());
+  assert.deepEqual(JSON.parse((await res.json()).content[0].text), value);
+}
+
+// --- structuredAnswer ------------------------------------------------------------------------------
+
+test('structuredAnswer: facts where they fit, the enum, a valid date, null for a nullable field without a fact', async () => {
+  const value = structuredAnswer(ORDER, { orderId: '4821', status: 'lost', carrier: 42 });
+  assert.deepEqual(value, { orderId: '4821', status: 'shipped', eta: '2025-01-01', carrier: null });
+  await assertServed(ORDER, value);
+  assert.deepEqual(structuredAnswer(ORDER, { orderId: '4821', status: 'pending', eta: '2026-05-02', carrier: 'UPS' }), {
+    orderId: '4821', status: 'pending', eta: '2026-05-02', carrier: 'UPS',
+  });
+});
+
+test('structuredAnswer: prose for free text, placeholders and type defaults, arrays with minItems', async () => {
+  const schema = closed({
+    summary: { type: 'string' }, count: { type: 'integer' }, price: { type: 'number' }, ok: { type: 'boolean' }, nothing: { type: 'null' },
+    tags: { type: 'array', items: { type: 'string' } }, lines: { type: 'array', minItems: 1, items: closed({ sku: { type: 'string' }, qty: { type: 'integer' } }) },
+    kind: { const: 'order' }, size: { type: 'string', default: 'M' }, id: { type: 'string', format: 'uuid' }, when: { type: 'string', format: 'date-time' },
+  });
+  const value = structuredAnswer(schema, { qty: 3 }, 'Order #4821 is shipped.');
+  assert.deepEqual(value, {
+    summary: 'Order #4821 is shipped.', count: 0, price: 0, ok: false, nothing: null, tags: [],
+    lines: [{ sku: 'Order #4821 is shipped.', qty: 3 }], kind: 'order', size: 'M', id: '00000000-0000-4000-8000-000000000000', when: '2025-01-01T00:00:00Z',
+  });
+  await assertServed(schema, value);
+  assert.equal(structuredAnswer(closed({ s: { type: 'string' } })).s, '…');
+});
+
+test('structuredAnswer: $ref to $defs and definitions, allOf merged, anyOf preferring the branch the facts fill', async () => {
+  const address = closed({ city: { type: 'string' }, zip: { type: ['string', 'null'] } }, ['city']);
+  const schema = {
+    ...closed({
+      ship_to: { $ref: '#/$defs/Address' }, bill_to: { anyOf: [{ $ref: '#/definitions/Address' }, { type: 'null' }] },
+      note: { anyOf: [{ type: 'string' }, { type: 'null' }] }, both: { allOf: [closed({ a: { type: 'string' } }), { description: 'also b' }] },
+      either: { anyOf: [{ type: 'integer' }, { type: 'string' }] },
+    }),
+    $defs: { Address: address },
+    definitions: { Address: address },
+  };
+  const value = structuredAnswer(schema, { city: 'Lyon', note: 'leave at the door' });
+  assert.deepEqual(value, { ship_to: { city: 'Lyon', zip: null }, bill_to: { city: 'Lyon', zip: null }, note: 'leave at the door', both: { a: '…' }, either: 0 });
+  await assertServed(schema, value);
+  // Nothing fills the address: the nullable one is null.
+  assert.equal(structuredAnswer(schema, {}).bill_to, null);
+  // A fact of the property's own name that is an object fills the nested object first.
+  assert.deepEqual(structuredAnswer(schema, { city: 'Lyon', ship_to: { city: 'Oslo', zip: 42 } }).ship_to, { city: 'Oslo', zip: null });
+  // One that matches the property's schema is taken as it is.
+  assert.deepEqual(structuredAnswer(schema, { ship_to: { city: 'Oslo' } }).ship_to, { city: 'Oslo' });
+});
+
+test('structuredAnswer: schemas from zod 4, sent as the official SDK sends them', async () => {
+  const Address = z.object({ street: z.string(), city: z.string() });
+  const schemas = {
+    order: z.object({
+      orderId: z.string(), status: z.enum(['shipped', 'pending', 'lost']), eta: z.iso.date().optional(), delivered: z.boolean(),
+      carrier: z.string().nullable(), items: z.number().int().min(0), tags: z.array(z.string()).min(1), email: z.email().optional(),
+      kind: z.literal('order'), ref: z.union([z.string(), z.number()]), note: z.string().default('n/a'), id: z.uuid(),
+    }),
+    nested: z.object({ lines: z.array(z.object({ sku: z.string(), qty: z.number() })), ship_to: Address, bill_to: Address.optional() }),
+  };
+  const facts = { orderId: '4821', status: 'shipped', carrier: 'UPS', items: 2, tags: ['fragile'], kind: 'order', ref: 7 };
+  for (const [name, zodSchema] of Object.entries(schemas)) {
+    const schema = transformJSONSchema(z.toJSONSchema(zodSchema, { io: 'input' }));
+    const value = structuredAnswer(schema, facts, 'Order #4821 is shipped.');
+    assert.equal(schemaMismatch(schema, value), null, `${name}: ${JSON.stringify(value)}`);
+    assert.equal(zodSchema.safeParse(value).success, true, `${name}: zod takes ${JSON.stringify(value)}`);
+    await assertServed(schema, value);
+  }
+  const order = structuredAnswer(transformJSONSchema(z.toJSONSchema(schemas.order, { io: 'input' })), facts);
+  assert.equal(order.orderId, '4821');
+  assert.equal(order.carrier, 'UPS');
+  assert.deepEqual(order.tags, ['fragile']);
+  // A zod schema that reuses a part: a $ref to $defs.
+  const shared = transformJSONSchema(z.toJSONSchema(z.object({ a: Address, b: Address }), { io: 'input', reused: 'ref' }));
+  assert.ok(JSON.stringify(shared).includes('#/$defs/'));
+  await assertServed(shared, structuredAnswer(shared, { city: 'Lyon' }));
+});
+
+test('structuredAnswer: every schema the shared table accepts gets an answer that matches it', async () => {
+  const table = JSON.parse(readFileSync(new URL('../stand-in/rules.json', import.meta.url), 'utf8'));
+  const accepted = table.cases.filter((c) => c.status === 200 && (c.set?.output_config?.format || c.set?.output_format));
+  assert.ok(accepted.length >= 10);
+  for (const c of accepted) {
+    const schema = (c.set.output_config?.format ?? c.set.output_format).schema;
+    // A pattern is not generated: the case's own answer supplies the facts that match it.
+    const facts = JSON.stringify(schema).includes('"pattern"') ? c.answer : {};
+    const value = structuredAnswer(schema, facts, 'prose');
+    assert.equal(schemaMismatch(schema, value), null, `${c.rule}: ${JSON.stringify(value)}`);
+  }
+});
 
 // --- schemaMismatch ----------------------------------------------------------------------------------
 

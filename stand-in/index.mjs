@@ -28,6 +28,8 @@
 //   signThinking(text), sseEvents(message, { unknownDelta? }), echoed(text, headers),
 //   estimateInputTokens(body) (the long-loop simulation's count, below),
 //   CONTAINER_REQUIRED (the API's text), demoModel(body) (a tiny rule-based model for the demo)
+//   structuredAnswer(schema, facts?, prose?)  a value matching a structured-output schema, from
+//       facts where they fit (structured.mjs); script it as reply(JSON.stringify(…))
 //   schemaMismatch(schema, value)         why value does not match the schema (null: it does)
 //   FORMAT_MISMATCH                       how the 500 for a final answer that misses the format starts
 //
@@ -141,10 +143,10 @@
 // Layout: server.mjs (HTTP, records, routing), rules/ (what a request must meet: index.mjs runs
 // fields.mjs, output-format.mjs with schema-subset.mjs, context-management.mjs, tools.mjs,
 // blocks.mjs with tool-changes.mjs and conversation.mjs in the API's order), replies.mjs
-// (builders), conforms.mjs (a final answer against the format), sse.mjs (streaming), faults.mjs,
-// recorded.mjs (recorded replies), cache.mjs (prompt-cache usage), compaction.mjs and
-// context-editing.mjs (the long-loop simulation), signatures.mjs, echo.mjs, errors.mjs, values.mjs,
-// demo-model.mjs, cli.mjs.
+// (builders), conforms.mjs (a final answer against the format), structured.mjs
+// (structuredAnswer), sse.mjs (streaming), faults.mjs, recorded.mjs (recorded replies), cache.mjs
+// (prompt-cache usage), compaction.mjs and context-editing.mjs (the long-loop simulation),
+// signatures.mjs, echo.mjs, errors.mjs, values.mjs, demo-model.mjs, cli.mjs.
 
 export { startMockApi } from './server.mjs';
 export {
@@ -156,4 +158,5 @@ export { sseEvents } from './sse.mjs';
 export { echoed } from './echo.mjs';
 export { CONTAINER_REQUIRED } from './rules/conversation.mjs';
 export { demoModel } from './demo-model.mjs';
+export { structuredAnswer } from './structured.mjs';
 export { FORMAT_MISMATCH, schemaMismatch } from './conforms.mjs';

@@ -1,13 +1,13 @@
 // Structured outputs in the strict stand-in: structuredAnswer builds answers that match a schema
-// (the zod 4 schemas the official SDK sends too), and a final answer that misses the request's
-// format is a 500 naming why, unless the step says ignoresFormat.
+// (the zod 4 schemas the official SDK sends too), a final answer that misses the request's format
+// is a 500 unless the step says ignoresFormat, and the demo model answers in JSON when asked.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
 import {
-  startMockApi, reply, text, toolUse, structuredAnswer, schemaMismatch, FORMAT_MISMATCH,
+  startMockApi, reply, text, toolUse, demoModel, structuredAnswer, schemaMismatch, FORMAT_MISMATCH,
 } from '../stand-in/index.mjs';
 
 const KEY = 'sk-ant-test-key';
@@ -206,4 +206,41 @@ test('a function step, the handler and a delayed step are checked too; the depre
   assert.deepEqual(await errorOf(await post(deprecated)), misfit(why));
   api.handler = () => ({ ...reply('{"orderId":"4821"}'), ignoresFormat: true });
   assert.equal((await post(withFormat(ORDER))).status, 200);
+});
+
+// --- the demo model ----------------------------------------------------------------------------------
+
+const ORDER_TOOL = { name: 'get_order_status', description: 'Look up an order', input_schema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } };
+const STATUS = { orderId: '4821', status: 'shipped', eta: '2026-05-02', carrier: 'UPS' };
+const ANSWER = closed({
+  orderId: { type: 'string' }, status: { type: 'string' }, eta: { anyOf: [{ type: 'string', format: 'date' }, { type: 'null' }] },
+  carrier: { type: ['string', 'null'] }, summary: { type: 'string' }, refundable: { type: 'boolean' },
+});
+
+test('demoModel: asked for a format, it answers with JSON built from the tool results it read and its sentence', async () => {
+  api.handler = demoModel;
+  const body = withFormat(ANSWER, { tools: [ORDER_TOOL] });
+  const first = await (await post(body)).json();
+  assert.equal(first.stop_reason, 'tool_use');
+  const call = first.content.find((b) => b.type === 'tool_use');
+  const messages = [
+    ...body.messages,
+    { role: 'assistant', content: first.content },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: JSON.stringify(STATUS) }] },
+  ];
+  for (const stream of [false, true]) {
+    const res = await post({ ...body, messages, stream });
+    assert.equal(res.status, 200);
+    if (stream) continue;
+    const answer = JSON.parse((await res.json()).content[0].text);
+    assert.deepEqual(answer, { ...STATUS, summary: 'Order #4821 is shipped. Expected delivery: 2026-05-02. Carrier: UPS.', refundable: false });
+    assert.equal(schemaMismatch(ANSWER, answer), null);
+  }
+  // Without a tool to call it would say its fallback line: that goes in the free text.
+  const fallback = JSON.parse(demoModel(withFormat(ANSWER)).content[0].text);
+  assert.equal(fallback.summary, 'I can help with order questions. Which order do you mean?');
+  assert.equal(fallback.eta, null);
+  // Without a format, the same sentence as ever.
+  const { output_config: _, ...plain } = { ...body, messages };
+  assert.deepEqual(demoModel(plain), reply([text('Order #4821 is shipped. Expected delivery: 2026-05-02. Carrier: UPS.')]));
 });

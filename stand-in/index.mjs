@@ -100,7 +100,7 @@
 // the listed string formats, at most 24 optional properties and 16 unions, …), else a 400 naming
 // the place in the schema; `output_config.effort` is low, medium, high, xhigh or max;
 // `output_config.task_budget` ({ type: 'tokens', total, remaining? }) needs the beta
-// task-budgets-2026-03-13.
+// task-budgets-2026-03-13. Asked for a format, demoModel answers with structuredAnswer's JSON.
 //
 // Rules beyond the pairing ones (each a 400 invalid_request_error with the real API's words where known):
 //   - every message but a final assistant one has non-empty content ("" and [] are empty);

@@ -39,7 +39,9 @@ test('the JS stand-in answers every shared rule as stand-in/rules.json lists it'
   for (const c of table.cases) {
     const want = { status: c.status, type: c.type, message: c.message, ...c.js };
     api.reset();
-    if (want.status === 200) api.script(reply('ok'));
+    // A case of a structured-output format scripts its answer: each server checks it against the schema.
+    const scripted = c.answerText ?? (c.answer !== undefined ? JSON.stringify(c.answer) : 'ok');
+    if (want.status === 200 || c.answer !== undefined || c.answerText !== undefined) api.script(reply(scripted));
     const method = c.method ?? 'POST';
     const headers = Object.fromEntries(Object.entries(merged(table.headers, c.headers)));
     const body = c.rawBody ?? JSON.stringify(signedBlocks(merged(table.base, c.set)));

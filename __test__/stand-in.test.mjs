@@ -885,11 +885,11 @@ test('blocks: an unknown type is a 400, but the test-only x_future_block round-t
 test('fields: the newer top-level fields are accepted, each with a type check', async () => {
   const all = {
     stop_sequences: ['END'], top_p: 0.9, top_k: 5, metadata: { user_id: 'u' }, service_tier: 'auto',
-    cache_control: { type: 'ephemeral', ttl: '1h' }, output_config: { effort: 'high', format: { type: 'json_schema', schema: { type: 'object' } } },
+    cache_control: { type: 'ephemeral', ttl: '1h' }, output_config: { effort: 'high', format: { type: 'json_schema', schema: { type: 'object', additionalProperties: false } } },
     context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] }, container: 'cont_1', inference_geo: 'us',
     thinking: { type: 'disabled' },
   };
-  api.script(reply('ok'));
+  api.script(reply('{}')); // the answer matches the format's schema
   assert.equal((await post(request([user('hi')], all), { headers: { 'anthropic-beta': 'context-management-2025-06-27' } })).status, 200);
   const cases = [
     [{ stop_sequences: 'END' }, 'stop_sequences: Input should be a valid list'],
@@ -902,7 +902,7 @@ test('fields: the newer top-level fields are accepted, each with a type check', 
     [{ cache_control: true }, 'cache_control: Input should be a valid dictionary'],
     [{ cache_control: { type: 'persistent' } }, "cache_control.type: Input should be 'ephemeral'"],
     [{ cache_control: { type: 'ephemeral', ttl: '2h' } }, "cache_control.ttl: Input should be '5m' or '1h'"],
-    [{ output_config: { effort: 'extreme' } }, "output_config.effort: Input should be 'low', 'medium', 'high' or 'max'"],
+    [{ output_config: { effort: 'extreme' } }, "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"],
     [{ output_config: { speed: 1 } }, 'output_config.speed: Extra inputs are not permitted'],
     [{ output_config: 'high' }, 'output_config: Input should be a valid dictionary'],
     [{ context_management: { edits: {} } }, 'context_management.edits: Input should be a valid list'],

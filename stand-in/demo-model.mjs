@@ -1,7 +1,11 @@
 // demoModel: a tiny deterministic rule-based "model" for the demo and the example app: it calls
-// the order tools it is offered, then sums up their results.
+// the order tools it is offered, then sums up their results. Asked for structured output
+// (`output_config.format`), its answer is JSON matching the schema instead of its sentence: the
+// facts of the tool results it read, with the sentence for free text (structured.mjs).
 
 import { reply, text, toolUse } from './replies.mjs';
+import { formatSchemaOf } from './rules/output-format.mjs';
+import { structuredAnswer } from './structured.mjs';
 import { blocksOf, isObject } from './values.mjs';
 
 const ORDER_NUMBER = /#?(\d{3,})/;
@@ -65,8 +69,32 @@ function summarise(name, content, input) {
   return `Result of ${name ?? 'the tool'}: ${content}`;
 }
 
+/** The fields of every JSON object a tool returned in the conversation (a later one's win). */
+function factsOf(messages) {
+  const facts = {};
+  for (const m of messages) {
+    for (const r of blocksOf(m).filter((b) => b?.type === 'tool_result' && b.is_error !== true)) {
+      try {
+        const data = JSON.parse(toolResultText(r));
+        if (isObject(data)) Object.assign(facts, data);
+      } catch {}
+    }
+  }
+  return facts;
+}
+
 /** Step for `body`: calls the order tools it is offered, then sums up their results. */
 export function demoModel(body) {
+  const step = sayingModel(body);
+  const schema = formatSchemaOf(body);
+  if (schema === null || step.stop_reason !== 'end_turn') return step;
+  const line = step.content.map((b) => b.text).join('');
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  return reply([text(JSON.stringify(structuredAnswer(schema, factsOf(messages), line)))]);
+}
+
+/** What the demo model says or calls, as text (the request's format aside). */
+function sayingModel(body) {
   const messages = Array.isArray(body?.messages) ? body.messages : [];
   const tools = new Map((Array.isArray(body?.tools) ? body.tools : []).map((t) => [t.name, t]));
   const mayCallTools = body?.tool_choice?.type !== 'none';

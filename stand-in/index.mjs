@@ -28,10 +28,15 @@
 //   signThinking(text), sseEvents(message, { unknownDelta? }), echoed(text, headers),
 //   estimateInputTokens(body) (the long-loop simulation's count, below),
 //   CONTAINER_REQUIRED (the API's text), demoModel(body) (a tiny rule-based model for the demo)
+//   structuredAnswer(schema, facts?, prose?)  a value matching a structured-output schema, from
+//       facts where they fit (structured.mjs); script it as reply(JSON.stringify(…))
+//   schemaMismatch(schema, value)         why value does not match the schema (null: it does)
+//   FORMAT_MISMATCH                       how the 500 for a final answer that misses the format starts
 //
 // Steps (`api.script(step, …)`, or returned by `api.handler(body, record)` / a function step):
 //   reply(…)                              the message; streamed as SSE when the request has `stream: true`
 //   { ...reply(…), requireContainer: 'cont_…' }  the request must carry `container: 'cont_…'`, else 400
+//   { ...reply(…), ignoresFormat: true }  sent even when it breaks the request's format (below)
 //   { status, error?: { type, message }, headers? }   an API error (3xx: an empty body with `headers`,
 //                                         e.g. { status: 307, headers: { location } })
 //   { status?, body, headers? }           any JSON body as given
@@ -84,6 +89,19 @@
 //     request with context_management gets (an empty list: nothing cleared). The reported input
 //     tokens do not shrink by it. A step's own context_management wins.
 //
+// Structured outputs: with `output_config.format` (or the deprecated top-level `output_format`,
+// never both) a final answer (stop_reason end_turn or stop_sequence, no tool_use block) must be
+// JSON matching the schema: its text blocks joined. One that does not is answered 500 api_error,
+// FORMAT_MISMATCH and why (a test scripted it by mistake), streamed or not, a function step's or
+// the handler's too, unless the step says `ignoresFormat: true`. Refusals (stop_reason refusal),
+// cut answers (max_tokens) and recorded replies are sent as they are. The schema must stay in the
+// supported subset (rules/schema-subset.mjs: every object with additionalProperties false, no
+// numeric or length bounds, minItems 0 or 1, local $refs to $defs / definitions without cycles,
+// the listed string formats, at most 24 optional properties and 16 unions, …), else a 400 naming
+// the place in the schema; `output_config.effort` is low, medium, high, xhigh or max;
+// `output_config.task_budget` ({ type: 'tokens', total, remaining? }) needs the beta
+// task-budgets-2026-03-13. Asked for a format, demoModel answers with structuredAnswer's JSON.
+//
 // Rules beyond the pairing ones (each a 400 invalid_request_error with the real API's words where known):
 //   - every message but a final assistant one has non-empty content ("" and [] are empty);
 //   - thinking / redacted_thinking blocks come back unchanged (signatures checked, thinking on or off);
@@ -123,11 +141,12 @@
 // CLI: node stand-in/cli.mjs [--port N] [--host H] [--key K] [--demo] [--verbose]
 //
 // Layout: server.mjs (HTTP, records, routing), rules/ (what a request must meet: index.mjs runs
-// fields.mjs, context-management.mjs, tools.mjs, blocks.mjs with tool-changes.mjs and
-// conversation.mjs in the API's order), replies.mjs (builders), sse.mjs (streaming), faults.mjs,
-// recorded.mjs (recorded replies), cache.mjs (prompt-cache usage), compaction.mjs and
-// context-editing.mjs (the long-loop simulation), signatures.mjs, echo.mjs, errors.mjs, values.mjs,
-// demo-model.mjs, cli.mjs.
+// fields.mjs, output-format.mjs with schema-subset.mjs, context-management.mjs, tools.mjs,
+// blocks.mjs with tool-changes.mjs and conversation.mjs in the API's order), replies.mjs
+// (builders), conforms.mjs (a final answer against the format), structured.mjs
+// (structuredAnswer), sse.mjs (streaming), faults.mjs, recorded.mjs (recorded replies), cache.mjs
+// (prompt-cache usage), compaction.mjs and context-editing.mjs (the long-loop simulation),
+// signatures.mjs, echo.mjs, errors.mjs, values.mjs, demo-model.mjs, cli.mjs.
 
 export { startMockApi } from './server.mjs';
 export {
@@ -139,3 +158,5 @@ export { sseEvents } from './sse.mjs';
 export { echoed } from './echo.mjs';
 export { CONTAINER_REQUIRED } from './rules/conversation.mjs';
 export { demoModel } from './demo-model.mjs';
+export { structuredAnswer } from './structured.mjs';
+export { FORMAT_MISMATCH, schemaMismatch } from './conforms.mjs';

@@ -1,11 +1,13 @@
 // The stand-in's HTTP server: it records each request, refuses one that breaks the API's rules
 // (rules/) with the real API's status and words, and answers a valid one with the next scripted
 // step: a reply (JSON, or server-sent events when the request streams), an API error, a body as
-// given, or a fault. See index.mjs for the step shapes.
+// given, or a fault. A final answer to a request with a structured-output format must match its
+// schema (conforms.mjs). See index.mjs for the step shapes.
 
 import http from 'node:http';
 import { cacheUsage } from './cache.mjs';
 import { compactedUsage, compactionFor, pausedStep } from './compaction.mjs';
+import { FORMAT_MISMATCH, answerMismatch } from './conforms.mjs';
 import { contextManagementFor } from './context-editing.mjs';
 import { echoed } from './echo.mjs';
 import { ERROR_MESSAGES, ERROR_TYPES, Refusal, fail } from './errors.mjs';
@@ -204,6 +206,8 @@ export async function startMockApi({
       if (compaction?.pause && scripted) queue.unshift(step);
       const answered = compaction?.pause ? pausedStep(compaction) : step;
       const message = messageFor(answered, body, compaction);
+      const misfit = answered.ignoresFormat === true ? null : answerMismatch(body, message);
+      if (misfit !== null) return sendError(res, record, 500, { type: 'api_error', message: FORMAT_MISMATCH + misfit });
       if (body?.stream === true) return streamMessage(message, answered, record, res, { defaultDelayMs: streamDelayMs, timers });
       return send(res, record, 200, message, answered.headers);
     }

@@ -76,10 +76,17 @@ async fn the_test_server_answers_every_shared_rule_as_listed() {
     for case in cases {
         let rule = case["rule"].as_str().unwrap_or_default();
         let (status, kind, message) = expected(case);
-        let script = if status == 200 {
-            vec![Step::text("ok")]
-        } else {
-            Vec::new()
+        // A case of a structured-output format scripts its answer: each server checks it against
+        // the schema.
+        let answer = match (&case["answerText"], &case["answer"]) {
+            (Value::String(text), _) => Some(text.clone()),
+            (_, Value::Null) => None,
+            (_, value) => Some(value.to_string()),
+        };
+        let script = match answer {
+            Some(text) => vec![Step::text(&text)],
+            None if status == 200 => vec![Step::text("ok")],
+            None => Vec::new(),
         };
         let server = Server::start(script).await;
         // The table's key is the one credential this server should take, besides its own.

@@ -13,7 +13,7 @@ export function onlyKeys(obj, allowed, prefix) {
 export const TOP_LEVEL = new Set([
   'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'temperature', 'top_k', 'top_p',
   'stop_sequences', 'stream', 'metadata', 'thinking', 'service_tier', 'cache_control', 'output_config',
-  'context_management', 'container', 'inference_geo',
+  'output_format', 'context_management', 'container', 'inference_geo',
 ]);
 
 export const tagList = (tags) => tags.map((t) => `'${t}'`).join(', ');
@@ -99,19 +99,6 @@ export function checkOptionalFields(body) {
   if (has(body, 'cache_control')) {
     if (!isObject(body.cache_control)) fail('cache_control: Input should be a valid dictionary');
     checkCacheControl(body, '');
-  }
-  if (has(body, 'output_config')) {
-    const oc = body.output_config;
-    checkDict(oc, 'output_config');
-    onlyKeys(oc, new Set(['effort', 'format']), 'output_config.');
-    if (has(oc, 'effort') && oc.effort !== null && !['low', 'medium', 'high', 'max'].includes(oc.effort)) {
-      fail("output_config.effort: Input should be 'low', 'medium', 'high' or 'max'");
-    }
-    if (has(oc, 'format') && oc.format !== null) {
-      checkDict(oc.format, 'output_config.format');
-      if (oc.format.type !== 'json_schema') badTag('output_config.format', oc.format.type, ['json_schema']);
-      checkDict(oc.format.schema, 'output_config.format.schema');
-    }
   }
   if (has(body, 'container') && body.container !== null) {
     if (isObject(body.container)) {

@@ -7,6 +7,7 @@ import { checkBoolean, checkOptionalFields, checkString, onlyKeys, thinkingOn, T
 import { checkTools, checkToolChoice } from './tools.mjs';
 import { checkMessageShapes, checkSystem } from './blocks.mjs';
 import { checkContextManagement } from './context-management.mjs';
+import { checkOutputFields } from './output-format.mjs';
 import {
   checkNoFinalThinking, checkPairing, checkPendingCodeExecution, checkServerPairing, checkThinkingCompatibility, checkThinkingPlacement,
 } from './conversation.mjs';
@@ -15,7 +16,8 @@ export const API_VERSION = '2023-06-01';
 
 /**
  * Validates a parsed request body; throws a Refusal the way the real API would answer. `betas`: the
- * request's `anthropic-beta` names, which beta features (context management, system messages) need.
+ * request's `anthropic-beta` names, which beta features (context management, system messages,
+ * task budgets) need.
  */
 export function validateBody(body, betas = []) {
   if (!isObject(body)) fail('Input should be a valid dictionary (the request body must be a JSON object)');
@@ -36,6 +38,7 @@ export function validateBody(body, betas = []) {
   if (has(body, 'stream')) checkBoolean(body.stream, 'stream');
   if (has(body, 'system')) checkSystem(body.system);
   checkOptionalFields(body);
+  checkOutputFields(body, betas);
   if (has(body, 'context_management') && body.context_management !== null) checkContextManagement(body.context_management, betas);
   const names = has(body, 'tools') ? checkTools(body.tools) : new Set();
   if (has(body, 'tool_choice')) checkToolChoice(body.tool_choice, names);

@@ -2,6 +2,7 @@
 //! define tools and run the engine against the server.
 #![allow(dead_code)] // each test crate uses a different part
 
+pub mod conform;
 pub mod rules;
 pub mod server;
 pub mod sse;

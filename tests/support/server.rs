@@ -6,7 +6,10 @@
 //! A reply step answers a request with `"stream": true` as server-sent events (`sse`), the same
 //! sequence as the JS stand-in: message_start, ping, per block content_block_start / deltas /
 //! content_block_stop, message_delta, message_stop. Step options (builder methods on a reply):
-//! `stream_delay`, `sse_error_after`, `sse_cut_after`, `unknown_delta`, `require_container`.
+//! `stream_delay`, `sse_error_after`, `sse_cut_after`, `unknown_delta`, `require_container`,
+//! `ignoring_format`. A final answer to a request with a structured-output format must be JSON
+//! matching its schema (`conform`): one that is not is answered with a 500 and remembered as a
+//! broken rule, unless the step is built `.ignoring_format()`.
 //! A reply may hold compaction blocks (`rules::compaction_block`), `iterations` and a top-level
 //! `context_management` (builder methods), sent as given; [`Step::compaction_pause`] is a reply
 //! that pauses after a compaction. Unlike the JS stand-in, this server simulates no compaction.
@@ -26,6 +29,7 @@ use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
+use super::conform;
 use super::rules;
 /// The streaming half, also reachable as `server::sse` (tests read and reassemble events with it).
 pub use super::sse;
@@ -244,10 +248,14 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 );
                 step
             } else if let Some(step) = st.script.pop_front() {
-                match unmet(&step, container.as_deref()) {
-                    Some(why) => {
+                let misfit = conform::misfit(&step, &st.requests[number - 1].body);
+                match unmet(&step, container.as_deref())
+                    .map(|why| (400, why))
+                    .or(misfit.map(|why| (500, why)))
+                {
+                    Some((status, why)) => {
                         st.violations.push(format!("request {number}: {why}"));
-                        Step::error(400, &why)
+                        Step::error(status, &why)
                     }
                     None if wants_stream => match step {
                         Step::Reply(body) => Step::ReplyWith(body, ReplyOptions::default()),

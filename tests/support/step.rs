@@ -18,6 +18,8 @@ pub struct ReplyOptions {
     pub sse_cut_after: Option<usize>,
     /// A content_block_delta of this unknown type in the first block.
     pub unknown_delta: Option<String>,
+    /// Sent even when it is a final answer that breaks the request's structured-output format.
+    pub ignore_format: bool,
 }
 
 /// One answer of the script.
@@ -130,6 +132,12 @@ impl Step {
     /// Streams a delta of this unknown type in the first block.
     pub fn unknown_delta(self, kind: &str) -> Step {
         self.edit(|_, o| o.unknown_delta = Some(kind.to_owned()))
+    }
+
+    /// Sends this reply even when it breaks the request's structured-output format (a final answer
+    /// that is not JSON matching the schema): for a test of a client reading a broken answer.
+    pub fn ignoring_format(self) -> Step {
+        self.edit(|_, o| o.ignore_format = true)
     }
 
     fn edit(self, change: impl FnOnce(&mut Value, &mut ReplyOptions)) -> Step {

@@ -35,7 +35,7 @@ const EDITS: &[(&str, &str, &[&str])] = &[
 ];
 
 /// The API's words when `betas` lacks the `beta` that `what` (at `at`) needs.
-fn need_beta(betas: &[String], beta: &str, at: &str, what: &str) -> Option<String> {
+pub(super) fn need_beta(betas: &[String], beta: &str, at: &str, what: &str) -> Option<String> {
     (!betas.iter().any(|b| b == beta)).then(|| {
         format!("{at}: {what} requires the `{beta}` beta; add it to the `anthropic-beta` header")
     })

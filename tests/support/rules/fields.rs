@@ -85,18 +85,6 @@ pub(super) fn check_fields(body: &Value) -> Vec<String> {
             problems.push(why);
         }
     }
-    if let Some(v) = present("output_config") {
-        let ok = v.as_object().is_some_and(|o| {
-            o.iter().all(|(k, v)| match k.as_str() {
-                "effort" => v.is_null() || ["low", "medium", "high", "max"].iter().any(|e| v == e),
-                "format" => v.is_null() || (v["type"] == "json_schema" && v["schema"].is_object()),
-                _ => false,
-            })
-        });
-        if !ok {
-            problems.push(format!("output_config: invalid {v} (effort 'low', 'medium', 'high' or 'max'; format json_schema)"));
-        }
-    }
     if let Some(v) = present("container") {
         expect(
             &mut problems,

@@ -4,7 +4,8 @@
 //! answer each case with the same status and error type (where the words differ, the table says
 //! how). A server looser than the API would let an engine bug through unseen.
 //!
-//! Split by what they check: `fields` (top-level fields, thinking settings),
+//! Split by what they check: `fields` (top-level fields, thinking settings), `output_format`
+//! (`output_config` and structured outputs, with `schema_subset` for the schema),
 //! `context_management` (its edits and their betas), `tools` (and `tool_choice`), `blocks`
 //! (messages and their blocks), `tool_changes` (system messages and their tool changes),
 //! `conversation` (rules across messages), `signatures`. The route, the credentials and the
@@ -14,6 +15,8 @@ mod blocks;
 mod context_management;
 mod conversation;
 mod fields;
+mod output_format;
+mod schema_subset;
 mod signatures;
 mod tool_changes;
 mod tools;
@@ -34,6 +37,8 @@ pub use conversation::{
     check_no_final_thinking, check_pairing, check_server_pairing, check_thinking_placement,
 };
 #[allow(unused_imports)]
+pub use output_format::{format_schema_of, TASK_BUDGETS_BETA};
+#[allow(unused_imports)]
 pub use signatures::{
     compaction_block, redacted_thinking_block, server_tool_use, sign_thinking, thinking_block,
     tool_change, web_search_result,
@@ -45,6 +50,7 @@ use blocks::check_shapes;
 use context_management::check_context_management;
 use conversation::check_pending_code_execution;
 use fields::{check_fields, check_thinking_compatibility, thinking_on};
+use output_format::check_output_fields;
 use tools::{check_tool_choice, check_tools, offered_names};
 
 /// Checks one request; returns its parsed body (`Null` if not JSON) and every problem found.
@@ -170,6 +176,7 @@ const TOP_LEVEL: &[&str] = &[
     "service_tier",
     "cache_control",
     "output_config",
+    "output_format",
     "context_management",
     "container",
     "inference_geo",
@@ -214,6 +221,7 @@ pub fn check_body_with_betas(body: &Value, betas: &[String]) -> Vec<String> {
         }
     }
     problems.extend(check_fields(body));
+    problems.extend(check_output_fields(body, betas));
     if let Some(cm) = body.get("context_management").filter(|v| !v.is_null()) {
         problems.extend(check_context_management(cm, betas));
     }

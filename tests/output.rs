@@ -30,6 +30,12 @@ async fn run_with(cfg: &RunConfig, tools: &[Tool]) -> Result<RunOutput, RunError
     .await
 }
 
+/// The run failed with `output_validation_error`, its message beginning with `start`.
+fn invalid_answer(error: &RunError, start: &str) {
+    assert_eq!(error.code, ErrorCode::OutputValidationError);
+    assert!(error.message.starts_with(start), "{}", error.message);
+}
+
 fn with_output(server: &Server, stream: bool) -> RunConfig {
     let mut cfg = config(server);
     cfg.stream = stream;
@@ -78,13 +84,9 @@ async fn what_the_api_was_only_told_in_words_is_checked_here() {
         let error = run_with(&with_output(&server, stream), &[])
             .await
             .unwrap_err();
-        assert_eq!(error.code, ErrorCode::OutputValidationError);
-        assert!(
-            error
-                .message
-                .starts_with("The model's answer does not match output:\nnote: \"far too long a note\" is longer than 12 characters\n"),
-            "{}",
-            error.message
+        invalid_answer(
+            &error,
+            "The model's answer does not match output:\nnote: \"far too long a note\" is longer than 12 characters\n",
         );
         assert_eq!(error.text.as_deref(), Some(answer));
         assert_eq!(
@@ -123,5 +125,26 @@ async fn a_cut_answer_is_output_truncated_and_a_refusal_has_no_output() {
         let refused = run_with(&cfg, &[]).await.unwrap();
         assert_eq!(refused.stop_reason, "refusal");
         assert!(refused.output.is_none());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_that_is_not_json_keeps_the_answer_and_the_calls_made() {
+    for stream in [false, true] {
+        let server = Server::start(vec![
+            Step::tool_uses(&[("toolu_1", "get_order_status", json!({ "orderId": "7" }))]),
+            Step::text("Order 7 has shipped.").ignoring_format(),
+        ])
+        .await;
+        let (order, _) = order_tool();
+        let error = run_with(&with_output(&server, stream), &[order])
+            .await
+            .unwrap_err();
+        invalid_answer(
+            &error,
+            "The model's answer is not JSON (expected value at line 1 column 1)",
+        );
+        assert_eq!(error.text.as_deref(), Some("Order 7 has shipped."));
+        assert_eq!(error.tool_calls.len(), 1);
     }
 }

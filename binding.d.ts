@@ -143,6 +143,11 @@ export declare const enum JsProblem {
   OutputIssues = 'output_issues',
   /** The `output` Standard Schema's `validate` threw on the answer: the detail is what it threw. */
   OutputCheckThrew = 'output_check_threw',
+  /**
+   * The run's signal fired while JS was still finishing the run (a Standard Schema's
+   * `validate` had not settled).
+   */
+  Aborted = 'aborted',
 }
 
 /** The registered definitions, as a JSON array, in registration order. */

@@ -159,7 +159,7 @@ test('an answer cut by max_tokens is output_truncated; a refusal has stopReason 
   api.script(reply([text('{"status":"ship')], { stop_reason: 'max_tokens' }))
   const cut = await runWithTools('hi', at(api, { output: summary, maxTokens: 64 }))
   assert.equal(cut.error.code, 'output_truncated')
-  assert.match(cut.error.message, /Raise maxTokens \(now 64\)/)
+  assert.match(cut.error.message, /raise maxTokens \(now 64\)/)
   api.script(reply([text('I cannot help with that.')], { stop_reason: 'refusal' }))
   const refused = await runWithTools('hi', at(api, { output: summary }))
   assert.equal(refused.error, null)
@@ -259,4 +259,61 @@ test('the answer at the tool-round limit is checked too; a run that waits for ap
   const paused = await runWithTools('hi', at(api, { tools: [risky], output: summary, approvalSecret: 'a'.repeat(32) }))
   assert.equal(paused.data.stopReason, 'approval_required')
   assert.equal('output' in paused.data, false)
+})
+
+test('a validate that never settles still ends with the signal (aborted, the calls made kept)', async (t) => {
+  const api = await startApi(t)
+  const tool = freshName('get_order')
+  orderTool(tool)
+  const hanging = { '~standard': { version: 1, vendor: 'acme', validate: () => new Promise(() => {}), jsonSchema: { input: () => ({ type: 'object' }) } } }
+  api.script(reply([toolUse(tool, { orderId: '1' })]), reply([text('{}')]))
+  const controller = new AbortController()
+  setTimeout(() => controller.abort(), 200)
+  const r = await runWithTools('hi', at(api, { tools: [tool], output: hanging, signal: controller.signal }))
+  assert.equal(r.error.code, 'aborted')
+  assert.equal(r.error.toolCalls.length, 1)
+  const late = new AbortController()
+  late.abort()
+  api.script(reply([text('{}')]))
+  const already = await runWithTools('hi', at(api, { tools: [], output: hanging, signal: late.signal }))
+  assert.equal(already.error.code, 'aborted')
+})
+
+test('odd schemas: formats the API only reads about are checked, definitions kept, keys that look like numbers stay keys', async (t) => {
+  const api = await startApi(t)
+  const schema = {
+    type: 'object',
+    properties: { link: { type: 'string', format: 'json-pointer' }, byYear: { type: 'object', properties: { 2024: { $ref: '#/definitions/Count' } }, required: ['2024'] } },
+    required: ['link', 'byYear'],
+    definitions: { Count: { type: 'integer', minimum: 0 } },
+  }
+  // Valid for what the API got (no format, no minimum there), not for the full schema.
+  api.script(reply([text('{"link":"nope","byYear":{"2024":-1}}')]))
+  const r = await runWithTools('hi', at(api, { tools: [], output: schema }))
+  assert.equal(r.error.code, 'output_validation_error', r.error.message)
+  assert.deepEqual(r.error.cause, [
+    { message: '-1 is less than the minimum of 0', path: ['byYear', '2024'] },
+    { message: '"nope" is not a "json-pointer"', path: ['link'] },
+  ])
+  assert.match(r.error.message, /\nbyYear\.2024: -1 is less than the minimum of 0\nlink: "nope" is not a "json-pointer"\n/)
+  const sent = api.requests[0].body.output_config.format.schema
+  assert.deepEqual(sent.definitions, { Count: { type: 'integer', description: '{minimum: 0}' } })
+  assert.equal(sent.properties.link.description, '{format: "json-pointer"}')
+  // A property named like a data keyword is a schema: its recursion is refused.
+  const recursive = await runWithTools('hi', at(api, { tools: [], output: { type: 'object', properties: { default: { $ref: '#' } } } }))
+  assert.match(recursive.error.message, /the schema is recursive/)
+  // A recursion only in what the API is not sent is no recursion of what it gets.
+  api.script(reply([text('{"name":"a"}')]))
+  const open = await runWithTools('hi', at(api, { tools: [], output: { type: 'object', properties: { name: { type: 'string' } }, additionalProperties: { $ref: '#' } } }))
+  assert.equal(open.error, null, open.error?.message)
+  // A schema that throws when looked at, or is nested beyond what JSON is read to, is the option's fault.
+  const trap = new Proxy({}, { get() { throw new Error('trap') } })
+  const trapped = await runWithTools('hi', at(api, { tools: [], output: trap }))
+  assert.equal(trapped.error.code, 'invalid_request')
+  assert.match(trapped.error.message, /^Option output could not be read as a schema \(trap\)/)
+  let deep = { type: 'object' }
+  for (let i = 0; i < 80; i++) deep = { type: 'object', properties: { x: deep } }
+  const tooDeep = await runWithTools('hi', at(api, { tools: [], output: deep }))
+  assert.match(tooDeep.error.message, /^Option output cannot be read as JSON \(recursion limit exceeded/)
+  assert.equal(api.requests.length, 2)
 })

@@ -94,7 +94,7 @@ async function startRun(prompt, options, streaming) {
         if (run.causes.has(error.toolUseId)) error.cause = run.causes.get(error.toolUseId)
         delete error.toolUseId
       }
-      return output === null ? result : await checkOutput(result, output)
+      return output === null ? result : await checkOutput(result, output, signal)
     } finally {
       notWaiting(runId)
       if (signal) signal.removeEventListener('abort', onAbort)

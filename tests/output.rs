@@ -118,7 +118,7 @@ async fn a_cut_answer_is_output_truncated_and_a_refusal_has_no_output() {
         assert_eq!(cut.code, ErrorCode::OutputTruncated, "{}", cut.message);
         assert_eq!(cut.code, ErrorCode::OutputTruncated);
         assert!(
-            cut.message.contains("Raise maxTokens (now 4096)"),
+            cut.message.contains("raise maxTokens (now 4096)"),
             "{}",
             cut.message
         );

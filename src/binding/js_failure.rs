@@ -24,6 +24,9 @@ pub enum JsProblem {
     OutputIssues,
     /// The `output` Standard Schema's `validate` threw on the answer: the detail is what it threw.
     OutputCheckThrew,
+    /// The run's signal fired while JS was still finishing the run (a Standard Schema's
+    /// `validate` had not settled).
+    Aborted,
 }
 
 /// The failure for `problem`; `option` names the option of a [`JsProblem::BadOption`].
@@ -52,6 +55,7 @@ pub fn js_failure(problem: JsProblem, detail: &str, option: Option<&str>) -> Run
             "Option output {detail}. Nothing was sent."
         )),
         JsProblem::OutputIssues => crate::engine::output::mismatch(detail),
+        JsProblem::Aborted => RunError::aborted(),
         JsProblem::OutputCheckThrew => RunError::output_invalid(format!(
             "The output schema's validate threw on the model's answer ({detail}), so the answer could not be checked. \
              The answer is in error.text; what was thrown is error.cause."

@@ -93,6 +93,12 @@ impl RunError {
         RunError::new(ErrorCode::OutputValidationError, message)
     }
 
+    /// The tokens the run spent.
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
     /// The answer that did not match (`text`), its `issues` (`[{ message, path }]`) and the
     /// tokens the run spent.
     pub fn with_answer(mut self, issues: serde_json::Value, text: String, usage: Usage) -> Self {

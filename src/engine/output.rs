@@ -18,6 +18,8 @@ use super::stop::StopReason;
 mod compatible;
 mod ordered;
 
+use compatible::Refs;
+
 pub use ordered::Json;
 
 /// An `output` schema, ready for a run: compiled for the check, and in the form the API takes.
@@ -43,12 +45,14 @@ impl OutputFormat {
         if !full.is_object() {
             return Err("a JSON Schema must be an object".to_owned());
         }
-        compatible::check_refs(&full)?;
-        let validator =
-            schema::compile(&full).map_err(|e| format!("not a valid JSON Schema: {e}"))?;
+        compatible::check_refs(&full, Refs::Outside)?;
+        let validator = schema::compile_checking_formats(&full)
+            .map_err(|e| format!("not a valid JSON Schema: {e}"))?;
         let ordered: Json = serde_json::from_str(schema.get()).map_err(|e| e.to_string())?;
-        let sent = compatible::api_form(&ordered)?;
-        let format = format!(r#"{{"type":"json_schema","schema":{}}}"#, sent.to_text());
+        let sent = compatible::api_form(&ordered)?.to_text();
+        let sent_value: Value = serde_json::from_str(&sent).map_err(|e| e.to_string())?;
+        compatible::check_refs(&sent_value, Refs::OutsideOrRecursive)?;
+        let format = format!(r#"{{"type":"json_schema","schema":{sent}}}"#);
         Ok(OutputFormat {
             validator: Arc::new(validator),
             format: RawValue::from_string(format).expect("written as JSON"),
@@ -69,11 +73,17 @@ impl OutputFormat {
         usage: Usage,
     ) -> Result<Box<RawValue>, RunError> {
         if reply.stop == StopReason::Truncated {
+            let what_to_do = if reply.stop_reason == "model_context_window_exceeded" {
+                "the conversation filled the model's context window: shorten the history, or compact it".to_owned()
+            } else {
+                format!("raise maxTokens (now {max_tokens}), or ask for a shorter answer")
+            };
             return Err(RunError::output_truncated(format!(
-                "The model's answer was cut ({}) before it was complete, so it is not the JSON that output asks for. \
-                 Raise maxTokens (now {max_tokens}), or ask for a shorter answer.",
+                "The model's answer was cut ({}) before it was complete, so it is not the JSON that output asks for; \
+                 {what_to_do}.",
                 reply.stop_reason
-            )));
+            ))
+            .with_usage(usage));
         }
         let text = reply.text.trim();
         let value: Value = match serde_json::from_str(text) {
@@ -82,9 +92,13 @@ impl OutputFormat {
                 let why = e.to_string();
                 let issues =
                     serde_json::json!([{ "message": format!("not JSON: {why}"), "path": [] }]);
+                let likely = if reply.stop_reason == "stop_sequence" {
+                    "It ended at one of stopSequences, which may have cut it"
+                } else {
+                    "A model or gateway without structured outputs may have ignored output_config.format"
+                };
                 return Err(RunError::output_invalid(format!(
-                    "The model's answer is not JSON ({why}), so it does not match output. A model or gateway without \
-                     structured outputs may have ignored output_config.format; the answer is in error.text."
+                    "The model's answer is not JSON ({why}), so it does not match output. {likely}; the answer is in error.text."
                 ))
                 .with_answer(issues, reply.text.clone(), usage));
             }

@@ -11,7 +11,20 @@ const MAX_QUOTED_MESSAGE: usize = 200;
 /// Compiles `schema` in the dialect its `$schema` names (draft-04, -06, -07, 2019-09),
 /// else JSON Schema 2020-12. The error says where in the schema and why.
 pub fn compile(schema: &Value) -> Result<Validator, String> {
+    compile_with(schema, false)
+}
+
+/// [`compile`], with `format` an assertion in every dialect (2019-09 and 2020-12 only annotate it
+/// by default): for the answer's schema, whose formats the API is partly only told in words.
+pub fn compile_checking_formats(schema: &Value) -> Result<Validator, String> {
+    compile_with(schema, true)
+}
+
+fn compile_with(schema: &Value, formats: bool) -> Result<Validator, String> {
     let mut options = jsonschema::options().with_draft(Draft::Draft202012);
+    if formats {
+        options = options.should_validate_formats(true);
+    }
     if let Some(uri) = schema.get("$schema").and_then(Value::as_str) {
         let draft = draft_of(uri).ok_or_else(|| {
             format!("$schema {uri:?} is not a dialect we know (draft-04, draft-06, draft-07, 2019-09, 2020-12)")
@@ -84,21 +97,7 @@ pub fn issues(validator: &Validator, value: &Value) -> Vec<Issue> {
             if message.len() > MAX_QUOTED_MESSAGE {
                 message = error.masked().to_string();
             }
-            let path = error
-                .instance_path()
-                .as_str()
-                .split('/')
-                .skip(1)
-                .map(|seg| {
-                    let seg = seg.replace("~1", "/").replace("~0", "~");
-                    match seg.parse::<u64>() {
-                        Ok(i) if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) => {
-                            Value::from(i)
-                        }
-                        _ => Value::String(seg),
-                    }
-                })
-                .collect();
+            let path = path_in(value, error.instance_path().as_str());
             out.push(Issue {
                 path,
                 message,
@@ -110,6 +109,31 @@ pub fn issues(validator: &Validator, value: &Value) -> Vec<Issue> {
         first.total = total;
     }
     out
+}
+
+/// The steps of a JSON Pointer into `value`: a key where the value there is an object (`"007"`
+/// stays a string), an index where it is an array.
+fn path_in(value: &Value, pointer: &str) -> Vec<Value> {
+    let mut at = Some(value);
+    let mut path = Vec::new();
+    for seg in pointer.split('/').skip(1) {
+        let key = seg.replace("~1", "/").replace("~0", "~");
+        match (at, key.parse::<usize>()) {
+            (Some(Value::Array(items)), Ok(i)) => {
+                at = items.get(i);
+                path.push(Value::from(i));
+            }
+            (Some(Value::Object(members)), _) => {
+                at = members.get(&key);
+                path.push(Value::String(key));
+            }
+            _ => {
+                at = None;
+                path.push(Value::String(key));
+            }
+        }
+    }
+    path
 }
 
 /// The issues one line each (`items[0].name: reason`), and how many more there were.

@@ -17,7 +17,13 @@ pub fn output(option: Given, cfg: &mut RunConfig) -> Result<(), RunError> {
     };
     let expected =
         "a JSON Schema object or a Standard Schema with a JSON Schema (zod ≥ 4, arktype, valibot)";
-    let value = option.value().unwrap_or(Value::Null);
+    // Read here rather than through `value()`, so that a schema serde cannot read (nested too
+    // deeply, a lone surrogate in a string) says so instead of "got null".
+    let value: Value = serde_json::from_str(given.get()).map_err(|e| {
+        RunError::invalid_request(format!(
+            "Option output cannot be read as JSON ({e}). Nothing was sent."
+        ))
+    })?;
     if !value.is_object() {
         return Err(option.bad(expected, &value));
     }

@@ -228,22 +228,57 @@ fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-/// Members whose values are data, not schemas: a `$ref` in them refers to nothing.
-const DATA: &[&str] = &["enum", "const", "default", "examples"];
+/// Keywords whose value is a map of schemas, by name.
+const SCHEMA_MAPS: &[&str] = &[
+    "$defs",
+    "definitions",
+    "properties",
+    "patternProperties",
+    "dependentSchemas",
+];
+/// Keywords whose value is a list of schemas.
+const SCHEMA_LISTS: &[&str] = &["anyOf", "allOf", "oneOf", "prefixItems"];
+/// Keywords whose value is a schema (`items` may also be draft-07's list).
+const SCHEMA_ONES: &[&str] = &[
+    "items",
+    "additionalItems",
+    "additionalProperties",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+];
 
-/// Refuses a `$ref` the API cannot follow: one that leaves the schema, and one that makes it
-/// recursive (the API takes no recursive schema: its answer must be finite).
-pub fn check_refs(schema: &Value) -> Result<(), String> {
+/// What [`check_refs`] refuses.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Refs {
+    /// Only a `$ref` that leaves the schema: what the full schema may not hold, since the
+    /// answer is checked against it here and nothing is fetched.
+    Outside,
+    /// That, and a `$ref` that makes the schema recursive: what the schema the API gets may not
+    /// hold (its answer must be finite).
+    OutsideOrRecursive,
+}
+
+/// Refuses the `$ref`s of `schema` that `refs` names, walking it keyword by keyword (a property
+/// called `default` is a schema like any other; the value of a `default` keyword is not).
+pub fn check_refs(schema: &Value, refs: Refs) -> Result<(), String> {
     let mut walk = RefWalk {
         root: schema,
+        refs,
         following: Vec::new(),
         done: HashSet::new(),
     };
-    walk.visit(schema, "")
+    walk.schema(schema, "")
 }
 
 struct RefWalk<'s> {
     root: &'s Value,
+    refs: Refs,
     /// The targets being followed, outermost first.
     following: Vec<String>,
     /// Targets followed to their end without meeting themselves.
@@ -251,24 +286,29 @@ struct RefWalk<'s> {
 }
 
 impl RefWalk<'_> {
-    fn visit(&mut self, node: &Value, at: &str) -> Result<(), String> {
-        match node {
-            Value::Object(members) => {
-                if let Some(Value::String(reference)) = members.get("$ref") {
-                    self.follow(reference, at)?;
-                }
-                for (key, value) in members {
-                    if !DATA.contains(&key.as_str()) {
-                        self.visit(value, &format!("{at}/{}", escape(key)))?;
+    fn schema(&mut self, node: &Value, at: &str) -> Result<(), String> {
+        let Value::Object(members) = node else {
+            return Ok(());
+        };
+        if let Some(Value::String(reference)) = members.get("$ref") {
+            self.follow(reference, at)?;
+        }
+        for (key, value) in members {
+            let here = format!("{at}/{}", escape(key));
+            match value {
+                Value::Object(map) if SCHEMA_MAPS.contains(&key.as_str()) => {
+                    for (name, inner) in map {
+                        self.schema(inner, &format!("{here}/{}", escape(name)))?;
                     }
                 }
-            }
-            Value::Array(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    self.visit(item, &format!("{at}/{i}"))?;
+                Value::Array(list) if SCHEMA_LISTS.contains(&key.as_str()) || key == "items" => {
+                    for (i, inner) in list.iter().enumerate() {
+                        self.schema(inner, &format!("{here}/{i}"))?;
+                    }
                 }
+                _ if SCHEMA_ONES.contains(&key.as_str()) => self.schema(value, &here)?,
+                _ => {}
             }
-            _ => {}
         }
         Ok(())
     }
@@ -280,6 +320,9 @@ impl RefWalk<'_> {
                 pointer(at)
             ));
         };
+        if self.refs == Refs::Outside {
+            return Ok(());
+        }
         let inside =
             at == target || (at.starts_with(target) && at[target.len()..].starts_with('/'));
         if inside || self.following.iter().any(|t| t == target) {
@@ -298,7 +341,7 @@ impl RefWalk<'_> {
             ));
         };
         self.following.push(target.to_owned());
-        self.visit(node, target)?;
+        self.schema(node, target)?;
         self.following.pop();
         self.done.insert(target.to_owned());
         Ok(())

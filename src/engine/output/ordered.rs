@@ -2,6 +2,7 @@
 //! API is rewritten member by member, and what it cannot take is described in words in the
 //! order the caller wrote it; `serde_json::Value` would sort the keys.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
@@ -135,11 +136,16 @@ impl<'de> Visitor<'de> for JsonVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
         let mut members: Members = Vec::new();
+        // Each key's place, so that a large object is read in linear time.
+        let mut places: HashMap<String, usize> = HashMap::new();
         while let Some((key, value)) = map.next_entry::<String, Json>()? {
             // As `JSON.parse`: the last value counts, in the place the key first had.
-            match members.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, v)) => *v = value,
-                None => members.push((key, value)),
+            match places.get(&key) {
+                Some(&at) => members[at].1 = value,
+                None => {
+                    places.insert(key.clone(), members.len());
+                    members.push((key, value));
+                }
             }
         }
         Ok(Json::Object(members))

@@ -1,11 +1,17 @@
 use super::*;
 use serde_json::json;
 
+/// The form sent for `schema`, checked as `OutputFormat::new` checks it.
 fn form(schema: &str) -> Result<String, String> {
     let value: Value = serde_json::from_str(schema).unwrap();
-    check_refs(&value)?;
+    check_refs(&value, Refs::Outside)?;
     let ordered: Json = serde_json::from_str(schema).unwrap();
-    api_form(&ordered).map(|j| j.to_text())
+    let sent = api_form(&ordered)?.to_text();
+    check_refs(
+        &serde_json::from_str(&sent).unwrap(),
+        Refs::OutsideOrRecursive,
+    )?;
+    Ok(sent)
 }
 
 #[test]
@@ -108,4 +114,46 @@ fn refuses_what_no_rewrite_makes_acceptable() {
             "$defs":{"T":{"type":"string"},"AB":{"type":"object","properties":{"t":{"$ref":"#/$defs/T"}}}}}"##
     )
     .is_ok());
+}
+
+#[test]
+fn refs_are_walked_keyword_by_keyword_in_what_is_sent() {
+    // Properties named like data keywords are schemas all the same.
+    for schema in [
+        r##"{"type":"object","properties":{"default":{"$ref":"#"}}}"##,
+        r##"{"type":"object","properties":{"examples":{"$ref":"#/properties/examples"}}}"##,
+        r##"{"type":"object","properties":{"const":{"$defs":{"A":{"$ref":"#/properties/const/$defs/B"},"B":{"$ref":"#/properties/const/$defs/A"}},"$ref":"#/properties/const/$defs/A"}}}"##,
+    ] {
+        let err = form(schema).unwrap_err();
+        assert!(err.contains("recursive"), "{schema}: {err}");
+    }
+    // A recursion only in what the API is not sent (closed away, or described in words) is
+    // no recursion of the schema it gets; the full one is still what the answer is checked
+    // against.
+    for schema in [
+        r##"{"type":"object","properties":{"name":{"type":"string"}},"additionalProperties":{"$ref":"#"}}"##,
+        r##"{"type":"object","patternProperties":{"^x":{"$ref":"#"}}}"##,
+        r##"{"type":"object","x-note":{"$ref":"#"}}"##,
+        r##"{"type":"object","properties":{"d":{"type":"string","default":{"$ref":"#"}}}}"##,
+    ] {
+        assert!(form(schema).is_ok(), "{schema}: {:?}", form(schema));
+    }
+    // A $ref outside is refused wherever a schema is.
+    let err = form(r#"{"type":"object","additionalProperties":{"$ref":"https://example.com/s"}}"#)
+        .unwrap_err();
+    assert!(err.contains("points outside the schema"), "{err}");
+}
+
+#[test]
+fn definitions_are_kept_under_their_own_name() {
+    // The official SDK knows only $defs (it would describe `definitions` in words and leave the
+    // $ref dangling); the API takes both.
+    let sent = form(
+        r##"{"type":"object","properties":{"a":{"$ref":"#/definitions/A"}},"definitions":{"A":{"type":"string","minLength":1}}}"##,
+    )
+    .unwrap();
+    assert_eq!(
+        sent,
+        r##"{"definitions":{"A":{"type":"string","description":"{minLength: 1}"}},"type":"object","properties":{"a":{"$ref":"#/definitions/A"}},"additionalProperties":false}"##
+    );
 }

@@ -179,6 +179,8 @@ export async function summariseOrder(id: string): Promise<{ ok: true; summary: O
   const result = await runWithTools(`Summarise order #${id} for the customer`, {
     system: SYSTEM,
     output: OrderSummary,
+    // Reading is all a summary needs: the tool that changes orders (and asks for approval) is not offered.
+    tools: ['get_order_status'],
     maxToolIterations: 3,
     toolTimeoutMs: 10_000,
     // A server component has no request signal: give the run a deadline of its own.
@@ -187,7 +189,7 @@ export async function summariseOrder(id: string): Promise<{ ok: true; summary: O
   logRun(result, `summary of order ${id}`)
   const { data, error } = result
   if (error) return { ok: false, code: error.code, message: userMessage(error) }
-  // No output: the model declined (stopReason "refusal").
+  // No output: the model declined (stopReason "refusal"), the one answer without one here.
   if (!data.output) return { ok: false, code: 'refusal', message: 'The assistant could not summarise this order.' }
   return { ok: true, summary: data.output }
 }

@@ -70,7 +70,8 @@ function describeIssues(issues) {
     let field = ''
     for (const seg of issue.path || []) {
       const key = seg !== null && typeof seg === 'object' ? seg.key : seg
-      if (typeof key === 'number' || (typeof key === 'string' && /^[0-9]+$/.test(key))) field += `[${String(key)}]`
+      // An index is a number; a key that looks like one ("2024" of a record) is still a key.
+      if (typeof key === 'number') field += `[${String(key)}]`
       else field += (field ? '.' : '') + String(key)
     }
     const message = oneLine(String(issue.message || 'invalid'))

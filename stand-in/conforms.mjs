@@ -6,22 +6,34 @@
 // schemaMismatch checks a value against the supported subset of JSON Schema (rules/schema-subset.mjs)
 // and words its reasons as the Rust test server's checker (the jsonschema crate) does.
 
+import { isIPv4, isIPv6 } from 'node:net';
 import { formatSchemaOf } from './rules/output-format.mjs';
 import { has, isObject } from './values.mjs';
 
 export const FORMAT_MISMATCH = 'mock-api: the scripted answer does not match output_config.format: ';
 
-/** Loose shapes of the supported string formats: enough to catch a placeholder left in by mistake. */
+/** A calendar date that exists (`2025-02-30` does not). */
+function realDate(y, m, d) {
+  const date = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));
+  return date.getUTCFullYear() === Number(y) && date.getUTCMonth() === Number(m) - 1 && date.getUTCDate() === Number(d);
+}
+const TIME = /^([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/i;
+const DATE = /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
+
+/**
+ * The supported string formats, as strictly as the engine checks them (RFC 3339 dates and times
+ * that exist, real IP addresses), so that no scripted answer passes here and fails there.
+ */
 const FORMATS = {
-  'date-time': /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i,
-  date: /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/,
-  time: /^\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i,
+  'date-time': { test: (s) => { const [date, time] = s.split(/[Tt]/); return s.split(/[Tt]/).length === 2 && FORMATS.date.test(date) && TIME.test(time); } },
+  date: { test: (s) => { const m = DATE.exec(s); return m !== null && realDate(m[1], m[2], m[3]); } },
+  time: TIME,
   duration: /^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/,
   email: /^[^@\s]+@[^@\s]+$/,
   hostname: /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/,
   uri: /^[A-Za-z][A-Za-z0-9+.-]*:\S*$/,
-  ipv4: /^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/,
-  ipv6: /^[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*$/,
+  ipv4: { test: (s) => isIPv4(s) },
+  ipv6: { test: (s) => isIPv6(s) },
   uuid: /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/,
 };
 

@@ -49,9 +49,10 @@ impl OutputFormat {
         let validator = schema::compile_checking_formats(&full)
             .map_err(|e| format!("not a valid JSON Schema: {e}"))?;
         let ordered: Json = serde_json::from_str(schema.get()).map_err(|e| e.to_string())?;
-        let sent = compatible::api_form(&ordered)?.to_text();
-        let sent_value: Value = serde_json::from_str(&sent).map_err(|e| e.to_string())?;
-        compatible::check_refs(&sent_value, Refs::OutsideOrRecursive)?;
+        let sent = compatible::api_form(&ordered)?;
+        // Not through its text: the rewrite may nest one level deeper than serde reads.
+        compatible::check_refs(&sent.to_value(), Refs::OutsideOrRecursive)?;
+        let sent = sent.to_text();
         let format = format!(r#"{{"type":"json_schema","schema":{sent}}}"#);
         Ok(OutputFormat {
             validator: Arc::new(validator),

@@ -8,6 +8,7 @@
 
 use std::collections::HashSet;
 
+use percent_encoding::percent_decode_str;
 use serde_json::Value;
 
 use super::ordered::{get, take, Json, Members};
@@ -270,23 +271,44 @@ pub fn check_refs(schema: &Value, refs: Refs) -> Result<(), String> {
     let mut walk = RefWalk {
         root: schema,
         refs,
-        following: Vec::new(),
+        following: HashSet::new(),
         done: HashSet::new(),
+        depth: 0,
     };
     walk.schema(schema, "")
 }
 
+/// How deep the walk may go, nesting and `$ref`s followed together: far beyond any schema a
+/// model can answer, and well within a thread's stack (a chain of thousands of `$ref`s would
+/// otherwise overflow it, which no error can catch).
+const MAX_DEPTH: usize = 128;
+
 struct RefWalk<'s> {
     root: &'s Value,
     refs: Refs,
-    /// The targets being followed, outermost first.
-    following: Vec<String>,
+    /// The targets being followed.
+    following: HashSet<String>,
     /// Targets followed to their end without meeting themselves.
     done: HashSet<String>,
+    /// Schemas entered and not yet left.
+    depth: usize,
 }
 
 impl RefWalk<'_> {
     fn schema(&mut self, node: &Value, at: &str) -> Result<(), String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(format!(
+                "the schema nests too deeply at {} (more than {MAX_DEPTH} levels, $refs followed included); flatten it",
+                pointer(at)
+            ));
+        }
+        self.depth += 1;
+        let walked = self.members(node, at);
+        self.depth -= 1;
+        walked
+    }
+
+    fn members(&mut self, node: &Value, at: &str) -> Result<(), String> {
         let Value::Object(members) = node else {
             return Ok(());
         };
@@ -314,7 +336,14 @@ impl RefWalk<'_> {
     }
 
     fn follow(&mut self, reference: &str, at: &str) -> Result<(), String> {
-        let Some(target) = reference.strip_prefix('#') else {
+        // `""` is the document itself; a fragment is a JSON Pointer, percent-encoded in a URI.
+        let fragment = if reference.is_empty() {
+            Some("")
+        } else {
+            reference.strip_prefix('#')
+        };
+        let Some(target) = fragment.map(|f| percent_decode_str(f).decode_utf8_lossy().into_owned())
+        else {
             return Err(format!(
                 "$ref {reference:?} (at {}) points outside the schema; the API takes only references within it (#/$defs/…): put what it names in $defs",
                 pointer(at)
@@ -323,9 +352,10 @@ impl RefWalk<'_> {
         if self.refs == Refs::Outside {
             return Ok(());
         }
+        let target = target.as_str();
         let inside =
             at == target || (at.starts_with(target) && at[target.len()..].starts_with('/'));
-        if inside || self.following.iter().any(|t| t == target) {
+        if inside || self.following.contains(target) {
             return Err(format!(
                 "the schema is recursive: $ref {reference:?} (at {}) leads back to itself, and the API takes no recursive schema; unroll it to the depth you need",
                 pointer(at)
@@ -335,14 +365,21 @@ impl RefWalk<'_> {
             return Ok(());
         }
         let Some(node) = self.root.pointer(target) else {
+            let kept = match self.refs {
+                Refs::Outside => "",
+                // What the API gets keeps `$defs`, but not everything else the caller wrote.
+                Refs::OutsideOrRecursive => {
+                    " the API gets (a oneOf is sent as anyOf; what it cannot take is described in words)"
+                }
+            };
             return Err(format!(
-                "$ref {reference:?} (at {}) points nowhere in the schema; the API takes references to $defs (#/$defs/…)",
+                "$ref {reference:?} (at {}) points nowhere in the schema{kept}; refer to $defs (#/$defs/…)",
                 pointer(at)
             ));
         };
-        self.following.push(target.to_owned());
+        self.following.insert(target.to_owned());
         self.schema(node, target)?;
-        self.following.pop();
+        self.following.remove(target);
         self.done.insert(target.to_owned());
         Ok(())
     }

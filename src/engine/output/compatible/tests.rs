@@ -157,3 +157,53 @@ fn definitions_are_kept_under_their_own_name() {
         r##"{"definitions":{"A":{"type":"string","description":"{minLength: 1}"}},"type":"object","properties":{"a":{"$ref":"#/definitions/A"}},"additionalProperties":false}"##
     );
 }
+
+#[test]
+fn a_long_ref_chain_is_refused_not_a_stack_overflow_and_deep_nesting_is_fine() {
+    let links = 7000;
+    let mut defs = String::new();
+    for i in 0..links {
+        defs.push_str(&format!(r##""A{i}":{{"$ref":"#/$defs/A{}"}},"##, i + 1));
+    }
+    defs.push_str(&format!(r#""A{links}":{{"type":"string"}}"#));
+    let schema = format!(
+        r##"{{"type":"object","properties":{{"a":{{"$ref":"#/$defs/A0"}}}},"$defs":{{{defs}}}}}"##
+    );
+    // On a runtime worker's stack (2 MiB), which the walk used to overflow.
+    let err = std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(move || form(&schema))
+        .unwrap()
+        .join()
+        .unwrap()
+        .unwrap_err();
+    assert!(err.contains("nests too deeply"), "{err}");
+    // 62 levels of objects: the rewrite adds `properties` to the innermost, one level deeper
+    // than serde reads text; the check does not go through text.
+    let mut nested = r#"{"type":"object"}"#.to_owned();
+    for _ in 0..62 {
+        nested = format!(r#"{{"type":"object","properties":{{"a":{nested}}}}}"#);
+    }
+    assert!(form(&nested).is_ok(), "{:?}", form(&nested));
+    let mut items = r#"{"type":"object"}"#.to_owned();
+    for _ in 0..125 {
+        items = format!(r#"{{"type":"array","items":{items}}}"#);
+    }
+    let deep = std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(move || form(&items))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(deep.is_ok(), "{deep:?}");
+}
+
+#[test]
+fn a_percent_encoded_ref_is_followed() {
+    let sent = form(
+        r##"{"type":"object","properties":{"a":{"$ref":"#/$defs/a%20b"},"b":{"$ref":"#/%24defs/c"}},"$defs":{"a b":{"type":"string"},"c":{"type":"number"}}}"##,
+    );
+    assert!(sent.is_ok(), "{sent:?}");
+    let err = form(r#"{"type":"object","properties":{"me":{"$ref":""}}}"#).unwrap_err();
+    assert!(err.contains("recursive"), "{err}");
+}

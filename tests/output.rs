@@ -5,7 +5,7 @@
 
 mod support;
 
-use anthropic_tool_calling::engine::output::OutputFormat;
+use anthropic_tool_calling::engine::output::{Json, OutputFormat};
 use anthropic_tool_calling::engine::run::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, ErrorCode, RunConfig, RunError, RunOutput, Tool};
 use serde_json::json;
@@ -39,7 +39,7 @@ fn invalid_answer(error: &RunError, start: &str) {
 fn with_output(server: &Server, stream: bool) -> RunConfig {
     let mut cfg = config(server);
     cfg.stream = stream;
-    let schema = RawValue::from_string(SCHEMA.to_owned()).unwrap();
+    let schema: Json = serde_json::from_str(SCHEMA).unwrap();
     cfg.set_output(OutputFormat::new(&schema).unwrap());
     cfg
 }

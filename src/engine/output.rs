@@ -39,17 +39,17 @@ impl std::fmt::Debug for OutputFormat {
 }
 
 impl OutputFormat {
-    /// Reads an `output` schema (a JSON object). The error says what is wrong with it, where.
-    pub fn new(schema: &RawValue) -> Result<OutputFormat, String> {
-        let full: Value = serde_json::from_str(schema.get()).map_err(|e| e.to_string())?;
+    /// Reads an `output` schema (a JSON object, its members in the order the caller wrote
+    /// them). The error says what is wrong with it, where.
+    pub fn new(schema: &Json) -> Result<OutputFormat, String> {
+        let full = schema.to_value();
         if !full.is_object() {
             return Err("a JSON Schema must be an object".to_owned());
         }
         compatible::check_refs(&full, Refs::Outside)?;
         let validator = schema::compile_checking_formats(&full)
             .map_err(|e| format!("not a valid JSON Schema: {e}"))?;
-        let ordered: Json = serde_json::from_str(schema.get()).map_err(|e| e.to_string())?;
-        let sent = compatible::api_form(&ordered)?;
+        let sent = compatible::api_form(schema)?;
         // Not through its text: the rewrite may nest one level deeper than serde reads.
         compatible::check_refs(&sent.to_value(), Refs::OutsideOrRecursive)?;
         let sent = sent.to_text();
@@ -105,9 +105,9 @@ impl OutputFormat {
             }
         };
         let issues = schema::issues(&self.validator, &value);
-        if !issues.is_empty() {
-            let listed = Value::Array(issues.iter().map(schema::Issue::to_json).collect());
-            return Err(mismatch(&schema::lines(&issues).join("\n")).with_answer(
+        if !issues.listed.is_empty() {
+            let listed = Value::Array(issues.listed.iter().map(schema::Issue::to_json).collect());
+            return Err(mismatch(&issues.lines().join("\n")).with_answer(
                 listed,
                 reply.text.clone(),
                 usage,

@@ -62,10 +62,10 @@ fn draft_of(uri: &str) -> Option<Draft> {
 /// a few at most.
 pub fn check(validator: &Validator, input: &Value) -> Result<(), Vec<String>> {
     let issues = issues(validator, input);
-    if issues.is_empty() {
+    if issues.listed.is_empty() {
         Ok(())
     } else {
-        Err(lines(&issues))
+        Err(issues.lines())
     }
 }
 
@@ -75,8 +75,6 @@ pub struct Issue {
     pub path: Vec<Value>,
     /// Why it fails (a long value is not quoted).
     pub message: String,
-    /// How many issues there were in all (set on the first one only: a few are kept).
-    total: usize,
 }
 
 impl Issue {
@@ -86,29 +84,45 @@ impl Issue {
     }
 }
 
-/// The first few ways `value` fails its schema; none when it passes.
-pub fn issues(validator: &Validator, value: &Value) -> Vec<Issue> {
-    let mut out: Vec<Issue> = Vec::new();
+/// How a value fails its schema: the first few issues, and how many there are in all.
+pub struct Issues {
+    /// The first few, in the validator's order; none when the value passes.
+    pub listed: Vec<Issue>,
+    /// How many there are in all.
+    pub total: usize,
+}
+
+impl Issues {
+    /// The issues one line each (`items[0].name: reason`), and how many more there were.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .listed
+            .iter()
+            .map(|issue| format!("{}: {}", field_name(&issue.path), issue.message))
+            .collect();
+        if self.total > lines.len() {
+            lines.push(format!("(and {} more)", self.total - lines.len()));
+        }
+        lines
+    }
+}
+
+/// How `value` fails its schema.
+pub fn issues(validator: &Validator, value: &Value) -> Issues {
+    let mut listed: Vec<Issue> = Vec::new();
     let mut total = 0usize;
     for error in validator.iter_errors(value) {
         total += 1;
-        if out.len() < MAX_LISTED_ERRORS {
+        if listed.len() < MAX_LISTED_ERRORS {
             let mut message = error.to_string();
             if message.len() > MAX_QUOTED_MESSAGE {
                 message = error.masked().to_string();
             }
             let path = path_in(value, error.instance_path().as_str());
-            out.push(Issue {
-                path,
-                message,
-                total: 0,
-            });
+            listed.push(Issue { path, message });
         }
     }
-    if let Some(first) = out.first_mut() {
-        first.total = total;
-    }
-    out
+    Issues { listed, total }
 }
 
 /// The steps of a JSON Pointer into `value`: a key where the value there is an object (`"007"`
@@ -134,22 +148,6 @@ fn path_in(value: &Value, pointer: &str) -> Vec<Value> {
         }
     }
     path
-}
-
-/// The issues one line each (`items[0].name: reason`), and how many more there were.
-pub fn lines(issues: &[Issue]) -> Vec<String> {
-    let mut lines: Vec<String> = issues
-        .iter()
-        .map(|issue| {
-            let field = field_name(&issue.path);
-            format!("{field}: {}", issue.message)
-        })
-        .collect();
-    let total = issues.first().map_or(0, |i| i.total);
-    if total > lines.len() {
-        lines.push(format!("(and {} more)", total - lines.len()));
-    }
-    lines
 }
 
 /// `["items", 0, "name"]` → `items[0].name`, the way a person names a field; `(root)` for none.

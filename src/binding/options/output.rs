@@ -1,11 +1,9 @@
 //! `output`: the answer's schema, read into the run's [`OutputFormat`] and sent inside
 //! `output_config` beside `outputConfig`'s own keys (`effort`, `task_budget`).
 
-use serde_json::Value;
-
 use super::read::Given;
 use crate::engine::fields::Fields;
-use crate::engine::output::OutputFormat;
+use crate::engine::output::{Json, OutputFormat};
 use crate::engine::{RunConfig, RunError};
 
 /// Reads `output` into `cfg` (after the pass-through fields and `extraBody`): the format joins
@@ -17,17 +15,17 @@ pub fn output(option: Given, cfg: &mut RunConfig) -> Result<(), RunError> {
     };
     let expected =
         "a JSON Schema object or a Standard Schema with a JSON Schema (zod ≥ 4, arktype, valibot)";
-    // Read here rather than through `value()`, so that a schema serde cannot read (nested too
-    // deeply, a lone surrogate in a string) says so instead of "got null".
-    let value: Value = serde_json::from_str(given.get()).map_err(|e| {
+    // Read once, in order, here rather than through `value()`, so that a schema serde cannot
+    // read (nested too deeply, a lone surrogate in a string) says so instead of "got null".
+    let schema: Json = serde_json::from_str(given.get()).map_err(|e| {
         RunError::invalid_request(format!(
             "Option output cannot be read as JSON ({e}). Nothing was sent."
         ))
     })?;
-    if !value.is_object() {
-        return Err(option.bad(expected, &value));
+    if !matches!(schema, Json::Object(_)) {
+        return Err(option.bad(expected, &schema.to_value()));
     }
-    let format = OutputFormat::new(given).map_err(|why| {
+    let format = OutputFormat::new(&schema).map_err(|why| {
         RunError::invalid_request(format!(
             "Option output cannot be sent as the API's output_config.format: {why}. Nothing was sent."
         ))

@@ -3,15 +3,11 @@ use serde_json::json;
 
 /// The form sent for `schema`, checked as `OutputFormat::new` checks it.
 fn form(schema: &str) -> Result<String, String> {
-    let value: Value = serde_json::from_str(schema).unwrap();
-    check_refs(&value, Refs::Outside)?;
     let ordered: Json = serde_json::from_str(schema).unwrap();
-    let sent = api_form(&ordered)?.to_text();
-    check_refs(
-        &serde_json::from_str(&sent).unwrap(),
-        Refs::OutsideOrRecursive,
-    )?;
-    Ok(sent)
+    check_refs(&ordered.to_value(), Refs::Outside)?;
+    let sent = api_form(&ordered)?;
+    check_refs(&sent.to_value(), Refs::OutsideOrRecursive)?;
+    Ok(sent.to_text())
 }
 
 #[test]

@@ -117,6 +117,12 @@ test('an answer that is not JSON, or empty, is output_validation_error with the 
   const empty = await runWithTools('hi', at(api, { output: { type: 'object' } }))
   assert.equal(empty.error.code, 'output_validation_error')
   assert.equal(empty.error.text, '')
+  // An answer nested beyond what is read (a hostile gateway's, say) is refused, never followed down.
+  const deep = '['.repeat(5000) + ']'.repeat(5000)
+  api.script(broken(reply([text(deep)])))
+  const nested = await runWithTools('hi', at(api, { tools: [tool], output: { type: 'array' } }))
+  assert.equal(nested.error.code, 'output_validation_error')
+  assert.match(nested.error.message, /^The model's answer is not JSON \(recursion limit exceeded/)
 })
 
 test('a zod refinement the JSON Schema cannot say fails in JS, with zod\'s issues as cause', async (t) => {

@@ -31,9 +31,10 @@ export declare class RunChannel {
    * `run_id` is handed back to tool calls and to the end. With `on_parts` the run's
    * `StreamPart`s come in batches (`last` once, after the final one), and the replies are
    * streamed unless `stream` is `false` (the lifecycle hooks of `runWithTools` need the parts,
-   * not the deltas).
+   * not the deltas); `traced` (a tracer provider is registered on this thread) adds the
+   * trace parts lib/telemetry.js makes spans of.
    */
-  start(requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean): void
+  start(requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean, traced?: boolean): void
 }
 
 /**
@@ -61,6 +62,12 @@ export declare class RunControl {
    */
   settle(toolUseId: string, kind: ReplyKind, content: string): void
 }
+
+/**
+ * Ties the engine's clock to JS's: `nowMs` is `performance.timeOrigin + performance.now()`
+ * read just now. The times of trace parts are then in the clock spans are timed in.
+ */
+export declare function anchorClock(nowMs: number): void
 
 /** `"release"` or `"debug"`: benchmarks refuse to measure a debug build. */
 export declare function buildProfile(): string

@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.RunChannel = nativeBinding.RunChannel
 module.exports.RunControl = nativeBinding.RunControl
+module.exports.anchorClock = nativeBinding.anchorClock
 module.exports.buildProfile = nativeBinding.buildProfile
 module.exports.DEFAULT_MAX_TOKENS = nativeBinding.DEFAULT_MAX_TOKENS
 module.exports.DEFAULT_MAX_TOOL_ITERATIONS = nativeBinding.DEFAULT_MAX_TOOL_ITERATIONS

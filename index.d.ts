@@ -351,6 +351,15 @@ export interface RunOptions<C = unknown> {
    * `max_tokens` is `output_truncated`; a refusal has no `output`. Default: none.
    */
   output?: OutputSchema
+  /**
+   * OpenTelemetry spans, made where `@opentelemetry/api` is installed and a tracer provider is
+   * registered (Next.js `instrumentation.ts` with `@vercel/otel`, or the Node SDK): `invoke_agent`
+   * for the run, under it `chat {model}` for each API request and `execute_tool {name}` for each
+   * tool call, as the GenAI semantic conventions (v1.41) name them. `false`: no spans.
+   * `{ recordContent: true }`: the messages, tool inputs and outputs go in them too (opt-in: they
+   * are your users' data). Default: spans without content; nothing at all without a provider.
+   */
+  telemetry?: boolean | TelemetryOptions
   /** Sent as `context_management` (beta). */
   contextManagement?: Record<string, unknown>
   /** Server tools (web search, web fetch, code execution, tool search…), appended to `tools`. */
@@ -387,6 +396,17 @@ export interface RunOptions<C = unknown> {
   onToolResult?: (call: ToolCall) => void | Promise<void>
   /** After each step: a reply and the tool calls it asked for. */
   onStepFinish?: (step: { step: number; stopReason: string; usage: Usage; toolCalls: ToolCall[] }) => void | Promise<void>
+}
+
+/** What the `telemetry` option takes besides `true` and `false`. */
+export interface TelemetryOptions {
+  /**
+   * Record the messages sent (`gen_ai.input.messages`, `gen_ai.system_instructions`), each reply
+   * (`gen_ai.output.messages`), and each tool call's input and output
+   * (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`). Never the key, the token or the
+   * approval secret. Default: false.
+   */
+  recordContent?: boolean
 }
 
 export interface ToolCall {

@@ -10,6 +10,7 @@ const { abortCall } = require('./call-context.js')
 const { callHook } = require('./hooks.js')
 const { channel, ended, notWaiting, lazyJson } = require('./run-channel.js')
 const { checkOutput } = require('./output.js')
+const { traceRun } = require('./telemetry.js')
 
 /**
  * Successful calls come back from the engine with output null: put back the very value each
@@ -20,10 +21,11 @@ function putBackOutputs(run, calls) {
 }
 
 /**
- * A batch of parts from the engine: successful outputs are put back (they cross as null), the
- * hooks are told, and a stream gets them.
+ * A batch of parts from the engine: a traced run's trace parts become spans, successful
+ * outputs are put back (they cross as null), the hooks are told, and a stream gets them.
  */
 function onParts(parts, run, streaming) {
+  if (run.trace !== null) parts = run.trace.take(parts)
   for (const part of parts) {
     if (part.type === 'tool-call') {
       run.inputs.set(part.toolUseId, part.input)
@@ -39,7 +41,7 @@ function onParts(parts, run, streaming) {
       if (run.hooks !== null) callHook(run.hooks, 'onStepFinish', { step: part.step, stopReason: part.stopReason, usage: part.usage, toolCalls: part.toolCalls })
     }
   }
-  if (streaming !== null) streaming.push(parts)
+  if (streaming !== null && parts.length > 0) streaming.push(parts)
 }
 
 /**
@@ -51,20 +53,22 @@ async function startRun(prompt, options, streaming) {
   try {
     const read = readOptions(prompt, options)
     if (read.error) return read
-    const { signal, context, hooks, request, timed, output } = read
+    const { signal, context, hooks, request, timed, output, telemetry } = read
     const runId = nextRunId()
     const control = new binding.RunControl()
-    const run = { context, control, hooks, timed, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map(), inputs: new Map() }
+    const trace = traceRun(telemetry)
+    const run = { context, control, hooks, timed, trace, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map(), inputs: new Map() }
     runs.set(runId, run)
     const onAbort = () => control.abort()
     if (signal) {
       signal.addEventListener('abort', onAbort, { once: true })
       if (signal.aborted) control.abort()
     }
+    let final
     try {
       let pending
       let lastBatch = null
-      if (streaming === null && hooks === null) {
+      if (streaming === null && hooks === null && trace === null) {
         pending = ended(runId)
         channel.start(request, runId, control)
       } else {
@@ -81,7 +85,7 @@ async function startRun(prompt, options, streaming) {
           }
         }
         pending = ended(runId)
-        channel.start(request, runId, control, batch, streaming !== null)
+        channel.start(request, runId, control, batch, streaming !== null, trace !== null)
       }
       const reply = await pending
       if (lastBatch !== null) await lastBatch
@@ -94,8 +98,10 @@ async function startRun(prompt, options, streaming) {
         if (run.causes.has(error.toolUseId)) error.cause = run.causes.get(error.toolUseId)
         delete error.toolUseId
       }
-      return output === null ? result : await checkOutput(result, output, signal)
+      final = output === null ? result : await checkOutput(result, output, signal)
+      return final
     } finally {
+      if (trace !== null) trace.end(final)
       notWaiting(runId)
       if (signal) signal.removeEventListener('abort', onAbort)
       for (const call of run.calls.values()) abortCall(call, new DOMException('The run ended.', 'AbortError'))

@@ -102,7 +102,7 @@ async function callTool(run, name, execute, standard, inputJson, toolUseId) {
       }
       value = checked.value
     }
-    pending = execute(value, ctx)
+    pending = run.trace === null ? execute(value, ctx) : run.trace.runTool(name, toolUseId, execute, value, ctx)
     // Held until it settles: a Promise nothing else references would otherwise be collected
     // while pending, and the call would fail at random instead of timing out (toolTimeoutMs).
     run.pending.add(pending)

@@ -184,11 +184,13 @@ impl RunChannel {
     /// `run_id` is handed back to tool calls and to the end. With `on_parts` the run's
     /// `StreamPart`s come in batches (`last` once, after the final one), and the replies are
     /// streamed unless `stream` is `false` (the lifecycle hooks of `runWithTools` need the parts,
-    /// not the deltas).
+    /// not the deltas); `traced` (a tracer provider is registered on this thread) adds the
+    /// trace parts lib/telemetry.js makes spans of.
     #[napi(
         catch_unwind,
-        ts_args_type = "requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean"
+        ts_args_type = "requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean, traced?: boolean"
     )]
+    #[allow(clippy::too_many_arguments)]
     pub fn start(
         &self,
         env: &Env,
@@ -197,13 +199,18 @@ impl RunChannel {
         control: &RunControl,
         on_parts: Option<PartsFn>,
         stream: Option<bool>,
+        traced: Option<bool>,
     ) -> Result<()> {
         crate::binding::logging::init_from_env();
         let registry = Registry::of(env)?.snapshot();
         let shared = control.shared.clone();
         let done = self.done.clone();
         napi::bindgen_prelude::spawn(async move {
-            let parts = on_parts.map(|f| (f, stream.unwrap_or(true)));
+            let parts = on_parts.map(|send| run::PartsTo {
+                send,
+                stream: stream.unwrap_or(true),
+                traced: traced.unwrap_or(false),
+            });
             // Boxed where it is first polled, on the runtime: the run's state machine is large,
             // and held inline it was copied on the JS thread each time the future was moved on
             // its way to the runtime (`memmove` was ~5% of the JS thread's samples on `order`).
@@ -230,6 +237,13 @@ impl RunChannel {
         });
         Ok(())
     }
+}
+
+/// Ties the engine's clock to JS's: `nowMs` is `performance.timeOrigin + performance.now()`
+/// read just now. The times of trace parts are then in the clock spans are timed in.
+#[napi]
+pub fn anchor_clock(now_ms: f64) {
+    crate::binding::clock::anchor(now_ms);
 }
 
 /// An option the JS layer keeps rather than sending it to Rust as JSON, and what its value must be.

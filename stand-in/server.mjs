@@ -208,6 +208,8 @@ export async function startMockApi({
       const message = messageFor(answered, body, compaction);
       const misfit = answered.ignoresFormat === true ? null : answerMismatch(body, message);
       if (misfit !== null) return sendError(res, record, 500, { type: 'api_error', message: FORMAT_MISMATCH + misfit });
+      // What was answered, for tests that hold a client's view (a trace) to the reply's id.
+      record.reply = message;
       if (body?.stream === true) return streamMessage(message, answered, record, res, { defaultDelayMs: streamDelayMs, timers });
       return send(res, record, 200, message, answered.headers);
     }

@@ -194,6 +194,7 @@ async fn a_streamed_run_tells_its_events_in_order_and_ends_as_the_plain_one() {
             RunEvent::ToolCall { .. } => "call",
             RunEvent::ToolResult { .. } => "result",
             RunEvent::StepFinish { .. } => "finish",
+            RunEvent::Request(_) => "request",
         })
         .collect();
     let mut squeezed: Vec<&str> = kinds.clone();

@@ -2,10 +2,12 @@
 //! the options (`options/`), which tools a run offers (`select_tools.rs`), what a run shares
 //! with the JS thread about each call (`call_gate.rs`), the batching of a run's parts
 //! (`part_batches.rs`), panics turned into errors (`panics.rs`), the failures of the checks
-//! the JS layer makes itself (`js_failure.rs`) and the log switch (`logging.rs`). What needs Node is
+//! the JS layer makes itself (`js_failure.rs`), the log switch (`logging.rs`), a traced run's
+//! parts (`trace_parts.rs`) and the clock they are timed by (`clock.rs`). What needs Node is
 //! in `node/`.
 
 pub mod call_gate;
+pub mod clock;
 pub mod js_failure;
 pub mod logging;
 #[cfg(feature = "node")]
@@ -14,3 +16,4 @@ pub mod options;
 pub mod panics;
 pub mod part_batches;
 pub mod select_tools;
+pub mod trace_parts;

@@ -12,7 +12,11 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::call_gate::RunShared;
+use super::trace_parts;
+use crate::engine::events::CallOutcome;
 use crate::engine::result::{ToolCall, ToolOutput, Usage};
+use crate::engine::settled::Why;
+use crate::engine::trace::Telemetry;
 use crate::engine::{EventSink, RunEvent};
 
 /// How long parts may wait to share a call into JS.
@@ -41,10 +45,14 @@ impl EventSink for ChannelSink {
 }
 
 /// Forwards the events of `rx` in batches (`send(partsJson, false)`) until the run drops its
-/// sender, then calls `send("[]", true)`. The first part after a quiet moment goes at once (no
+/// sender, then calls `send("[]", true)`. A traced run's batches carry its trace parts too. The first part after a quiet moment goes at once (no
 /// added latency to the first text); parts that follow within [`BATCH_WINDOW`] share a call. A
 /// step's start waits for the step's first content and goes with it.
-pub async fn forward(mut rx: mpsc::UnboundedReceiver<RunEvent>, send: impl Fn(String, bool)) {
+pub async fn forward(
+    mut rx: mpsc::UnboundedReceiver<RunEvent>,
+    trace: Option<Telemetry>,
+    send: impl Fn(String, bool),
+) {
     let mut last_flush: Option<Instant> = None;
     let mut batch: Vec<RunEvent> = Vec::new();
     let mut open = true;
@@ -85,7 +93,7 @@ pub async fn forward(mut rx: mpsc::UnboundedReceiver<RunEvent>, send: impl Fn(St
         {
             continue;
         }
-        send(batch_json(std::mem::take(&mut batch)), false);
+        send(batch_json(std::mem::take(&mut batch), trace), false);
         last_flush = Some(Instant::now());
     }
     send(String::from("[]"), true);
@@ -144,8 +152,9 @@ enum Part<'a> {
     },
 }
 
-/// The batch as a JSON array of parts, adjacent deltas joined.
-pub fn batch_json(events: Vec<RunEvent>) -> String {
+/// The batch as a JSON array of parts, adjacent deltas joined; with `trace`, each settled call
+/// is followed by its `trace-call` part.
+pub fn batch_json(events: Vec<RunEvent>, trace: Option<Telemetry>) -> String {
     let mut merged: Vec<RunEvent> = Vec::with_capacity(events.len());
     for event in events {
         match (merged.last_mut(), event) {
@@ -170,15 +179,35 @@ pub fn batch_json(events: Vec<RunEvent>) -> String {
                 call.output = ToolOutput::None;
             }
         }
-        let part = part_of(event);
-        serde_json::to_writer(&mut out, &part).expect("parts are strings, numbers and JSON");
+        match part_of(event) {
+            Some(part) => {
+                serde_json::to_writer(&mut out, &part).expect("parts are strings, numbers and JSON")
+            }
+            None => {
+                if let RunEvent::Request(request) = &*event {
+                    trace_parts::write_request(&mut out, request);
+                }
+            }
+        }
+        if let (
+            RunEvent::ToolResult {
+                call, outcome, at, ..
+            },
+            Some(telemetry),
+        ) = (&*event, trace)
+        {
+            out.push(b',');
+            trace_parts::write_call(&mut out, call, *outcome, *at, telemetry);
+        }
     }
     out.push(b']');
     String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
-fn part_of(event: &RunEvent) -> Part<'_> {
-    match event {
+/// The `StreamPart` of an event; none for a request, which only traces tell.
+fn part_of(event: &RunEvent) -> Option<Part<'_>> {
+    let part = match event {
+        RunEvent::Request(_) => return None,
         RunEvent::StepStart { step } => Part::StartStep { step: *step },
         RunEvent::TextDelta(text) => Part::TextDelta { text: text.clone() },
         RunEvent::ReasoningDelta(text) => Part::ReasoningDelta { text: text.clone() },
@@ -198,7 +227,8 @@ fn part_of(event: &RunEvent) -> Part<'_> {
         RunEvent::ToolResult {
             call,
             model_text,
-            declined,
+            outcome,
+            ..
         } => Part::ToolResult {
             tool_use_id: &call.tool_use_id,
             tool_name: &call.tool_name,
@@ -206,7 +236,7 @@ fn part_of(event: &RunEvent) -> Part<'_> {
             is_error: call.is_error,
             error: call.error.as_deref(),
             duration_ms: call.duration_ms,
-            declined: *declined,
+            declined: *outcome == CallOutcome::Why(Why::Declined),
         },
         RunEvent::StepFinish {
             step,
@@ -219,7 +249,8 @@ fn part_of(event: &RunEvent) -> Part<'_> {
             usage: *usage,
             tool_calls,
         },
-    }
+    };
+    Some(part)
 }
 
 #[cfg(test)]
@@ -244,34 +275,38 @@ mod tests {
             tool_use_id: "toolu_1".into(),
             interrupted: false,
         };
-        let json = batch_json(vec![
-            RunEvent::StepStart { step: 0 },
-            RunEvent::TextDelta("Hel".into()),
-            RunEvent::TextDelta("lo".into()),
-            RunEvent::ToolInputStart {
-                id: "toolu_1".into(),
-                name: "t".into(),
-            },
-            RunEvent::ToolInputDelta {
-                id: "toolu_1".into(),
-                delta: "{\"b\":".into(),
-            },
-            RunEvent::ToolInputDelta {
-                id: "toolu_1".into(),
-                delta: "1}".into(),
-            },
-            RunEvent::ToolResult {
-                call: call(false),
-                model_text: Some("for the model".into()),
-                declined: false,
-            },
-            RunEvent::StepFinish {
-                step: 0,
-                stop_reason: "tool_use".into(),
-                usage: Usage::default(),
-                tool_calls: vec![call(true)],
-            },
-        ]);
+        let json = batch_json(
+            vec![
+                RunEvent::StepStart { step: 0 },
+                RunEvent::TextDelta("Hel".into()),
+                RunEvent::TextDelta("lo".into()),
+                RunEvent::ToolInputStart {
+                    id: "toolu_1".into(),
+                    name: "t".into(),
+                },
+                RunEvent::ToolInputDelta {
+                    id: "toolu_1".into(),
+                    delta: "{\"b\":".into(),
+                },
+                RunEvent::ToolInputDelta {
+                    id: "toolu_1".into(),
+                    delta: "1}".into(),
+                },
+                RunEvent::ToolResult {
+                    call: call(false),
+                    model_text: Some("for the model".into()),
+                    outcome: CallOutcome::Why(Why::Threw),
+                    at: std::time::Instant::now(),
+                },
+                RunEvent::StepFinish {
+                    step: 0,
+                    stop_reason: "tool_use".into(),
+                    usage: Usage::default(),
+                    tool_calls: vec![call(true)],
+                },
+            ],
+            None,
+        );
         assert_eq!(
             json,
             concat!(
@@ -289,7 +324,7 @@ mod tests {
         let (tx, rx) = mpsc::unbounded_channel();
         let calls: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
         let seen = calls.clone();
-        let forwarder = tokio::spawn(forward(rx, move |json, last| {
+        let forwarder = tokio::spawn(forward(rx, None, move |json, last| {
             seen.lock().unwrap().push((json, last))
         }));
         tx.send(RunEvent::StepStart { step: 0 }).unwrap();

@@ -11,6 +11,7 @@ use super::feedback as fb;
 use super::fields::Fields;
 use super::output::OutputFormat;
 use super::secret::Secret;
+use super::trace::Telemetry;
 
 /// The default model when neither the option nor `ANTHROPIC_MODEL` names one.
 pub const DEFAULT_MODEL: &str = "claude-sonnet-5-5";
@@ -144,6 +145,9 @@ pub struct RunConfig {
     /// The shape of the answer (`output`): sent as `output_config.format`, and the final
     /// answer checked against it. None by default.
     pub output: Option<OutputFormat>,
+    /// How the run is traced (`telemetry`), when it is: each request is then told to the
+    /// observer as it ends. None by default (the binding traces only where a tracer is set up).
+    pub trace: Option<Telemetry>,
     /// How to reach the API.
     pub api: ApiConfig,
 }
@@ -236,6 +240,7 @@ impl RunConfig {
             max_total_tokens: None,
             max_identical_calls: None,
             output: None,
+            trace: None,
             api: ApiConfig {
                 api_key,
                 auth_token: None,

@@ -21,6 +21,7 @@ use super::round::{run_round, RoundContext, RoundOutcome};
 use super::settle_round::{not_run_at_limit, results_message, Answer};
 use super::stop::StopReason;
 use super::tool_changes::{ToolChange, Withdrawn};
+use super::trace::Pending;
 use super::trust;
 
 mod cleared;
@@ -148,15 +149,20 @@ impl<'r> Conversation<'r> {
         if let Some(sink) = self.run.events {
             sink.emit(RunEvent::StepStart { step: self.step });
         }
-        let mut response = match self.run.events {
+        let traced = Pending::start(cfg, self.run.events, self.step, max_tokens, &self.messages);
+        let sent = match self.run.events {
             Some(sink) if cfg.stream => {
                 let mut forward = Deltas::new(sink, &mut self.thought_before);
                 self.client
                     .create_message_streamed(&cfg.api, body, &mut |e| forward.on(e))
-                    .await?
+                    .await
             }
-            _ => self.client.create_message(&cfg.api, body).await?,
+            _ => self.client.create_message(&cfg.api, body).await,
         };
+        if let Some(traced) = traced {
+            traced.end(&sent);
+        }
+        let mut response = sent?;
         self.usage.add(&response.usage);
         self.budget.answered(
             &response.usage,

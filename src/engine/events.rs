@@ -4,10 +4,13 @@
 //! `runWithTools` too); the engine knows nothing of how they reach JS.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::value::RawValue;
 
 use super::result::{ToolCall, Usage};
+use super::settled::Why;
+use super::trace::RequestTrace;
 
 /// One thing that happened in a run, in the order it happened.
 #[derive(Debug, Clone)]
@@ -44,16 +47,20 @@ pub enum RunEvent {
         /// The model's input, verbatim.
         input: Arc<RawValue>,
     },
-    /// A call settled. `model_text` is what the model is told when it failed; `declined`: the
-    /// person said no (`needsApproval`).
+    /// A call settled. `model_text` is what the model is told when it failed.
     ToolResult {
         /// The call's record.
         call: ToolCall,
         /// What the model is told, when the call failed.
         model_text: Option<String>,
-        /// The person declined it.
-        declined: bool,
+        /// What the call came to (ran, failed and why, declined, not run …).
+        outcome: CallOutcome,
+        /// When it settled.
+        at: Instant,
     },
+    /// A request to the API is over (answered, or failed after its retries): told only when the
+    /// run is traced (`RunConfig::trace`).
+    Request(Box<RequestTrace>),
     /// A step is over: its reply is read and its tool calls (if any) settled.
     StepFinish {
         /// The step, as its `StepStart` counted it.
@@ -65,6 +72,41 @@ pub enum RunEvent {
         /// The calls of its tool round, if it had one.
         tool_calls: Vec<ToolCall>,
     },
+}
+
+/// What one tool call came to, as an observer tells it apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// It ran and returned.
+    Ok,
+    /// It failed, or was answered without running, for this reason.
+    Why(Why),
+    /// It was stopped while running (an abort, or a failed sibling in stop mode).
+    Interrupted,
+    /// It came after the tool-round limit (`onMaxIterations: "answer"`): not run.
+    PastLimit,
+}
+
+impl CallOutcome {
+    /// Its name, as logs and traces spell it.
+    pub fn label(self) -> &'static str {
+        match self {
+            CallOutcome::Ok => "ok",
+            CallOutcome::Why(why) => why.label(),
+            CallOutcome::Interrupted => "interrupted",
+            CallOutcome::PastLimit => "not_run_limit",
+        }
+    }
+
+    /// Whether the call failed. A call declined by the person, refused as a repeat, or not run
+    /// (the limit, a call before it that waits for approval) did not: it was answered.
+    pub fn failed(self) -> bool {
+        match self {
+            CallOutcome::Ok | CallOutcome::PastLimit => false,
+            CallOutcome::Interrupted => true,
+            CallOutcome::Why(why) => why.is_failure(),
+        }
+    }
 }
 
 /// Receives a run's events. Called on the engine's threads; must not block.

@@ -34,6 +34,7 @@ pub mod stop;
 pub mod stream;
 pub mod tool;
 pub mod tool_changes;
+pub mod trace;
 pub mod trust;
 
 pub use api::{ApiClient, ApiConfig};

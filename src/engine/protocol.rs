@@ -48,6 +48,12 @@ pub struct MessageResponse {
     pub kind: String,
     /// Who wrote it: `"assistant"` for a reply.
     pub role: String,
+    /// The message's `id` (`msg_…`), kept for traces; anything but a string is dropped.
+    #[serde(default, deserialize_with = "lenient_text")]
+    pub id: Option<String>,
+    /// The model that wrote it, kept for traces; anything but a string is dropped.
+    #[serde(default, deserialize_with = "lenient_text")]
+    pub model: Option<String>,
     /// Kept verbatim: it goes back into the history exactly as the model wrote it
     /// (thinking blocks carry signatures that must not change).
     pub content: Box<RawValue>,
@@ -65,6 +71,15 @@ pub struct MessageResponse {
     /// The `request-id` header of the answer (not part of the body).
     #[serde(skip)]
     pub request_id: Option<String>,
+}
+
+/// A field only traces show: a string is kept, anything else dropped rather than failing the
+/// reply over it.
+pub fn lenient_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(text) => Some(text),
+        _ => None,
+    })
 }
 
 /// A code-execution container: its id goes with the next request.
@@ -104,7 +119,7 @@ impl ContextManagement {
 }
 
 /// Token counts of one response.
-#[derive(Deserialize, Default, Clone, Copy)]
+#[derive(Deserialize, Default, Clone, Copy, Debug)]
 pub struct ApiUsage {
     /// Tokens read from the request, cache aside.
     #[serde(default)]

@@ -3,7 +3,7 @@
 //! is the `tool_result` that answers it. Also the calls that are answered without a round: those
 //! stopped while running, and those past the tool-round limit.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
@@ -11,12 +11,12 @@ use super::call_log::CallLog;
 use super::call_memory::{CallKey, CallMemory};
 use super::check_call::{Checked, Ready};
 use super::error::RunError;
-use super::events::{EventSink, RunEvent};
+use super::events::{CallOutcome, EventSink, RunEvent};
 use super::feedback as fb;
 use super::protocol::{self, RawMessage, ResultContent, ToolResultBlock};
 use super::reply::Requested;
 use super::result::{ToolCall, ToolOutput};
-use super::settled::{log_call, record, Settled, Why};
+use super::settled::{log_call, record, Settled};
 
 /// The `tool_result` that answers one `tool_use`.
 pub struct Answer {
@@ -184,7 +184,8 @@ fn observe(settled: &Settled, events: Option<&dyn EventSink>) {
         sink.emit(RunEvent::ToolResult {
             call: settled.call.clone(),
             model_text: settled.call.is_error.then(|| settled.content.clone()),
-            declined: settled.why == Some(Why::Declined),
+            outcome: settled.outcome(),
+            at: Instant::now(),
         });
     }
 }
@@ -201,7 +202,8 @@ pub fn tell_interrupted(calls: Vec<ToolCall>, events: Option<&dyn EventSink>) {
         sink.emit(RunEvent::ToolResult {
             call,
             model_text: Some(model_text),
-            declined: false,
+            outcome: CallOutcome::Interrupted,
+            at: Instant::now(),
         });
     }
 }
@@ -227,7 +229,8 @@ pub fn not_run_at_limit(
                 sink.emit(RunEvent::ToolResult {
                     call: call.clone(),
                     model_text: Some(content.clone()),
-                    declined: false,
+                    outcome: CallOutcome::PastLimit,
+                    at: Instant::now(),
                 });
             }
             log.settled(i, call);

@@ -7,6 +7,7 @@ use serde_json::value::RawValue;
 
 use super::approval;
 use super::error::RunError;
+use super::events::CallOutcome;
 use super::feedback as fb;
 use super::reply::Requested;
 use super::result::{ToolCall, ToolOutput};
@@ -29,7 +30,12 @@ impl Settled {
     /// Whether this failure counts towards `maxToolFailures` (a call refused as repeated was
     /// not run, so it adds nothing).
     pub fn counts_as_failure(&self) -> bool {
-        matches!(self.why, Some(why) if !matches!(why, Why::Repeated | Why::Identical | Why::Declined | Why::NotRunWaiting))
+        self.why.is_some_and(Why::is_failure)
+    }
+
+    /// What the call came to, as an observer is told.
+    pub fn outcome(&self) -> CallOutcome {
+        self.why.map_or(CallOutcome::Ok, CallOutcome::Why)
     }
 
     /// Writes its log line.
@@ -85,7 +91,17 @@ impl Why {
         }
     }
 
-    fn label(self) -> &'static str {
+    /// Whether a call answered this way failed: one refused as a repeat, declined, or not run
+    /// while an earlier call waits for approval was answered, not failed.
+    pub fn is_failure(self) -> bool {
+        !matches!(
+            self,
+            Why::Repeated | Why::Identical | Why::Declined | Why::NotRunWaiting
+        )
+    }
+
+    /// Its name in the log and in traces.
+    pub fn label(self) -> &'static str {
         match self {
             Why::UnknownTool => "unknown_tool",
             Why::InvalidInput => "invalid_input",

@@ -35,47 +35,29 @@ fn client() -> Result<&'static ApiClient, RunError> {
 /// `(partsJson, last) => void`: a batch of `StreamPart`s; `last` once, after the final batch.
 pub type PartsFn = JsCallback<(String, bool)>;
 
+/// Where a run's parts go: the function, whether the replies are streamed (`streamWithTools`)
+/// or only the parts are wanted (the hooks of `runWithTools`), and whether the run is traced
+/// (a tracer provider is registered on its thread): its batches then carry trace parts.
+pub struct PartsTo {
+    /// Gets each batch.
+    pub send: PartsFn,
+    /// The replies are streamed.
+    pub stream: bool,
+    /// The run is traced, unless its `telemetry` option says `false`.
+    pub traced: bool,
+}
+
 /// Parses `request_json` (`{ prompt, options, env }`), picks the tools and runs the loop. With
 /// `parts` the run's parts go to JS in batches (every batch is handed to JS before this
-/// returns), and with its flag set the replies are streamed.
+/// returns).
 pub async fn run(
     request_json: String,
     registry: Snapshot,
     run_id: u32,
     shared: Arc<RunShared>,
-    parts: Option<(PartsFn, bool)>,
+    mut parts: Option<PartsTo>,
 ) -> Result<RunOutput, RunError> {
-    let Some((parts, stream)) = parts else {
-        return run_parsed(request_json, registry, run_id, shared, None, false).await;
-    };
-    let (tx, rx) = mpsc::unbounded_channel();
-    let forwarder = tokio::spawn(async move {
-        forward(rx, |json, last| {
-            parts.call(
-                FnArgs::from((json, last)),
-                ThreadsafeFunctionCallMode::NonBlocking,
-            );
-        })
-        .await
-    });
-    let sink = ChannelSink {
-        tx,
-        run: shared.clone(),
-    };
-    let result = run_parsed(request_json, registry, run_id, shared, Some(sink), stream).await;
-    // The sink is gone with the run: the forwarder sends what is left, then `last`.
-    let _ = forwarder.await;
-    result
-}
-
-async fn run_parsed(
-    request_json: String,
-    registry: Snapshot,
-    run_id: u32,
-    shared: Arc<RunShared>,
-    sink: Option<ChannelSink>,
-    stream: bool,
-) -> Result<RunOutput, RunError> {
+    let mut forwarder = None;
     let result = catch_panics(async {
         #[cfg(feature = "test-hooks")]
         if request_json.contains("\"__panicForTest\":true") {
@@ -83,29 +65,52 @@ async fn run_parsed(
         }
         let mut request = parse_request(&request_json)?;
         drop(request_json);
-        request.config.stream = stream;
+        let traced = parts.as_ref().is_some_and(|p| p.traced);
+        if !traced {
+            request.config.trace = None;
+        }
         let tools = select_tools::offered(
             registry.bind(run_id, &shared),
             request.tool_names.as_deref(),
             request.config.tool_choice.as_ref(),
         )?;
         let client = client()?;
-        // A run whose thread is gone (a terminated worker) ends here, dropping its request and
-        // tools, rather than going on talking to the API for nobody.
-        tokio::select! {
-            biased;
-            _ = registry.shutdown.cancelled() => Err(RunError::thread_shutting_down()),
-            result = crate::engine::run::run_observed(
-                client,
-                &request.config,
-                &tools,
-                request.messages,
-                &shared.abort,
-                sink.as_ref().map(|s| s as &dyn EventSink),
-            ) => result,
-        }
+        let Some(parts) = parts.take() else {
+            return run_on(client, request, &tools, &registry, &shared, None).await;
+        };
+        request.config.stream = parts.stream;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let trace = request.config.trace;
+        let send = parts.send;
+        forwarder = Some(tokio::spawn(async move {
+            forward(rx, trace, |json, last| {
+                send.call(
+                    FnArgs::from((json, last)),
+                    ThreadsafeFunctionCallMode::NonBlocking,
+                );
+            })
+            .await
+        }));
+        let sink = ChannelSink {
+            tx,
+            run: shared.clone(),
+        };
+        run_on(client, request, &tools, &registry, &shared, Some(&sink)).await
     })
     .await;
+    // The sink is gone with the run (a panic too drops it): the forwarder sends what is left,
+    // then `last`, before the run's end is handed over.
+    if let Some(forwarder) = forwarder {
+        let _ = forwarder.await;
+    }
+    // A run refused before it began (bad options) never had a forwarder: JS still waits for
+    // `last`.
+    if let Some(parts) = parts {
+        parts.send.call(
+            FnArgs::from((String::from("[]"), true)),
+            ThreadsafeFunctionCallMode::NonBlocking,
+        );
+    }
     shared.end();
     let began = |c: &ToolCall| shared.had_effect(c);
     match result {
@@ -117,6 +122,30 @@ async fn run_parsed(
             error.tool_calls.retain(began);
             Err(error)
         }
+    }
+}
+
+/// Runs the loop on a parsed request. A run whose thread is gone (a terminated worker) ends
+/// here, dropping its request and tools, rather than going on talking to the API for nobody.
+async fn run_on(
+    client: &ApiClient,
+    request: crate::binding::options::RunRequest,
+    tools: &[crate::engine::Tool],
+    registry: &Snapshot,
+    shared: &RunShared,
+    sink: Option<&ChannelSink>,
+) -> Result<RunOutput, RunError> {
+    tokio::select! {
+        biased;
+        _ = registry.shutdown.cancelled() => Err(RunError::thread_shutting_down()),
+        result = crate::engine::run::run_observed(
+            client,
+            &request.config,
+            tools,
+            request.messages,
+            &shared.abort,
+            sink.map(|s| s as &dyn EventSink),
+        ) => result,
     }
 }
 

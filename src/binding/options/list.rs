@@ -158,6 +158,10 @@ run_options! {
     /// JSON Schema), sent as `output_config.format` and the answer checked against it.
     /// Default: none.
     output: "output",
+    /// Tracing where an OpenTelemetry tracer provider is registered: `false` makes no spans,
+    /// `{ recordContent: true }` puts the messages, tool inputs and outputs in them. Default:
+    /// spans without content.
+    telemetry: "telemetry",
 }
 
 impl RunOptions<'_> {

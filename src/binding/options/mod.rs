@@ -14,6 +14,7 @@ pub mod list;
 mod output;
 mod prompt;
 pub mod read;
+mod telemetry;
 mod wire;
 
 use std::collections::BTreeMap;
@@ -144,6 +145,7 @@ fn parse_options(
     cfg.approval_scope = o.approval_scope.string()?.unwrap_or_default();
     cfg.extra_body = wire::extra_body(o.extra_body)?;
     output::output(o.output, &mut cfg)?;
+    cfg.trace = telemetry::telemetry(o.telemetry)?;
     if cfg.max_total_tokens.is_some() && cfg.extra_body.iter().any(|(k, _)| k == "max_tokens") {
         return Err(RunError::invalid_request(
             "Option extraBody may not set max_tokens together with maxTotalTokens, which lowers each request's max_tokens to what the budget leaves; use maxTokens. Nothing was sent.",

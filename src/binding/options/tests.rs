@@ -425,7 +425,7 @@ fn an_unknown_option_is_told_every_known_one() {
          toolTimeoutMs, parallelToolCalls, maxTotalTokens, maxIdenticalCalls, apiKey, authToken, baseURL, apiVersion, maxRetries, \
          timeoutMs, serverTools, betas, headers, extraBody, container, approvals, approvalSecret, \
          approvalTtlMs, approvalScope, thinking, stopSequences, topP, topK, metadata, serviceTier, \
-         cacheControl, outputConfig, contextManagement, output, signal, context, onToolCall, \
+         cacheControl, outputConfig, contextManagement, output, telemetry, signal, context, onToolCall, \
          onToolResult, onStepFinish. Nothing was sent."
     );
     // A key with escapes is read too, and names no option.

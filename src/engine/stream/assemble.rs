@@ -14,7 +14,9 @@ use serde_json::value::RawValue;
 use super::block::{apply_delta, Block, Delta};
 use super::{StreamEvent, StreamFailure};
 use crate::engine::fields::{raw, Fields};
-use crate::engine::protocol::{ApiUsage, Container, ContextManagement, MessageResponse};
+use crate::engine::protocol::{
+    lenient_text, ApiUsage, Container, ContextManagement, MessageResponse,
+};
 
 /// The `message` of `message_start`: the reply's envelope, and any blocks it already has.
 #[derive(Deserialize)]
@@ -22,6 +24,10 @@ struct StartMessage {
     #[serde(rename = "type")]
     kind: String,
     role: String,
+    #[serde(default, deserialize_with = "lenient_text")]
+    id: Option<String>,
+    #[serde(default, deserialize_with = "lenient_text")]
+    model: Option<String>,
     #[serde(default)]
     content: Vec<Fields>,
     #[serde(default)]
@@ -231,6 +237,8 @@ impl Assembly {
         Ok(MessageResponse {
             kind: message.kind,
             role: message.role,
+            id: message.id,
+            model: message.model,
             content: RawValue::from_string(content).map_err(StreamFailure::malformed)?,
             stop_reason: message.stop_reason,
             usage: message.usage,

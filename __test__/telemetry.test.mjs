@@ -1,0 +1,341 @@
+// Tracing: a run's OpenTelemetry spans, as the GenAI semantic conventions name them, collected
+// by the SDK's in-memory exporter with the AsyncLocalStorage context manager — what a Next.js
+// app with @vercel/otel or the Node SDK has.
+import { test, before, after, beforeEach } from 'node:test'
+import assert from 'node:assert/strict'
+import { Worker } from 'node:worker_threads'
+import { once } from 'node:events'
+import { trace, context, SpanStatusCode, SpanKind } from '@opentelemetry/api'
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
+import { registerTool, runWithTools, streamWithTools, ToolError } from '../index.mjs'
+import { reply, text, toolUse } from '../stand-in/replies.mjs'
+import { startApi, at, freshName, collect, KEY } from './helpers.mjs'
+
+const exporter = new InMemorySpanExporter()
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+const app = trace.getTracer('the-app')
+
+before(() => {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
+  trace.setGlobalTracerProvider(provider)
+})
+after(async () => {
+  trace.disable()
+  context.disable()
+  await provider.shutdown()
+})
+beforeEach(() => exporter.reset())
+
+const spans = () => exporter.getFinishedSpans()
+const named = (prefix) => spans().filter((s) => s.name === prefix || s.name.startsWith(`${prefix} `))
+const parentOf = (span) => (span.parentSpanContext ?? {}).spanId
+const ms = ([s, ns]) => s * 1000 + ns / 1e6
+
+/** A tool that makes a span of its own (a database query) while it runs. */
+function queryingTool(name, execute = async () => ({ status: 'shipped' })) {
+  registerTool({
+    definition: { name, description: 'Look up an order', input_schema: { type: 'object', properties: { id: { type: 'string' } } } },
+    execute: (input, ctx) =>
+      app.startActiveSpan('db.query', async (span) => {
+        try {
+          return await execute(input, ctx)
+        } finally {
+          span.end()
+        }
+      }),
+  })
+}
+
+/** Runs `fn` inside a span of the app's (a route handler's), which it returns with fn's result. */
+async function inRoute(fn) {
+  return app.startActiveSpan('POST /api/chat', async (route) => {
+    try {
+      return { route, result: await fn() }
+    } finally {
+      route.end()
+    }
+  })
+}
+
+test('a run: invoke_agent under the caller\'s span, a chat span per request and an execute_tool span, with the reply\'s ids and usage', async (t) => {
+  const api = await startApi(t)
+  const tool = freshName('get_order')
+  queryingTool(tool)
+  api.script(
+    reply([text('Let me check.'), toolUse(tool, { id: '4821' }, 'toolu_trace1')], { usage: { input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 7, cache_creation_input_tokens: 3 } }),
+    reply([text('Order 4821 shipped.')], { usage: { input_tokens: 150, output_tokens: 9 } }),
+  )
+  const { route, result } = await inRoute(() => runWithTools('Where is order 4821?', at(api, { tools: [tool], model: 'claude-test-1', maxTokens: 777 })))
+  assert.equal(result.error, null)
+
+  const [agent] = named('invoke_agent')
+  assert.equal(agent.name, 'invoke_agent')
+  assert.equal(agent.kind, SpanKind.INTERNAL)
+  assert.equal(parentOf(agent), route.spanContext().spanId, 'invoke_agent is a child of the span active at the call')
+  assert.equal(agent.spanContext().traceId, route.spanContext().traceId)
+  assert.deepEqual(agent.attributes, {
+    'gen_ai.operation.name': 'invoke_agent',
+    'gen_ai.provider.name': 'anthropic',
+    'gen_ai.request.model': 'claude-test-1',
+    'gen_ai.request.max_tokens': 777,
+    'gen_ai.usage.input_tokens': 100 + 7 + 3 + 150,
+    'gen_ai.usage.output_tokens': 29,
+    'gen_ai.usage.cache_read.input_tokens': 7,
+    'gen_ai.usage.cache_creation.input_tokens': 3,
+    'gen_ai.response.finish_reasons': ['end_turn'],
+  })
+  assert.equal(agent.status.code, SpanStatusCode.UNSET)
+
+  const chats = named('chat')
+  assert.deepEqual(chats.map((s) => s.name), ['chat claude-test-1', 'chat claude-test-1'])
+  const port = Number(new URL(api.url).port)
+  chats.forEach((chat, i) => {
+    assert.equal(chat.kind, SpanKind.CLIENT)
+    assert.equal(parentOf(chat), agent.spanContext().spanId)
+    const sent = api.requests[i].reply
+    assert.match(sent.id, /^msg_/)
+    assert.equal(chat.attributes['gen_ai.response.id'], sent.id, 'the id of the reply the stand-in sent')
+    assert.equal(chat.attributes['gen_ai.response.model'], sent.model)
+    assert.deepEqual(chat.attributes['gen_ai.response.finish_reasons'], [sent.stop_reason])
+    assert.equal(chat.attributes['gen_ai.operation.name'], 'chat')
+    assert.equal(chat.attributes['gen_ai.provider.name'], 'anthropic')
+    assert.equal(chat.attributes['gen_ai.request.model'], 'claude-test-1')
+    assert.equal(chat.attributes['gen_ai.request.max_tokens'], 777)
+    assert.equal(chat.attributes['server.address'], '127.0.0.1')
+    assert.equal(chat.attributes['server.port'], port)
+    assert.equal(chat.status.code, SpanStatusCode.UNSET)
+  })
+  assert.equal(chats[0].attributes['gen_ai.usage.input_tokens'], 110, 'input counts the cache read and written')
+  assert.equal(chats[0].attributes['gen_ai.usage.cache_read.input_tokens'], 7)
+  assert.equal(chats[0].attributes['gen_ai.usage.cache_creation.input_tokens'], 3)
+  assert.equal(chats[0].attributes['gen_ai.usage.output_tokens'], 20)
+  assert.equal(chats[1].attributes['gen_ai.usage.input_tokens'], 150)
+
+  const [exec] = named('execute_tool')
+  assert.equal(exec.name, `execute_tool ${tool}`)
+  assert.equal(exec.kind, SpanKind.INTERNAL)
+  assert.equal(parentOf(exec), agent.spanContext().spanId)
+  assert.deepEqual(exec.attributes, {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': tool,
+    'gen_ai.tool.call.id': 'toolu_trace1',
+    'gen_ai.tool.type': 'function',
+    'anthropic_tool_calling.tool.outcome': 'ok',
+  })
+  const [query] = named('db.query')
+  assert.equal(parentOf(query), exec.spanContext().spanId, 'a span made inside execute is its child')
+
+  // When the work happened: request 1 ends before the tool starts, which ends before request 2.
+  const [c1, c2] = chats
+  assert.ok(ms(agent.startTime) <= ms(c1.startTime))
+  assert.ok(ms(c1.endTime) <= ms(exec.startTime), 'request 1 ends before the tool starts')
+  assert.ok(ms(exec.endTime) <= ms(c2.startTime), 'the tool ends before request 2 starts')
+  assert.ok(ms(c2.endTime) <= ms(agent.endTime))
+  assert.ok(ms(c1.endTime) - ms(c1.startTime) > 0)
+})
+
+test('no content by default; with recordContent the messages, the tool input and output are recorded, never the key', async (t) => {
+  const api = await startApi(t)
+  const tool = freshName('get_order')
+  queryingTool(tool)
+  const script = () => api.script(reply([toolUse(tool, { id: '4821' }, 'toolu_c1')]), reply([text('It shipped.')]))
+  script()
+  await runWithTools('Where is order 4821?', at(api, { tools: [tool], system: 'Be brief.' }))
+  for (const span of spans()) {
+    for (const key of Object.keys(span.attributes)) {
+      assert.ok(!/messages|instructions|arguments|result/.test(key), `${span.name} has ${key} without recordContent`)
+    }
+  }
+  exporter.reset()
+  script()
+  await runWithTools('Where is order 4821?', at(api, { tools: [tool], system: 'Be brief.', telemetry: { recordContent: true } }))
+  const [c1, c2] = named('chat')
+  assert.deepEqual(JSON.parse(c1.attributes['gen_ai.system_instructions']), [{ type: 'text', content: 'Be brief.' }])
+  assert.deepEqual(JSON.parse(c1.attributes['gen_ai.input.messages']), [{ role: 'user', parts: [{ type: 'text', content: 'Where is order 4821?' }] }])
+  assert.deepEqual(JSON.parse(c1.attributes['gen_ai.output.messages']), [
+    { role: 'assistant', parts: [{ type: 'tool_call', id: 'toolu_c1', name: tool, arguments: { id: '4821' } }], finish_reason: 'tool_use' },
+  ])
+  const second = JSON.parse(c2.attributes['gen_ai.input.messages'])
+  assert.equal(second.length, 3)
+  assert.deepEqual(second[2].parts, [{ type: 'tool_call_response', id: 'toolu_c1', response: '{"status":"shipped"}' }])
+  assert.deepEqual(JSON.parse(c2.attributes['gen_ai.output.messages'])[0].parts, [{ type: 'text', content: 'It shipped.' }])
+  const [exec] = named('execute_tool')
+  assert.deepEqual(JSON.parse(exec.attributes['gen_ai.tool.call.arguments']), { id: '4821' })
+  assert.deepEqual(JSON.parse(exec.attributes['gen_ai.tool.call.result']), { status: 'shipped' })
+  assert.ok(!JSON.stringify(spans().map((s) => s.attributes)).includes(KEY))
+})
+
+test('telemetry: false makes no span; a bad telemetry value is refused before anything is sent', async (t) => {
+  const api = await startApi(t)
+  const tool = freshName('get_order')
+  queryingTool(tool)
+  api.script(reply([toolUse(tool, { id: '1' })]), reply([text('done')]))
+  const r = await runWithTools('hi', at(api, { tools: [tool], telemetry: false }))
+  assert.equal(r.error, null)
+  assert.deepEqual(spans().map((s) => s.name), ['db.query'], 'only the tool\'s own span, with no parent of ours')
+  assert.equal(parentOf(spans()[0]), undefined)
+
+  for (const bad of ['yes', { recordContents: true }, { recordContent: 'true' }, 1]) {
+    const refused = await runWithTools('hi', at(api, { telemetry: bad }))
+    assert.equal(refused.error.code, 'invalid_request')
+    assert.match(refused.error.message, /telemetry must be false, true or \{ recordContent: boolean \}/)
+  }
+  assert.equal(api.requests.length, 2, 'the refused runs sent nothing')
+  exporter.reset()
+  api.script(reply([text('fine')]))
+  assert.equal((await runWithTools('hi', at(api, { tools: [], telemetry: true, model: 'claude-test-1' }))).error, null)
+  assert.deepEqual(spans().map((s) => s.name).sort(), ['chat claude-test-1', 'invoke_agent'])
+})
+
+test('a throwing tool is an ERROR execute_tool span, and a failed run an ERROR invoke_agent span', async (t) => {
+  const api = await startApi(t)
+  const tool = freshName('flaky')
+  queryingTool(tool, async () => {
+    throw new Error('database down')
+  })
+  api.script(reply([toolUse(tool, { id: '1' }, 'toolu_f1')]))
+  const r = await runWithTools('hi', at(api, { tools: [tool] }))
+  assert.equal(r.error.code, 'tool_execution_error')
+  const [exec] = named('execute_tool')
+  assert.equal(exec.status.code, SpanStatusCode.ERROR)
+  assert.equal(exec.attributes['error.type'], 'threw')
+  assert.equal(exec.attributes['anthropic_tool_calling.tool.outcome'], 'threw')
+  const [agent] = named('invoke_agent')
+  assert.equal(agent.status.code, SpanStatusCode.ERROR)
+  assert.equal(agent.attributes['error.type'], 'tool_execution_error')
+
+  // In continue mode the run goes on: the failed call is still an error, the run is not.
+  exporter.reset()
+  const words = freshName('words')
+  registerTool({
+    definition: { name: words, description: 'x', input_schema: { type: 'object' } },
+    execute: async () => {
+      throw new ToolError('No such order.')
+    },
+  })
+  api.script(reply([toolUse(words, {}), toolUse('no_such_tool', {})]), reply([text('Sorry.')]))
+  const goes = await runWithTools('hi', at(api, { tools: [words], onToolError: 'continue' }))
+  assert.equal(goes.error, null)
+  const execs = named('execute_tool')
+  assert.deepEqual(execs.map((s) => [s.name, s.attributes['error.type'], s.status.code]).sort(), [
+    [`execute_tool ${words}`, 'tool_error', SpanStatusCode.ERROR],
+    ['execute_tool no_such_tool', 'unknown_tool', SpanStatusCode.ERROR],
+  ].sort())
+  assert.equal(named('invoke_agent')[0].status.code, SpanStatusCode.UNSET)
+})
+
+test('an HTTP 500: one chat span covers the retries; one that never succeeds is ERROR with error.type', async (t) => {
+  const api = await startApi(t)
+  api.script({ status: 500 }, reply([text('ok')]))
+  assert.equal((await runWithTools('hi', at(api, { tools: [], maxRetries: 1 }))).error, null)
+  assert.equal(api.requests.length, 2)
+  let chats = named('chat')
+  assert.equal(chats.length, 1, 'one span for the request and its retry')
+  assert.equal(chats[0].status.code, SpanStatusCode.UNSET)
+  assert.ok(ms(chats[0].startTime) <= api.requests[0].receivedAt + performance.timeOrigin + 1, 'it began with the first attempt')
+
+  exporter.reset()
+  api.script({ status: 500 }, { status: 500 })
+  const r = await runWithTools('hi', at(api, { tools: [], maxRetries: 1 }))
+  assert.equal(r.error.code, 'unknown_error')
+  chats = named('chat')
+  assert.equal(chats.length, 1)
+  assert.equal(chats[0].status.code, SpanStatusCode.ERROR)
+  assert.equal(chats[0].attributes['error.type'], 'unknown_error')
+  assert.equal(chats[0].attributes['http.response.status_code'], 500)
+  assert.equal(chats[0].attributes['gen_ai.response.id'], undefined)
+  assert.equal(named('invoke_agent')[0].attributes['error.type'], 'unknown_error')
+})
+
+test('declined, not run and refused identical calls are not errors: status UNSET, the outcome named', async (t) => {
+  const api = await startApi(t)
+  const tool = freshName('poll')
+  queryingTool(tool)
+  api.script(
+    reply([toolUse(tool, { id: 'same' })]),
+    reply([toolUse(tool, { id: 'same' })]),
+    reply([toolUse(tool, { id: 'next' })]),
+    reply([text('done')]),
+  )
+  const r = await runWithTools('hi', at(api, { tools: [tool], maxIdenticalCalls: 1, maxToolIterations: 2, onMaxIterations: 'answer' }))
+  assert.equal(r.error, null)
+  const outcomes = named('execute_tool').map((s) => [s.attributes['anthropic_tool_calling.tool.outcome'], s.status.code, s.attributes['error.type']])
+  assert.deepEqual(outcomes, [
+    ['ok', SpanStatusCode.UNSET, undefined],
+    ['not_run_identical', SpanStatusCode.UNSET, undefined],
+    ['not_run_limit', SpanStatusCode.UNSET, undefined],
+  ])
+})
+
+test('streaming: the same spans, and no trace part ever reaches the stream', async (t) => {
+  const api = await startApi(t)
+  const tool = freshName('get_order')
+  queryingTool(tool)
+  api.script(reply([text('Checking.'), toolUse(tool, { id: '1' })]), reply([text('Shipped.')]))
+  const { route, result: parts } = await inRoute(() => collect(streamWithTools('hi', at(api, { tools: [tool] }))))
+  assert.ok(parts.every((p) => !String(p.type).startsWith('trace-')), JSON.stringify(parts.map((p) => p.type)))
+  assert.equal(parts.at(-1).type, 'finish')
+  const [agent] = named('invoke_agent')
+  assert.equal(parentOf(agent), route.spanContext().spanId)
+  assert.equal(named('chat').length, 2)
+  const [exec] = named('execute_tool')
+  assert.equal(parentOf(named('db.query')[0]), exec.spanContext().spanId)
+  for (const chat of named('chat')) assert.match(chat.attributes['gen_ai.response.id'], /^msg_/)
+})
+
+test('a span processor that throws never fails the run', async (t) => {
+  const api = await startApi(t)
+  const broken = new BasicTracerProvider({
+    spanProcessors: [{ onStart() {}, onEnd() { throw new Error('exporter broke') }, forceFlush: async () => {}, shutdown: async () => {} }],
+  })
+  trace.disable()
+  trace.setGlobalTracerProvider(broken)
+  t.after(() => {
+    trace.disable()
+    trace.setGlobalTracerProvider(provider)
+  })
+  const tool = freshName('get_order')
+  queryingTool(tool)
+  api.script(reply([toolUse(tool, { id: '1' })]), reply([text('done')]))
+  const errors = []
+  const saved = console.error
+  console.error = (...args) => errors.push(args.join(' '))
+  let r
+  try {
+    r = await runWithTools('hi', at(api, { tools: [tool] }))
+  } finally {
+    console.error = saved
+  }
+  assert.equal(r.error, null)
+  assert.equal(r.data.text, 'done')
+  assert.ok(errors.some((e) => e.includes('tracing failed; the run goes on') && e.includes('exporter broke')), errors.join('\n'))
+  // (The app's own tracer, got once from the API's proxy, stays with the first provider.)
+  assert.deepEqual(spans().filter((s) => s.name !== 'db.query'), [], 'the run used the provider registered now')
+})
+
+test('no tracer provider: a run makes no span and sends no trace part', async (t) => {
+  const api = await startApi(t)
+  trace.disable()
+  t.after(() => trace.setGlobalTracerProvider(provider))
+  api.script(reply([text('Checking.')]))
+  const parts = await collect(streamWithTools('hi', at(api, { tools: [] })))
+  assert.ok(parts.every((p) => !String(p.type).startsWith('trace-')))
+  assert.deepEqual(spans(), [])
+})
+
+test('a worker thread\'s spans go to its own provider, under its own active span', async (t) => {
+  const api = await startApi(t)
+  const worker = new Worker(new URL('./fixtures/traced-worker.mjs', import.meta.url), { workerData: { url: api.url, key: KEY } })
+  t.after(() => worker.terminate())
+  api.script(reply([toolUse('worker_lookup', { id: '7' })]), reply([text('Seven shipped.')]))
+  const [message] = await once(worker, 'message')
+  assert.equal(message.error, null, JSON.stringify(message))
+  assert.equal(message.text, 'Seven shipped.')
+  const byName = Object.fromEntries(message.spans.map((s) => [s.name, s]))
+  assert.deepEqual(Object.keys(byName).sort(), ['chat claude-test-1', 'db.query', 'execute_tool worker_lookup', 'invoke_agent', 'worker job'].sort())
+  assert.equal(byName.invoke_agent.parent, byName['worker job'].id)
+  assert.equal(byName['db.query'].parent, byName['execute_tool worker_lookup'].id)
+  assert.equal(message.spans.filter((s) => s.name.startsWith('chat')).length, 2)
+  assert.deepEqual(spans(), [], 'nothing reached the main thread\'s provider')
+})

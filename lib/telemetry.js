@@ -1,0 +1,217 @@
+'use strict'
+// A run's OpenTelemetry spans, named and attributed as the GenAI semantic conventions v1.41
+// say: `invoke_agent` for the run, under it `chat {model}` for each request to the API (its
+// retries included) and `execute_tool {name}` for each tool call. `@opentelemetry/api` is an
+// optional peer: without it, without a registered tracer provider (or with a sampler that drops
+// the run), or with `telemetry: false`, nothing here runs beyond one check per run.
+//
+// The engine times each request on its own threads and sends the times with the run's other
+// parts (`trace-request`, `trace-call`); the spans are made here, with those times, in the
+// clock the SDK times spans in (performance.timeOrigin + performance.now(), which the engine's
+// clock is tied to once, at load).
+
+const binding = require('../binding.js')
+const { version } = require('../package.json')
+
+const now = () => performance.timeOrigin + performance.now()
+binding.anchorClock(now())
+
+/** The conventions' span kinds and status codes, as @opentelemetry/api numbers them. */
+const KIND = { INTERNAL: 0, CLIENT: 2 }
+const ERROR = 2
+/** Where this library names what a tool call came to (`ok`, `declined`, `not_run_limit` …). */
+const OUTCOME = 'anthropic_tool_calling.tool.outcome'
+
+/** `@opentelemetry/api`, looked for once per thread; null when not installed. */
+let otel
+function api() {
+  if (otel === undefined) {
+    try {
+      otel = require('@opentelemetry/api')
+    } catch {
+      otel = null
+    }
+  }
+  return otel
+}
+
+/**
+ * The trace of a run about to start: null when it is not traced (`telemetry: false`, no API,
+ * no provider, or sampled out). Its `invoke_agent` span is a child of the span active now.
+ */
+function traceRun(telemetry) {
+  if (telemetry === false) return null
+  const otel = api()
+  if (otel === null) return null
+  try {
+    // Asked for at each run, not kept: a tracer kept from the API's proxy stays with the first
+    // provider it found, after that one is replaced or disabled.
+    const tracer = otel.trace.getTracer('anthropic-tool-calling', version)
+    const parent = otel.context.active()
+    const attributes = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'anthropic' }
+    const span = tracer.startSpan('invoke_agent', { kind: KIND.INTERNAL, startTime: now(), attributes }, parent)
+    if (!span.isRecording()) return null
+    return new RunTrace(otel, tracer, span, otel.trace.setSpan(parent, span))
+  } catch (e) {
+    report(e)
+    return null
+  }
+}
+
+/** Tracing that throws (a broken span processor) is logged, and never fails a run. */
+function report(e) {
+  console.error('[anthropic-tool-calling] tracing failed; the run goes on:', e)
+}
+
+class RunTrace {
+  constructor(api, tracer, span, ctx) {
+    this.api = api
+    this.tracer = tracer
+    this.span = span
+    this.ctx = ctx
+    /** toolUseId → the span of a call running in JS, until the engine says how it settled. */
+    this.tools = new Map()
+    this.model = null
+  }
+
+  /** Calls `fn(...args)` with the call's `execute_tool` span active (spans the tool makes are its children). */
+  runTool(toolName, toolUseId, fn, ...args) {
+    let active
+    try {
+      const span = this.tracer.startSpan(`execute_tool ${toolName}`, { kind: KIND.INTERNAL, startTime: now(), attributes: toolAttributes(toolName, toolUseId) }, this.ctx)
+      this.tools.set(toolUseId, span)
+      active = this.api.trace.setSpan(this.ctx, span)
+    } catch (e) {
+      report(e)
+      return fn(...args)
+    }
+    return this.api.context.with(active, fn, undefined, ...args)
+  }
+
+  /** Takes the trace parts out of a batch (they are this file's, never a stream's); the rest is returned. */
+  take(parts) {
+    let kept = null
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i]
+      const type = part.type
+      if (type === 'trace-request' || type === 'trace-call') {
+        if (kept === null) kept = parts.slice(0, i)
+        try {
+          if (type === 'trace-request') this.request(part)
+          else this.call(part)
+        } catch (e) {
+          report(e)
+        }
+      } else if (kept !== null) {
+        kept.push(part)
+      }
+    }
+    return kept === null ? parts : kept
+  }
+
+  /** A request to the API is over: its `chat` span, from when it began to when it ended. */
+  request(part) {
+    if (this.model === null) {
+      this.model = part.model
+      this.span.setAttributes({ 'gen_ai.request.model': part.model, 'gen_ai.request.max_tokens': part.maxTokens })
+      if (part.jsonOutput) this.span.setAttribute('gen_ai.output.type', 'json')
+    }
+    const attributes = {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.request.model': part.model,
+      'gen_ai.request.max_tokens': part.maxTokens,
+    }
+    if (part.server) Object.assign(attributes, { 'server.address': part.server.address, 'server.port': part.server.port })
+    if (part.jsonOutput) attributes['gen_ai.output.type'] = 'json'
+    const response = part.response
+    if (response) {
+      if (response.id !== null) attributes['gen_ai.response.id'] = response.id
+      if (response.model !== null) attributes['gen_ai.response.model'] = response.model
+      if (response.stopReason !== null) attributes['gen_ai.response.finish_reasons'] = [response.stopReason]
+      Object.assign(attributes, usageAttributes(response.usage))
+    }
+    const content = part.content
+    if (content) {
+      if (content.system !== null) attributes['gen_ai.system_instructions'] = content.system
+      attributes['gen_ai.input.messages'] = content.input
+      if (content.output !== null) attributes['gen_ai.output.messages'] = content.output
+    }
+    const span = this.tracer.startSpan(`chat ${part.model}`, { kind: KIND.CLIENT, startTime: part.startedAt, attributes }, this.ctx)
+    if (part.error) {
+      span.setAttribute('error.type', part.error.code)
+      if (part.error.status !== undefined) span.setAttribute('http.response.status_code', part.error.status)
+      span.setStatus({ code: ERROR, message: part.error.message })
+    }
+    span.end(part.endedAt)
+  }
+
+  /**
+   * A tool call settled: its span (the one made when JS began it, or one made now for a call
+   * the engine answered itself: unknown tool, bad input, declined, not run) gets what it came to.
+   */
+  call(part) {
+    let span = this.tools.get(part.toolUseId)
+    if (span === undefined) {
+      const attributes = toolAttributes(part.toolName, part.toolUseId)
+      span = this.tracer.startSpan(`execute_tool ${part.toolName}`, { kind: KIND.INTERNAL, startTime: part.endedAt - part.durationMs, attributes }, this.ctx)
+    } else {
+      this.tools.delete(part.toolUseId)
+    }
+    span.setAttribute(OUTCOME, part.outcome)
+    if (part.arguments !== undefined) span.setAttribute('gen_ai.tool.call.arguments', JSON.stringify(part.arguments))
+    if (part.result !== undefined) span.setAttribute('gen_ai.tool.call.result', part.result)
+    if (part.failed) {
+      span.setAttribute('error.type', part.outcome)
+      span.setStatus({ code: ERROR })
+    }
+    span.end(part.endedAt)
+  }
+
+  /** The run is over (every part handled): its span gets the result, and ends. Never throws. */
+  end(result) {
+    try {
+      this.close(result)
+    } catch (e) {
+      report(e)
+    }
+  }
+
+  close(result) {
+    // A call JS began whose settling was never told (only a bug could leave one): it ends here.
+    for (const span of this.tools.values()) {
+      span.setAttributes({ [OUTCOME]: 'interrupted', 'error.type': 'interrupted' })
+      span.setStatus({ code: ERROR })
+      span.end()
+    }
+    this.tools.clear()
+    // No result: the JS layer itself failed (the run resolves with unknown_error).
+    const data = result ? result.data : null
+    const error = result ? result.error : { code: 'unknown_error', message: 'The run failed inside anthropic-tool-calling.' }
+    const usage = data ? data.usage : error && error.usage
+    if (usage) this.span.setAttributes(usageAttributes(usage))
+    if (data) {
+      this.span.setAttribute('gen_ai.response.finish_reasons', [data.stopReason])
+    } else if (error) {
+      this.span.setAttribute('error.type', String(error.code))
+      this.span.setStatus({ code: ERROR, message: String(error.message) })
+    }
+    this.span.end(now())
+  }
+}
+
+function toolAttributes(toolName, toolUseId) {
+  return { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': toolName, 'gen_ai.tool.call.id': toolUseId, 'gen_ai.tool.type': 'function' }
+}
+
+/** Token counts as the conventions have them: the input counts the cache's tokens too. */
+function usageAttributes(u) {
+  return {
+    'gen_ai.usage.input_tokens': u.inputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens,
+    'gen_ai.usage.output_tokens': u.outputTokens,
+    'gen_ai.usage.cache_read.input_tokens': u.cacheReadInputTokens,
+    'gen_ai.usage.cache_creation.input_tokens': u.cacheCreationInputTokens,
+  }
+}
+
+module.exports = { traceRun }

@@ -1,0 +1,279 @@
+//! The parts a traced run adds for lib/telemetry.js, beside its `StreamPart`s: `trace-request`
+//! for each request to the API, and `trace-call` for each settled tool call (what it came to,
+//! and when). They go through the same batches and never reach a stream's reader: the JS layer
+//! takes them out. Times are JS milliseconds (see `clock.rs`).
+
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::clock::js_ms;
+use crate::engine::events::CallOutcome;
+use crate::engine::result::{ToolCall, ToolOutput, Usage};
+use crate::engine::trace::{RequestTrace, Telemetry};
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RequestPart<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    step: u32,
+    started_at: f64,
+    ended_at: f64,
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server: Option<Server<'a>>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    json_output: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response: Option<Response<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<Error<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<Content<'a>>,
+}
+
+#[derive(Serialize)]
+struct Server<'a> {
+    address: &'a str,
+    port: u16,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Response<'a> {
+    id: Option<&'a str>,
+    model: Option<&'a str>,
+    stop_reason: Option<&'a str>,
+    usage: Usage,
+}
+
+#[derive(Serialize)]
+struct Error<'a> {
+    code: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<u16>,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct Content<'a> {
+    system: Option<&'a str>,
+    input: &'a str,
+    output: Option<&'a str>,
+}
+
+/// A request's `trace-request` part.
+pub fn write_request(out: &mut Vec<u8>, t: &RequestTrace) {
+    let (response, error) = match &t.outcome {
+        Ok(a) => {
+            let mut usage = Usage::default();
+            usage.add(&a.usage);
+            let response = Response {
+                id: a.id.as_deref(),
+                model: a.model.as_deref(),
+                stop_reason: a.stop_reason.as_deref(),
+                usage,
+            };
+            (Some(response), None)
+        }
+        Err(f) => {
+            let error = Error {
+                code: f.code,
+                status: f.status,
+                message: &f.message,
+            };
+            (None, Some(error))
+        }
+    };
+    let part = RequestPart {
+        kind: "trace-request",
+        step: t.step,
+        started_at: js_ms(t.started),
+        ended_at: js_ms(t.ended),
+        model: &t.model,
+        max_tokens: t.max_tokens,
+        server: t.server.as_ref().map(|(address, port)| Server {
+            address,
+            port: *port,
+        }),
+        json_output: t.json_output,
+        response,
+        error,
+        content: t.content.as_ref().map(|c| Content {
+            system: c.system.as_deref(),
+            input: &c.input,
+            output: c.output.as_deref(),
+        }),
+    };
+    serde_json::to_writer(out, &part).expect("a trace part is strings and numbers");
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CallPart<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    tool_use_id: &'a str,
+    tool_name: &'a str,
+    outcome: &'static str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    failed: bool,
+    ended_at: f64,
+    duration_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arguments: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a str>,
+}
+
+/// A settled call's `trace-call` part. With content recorded, its input and what it returned
+/// (text as it is, anything else as its JSON text).
+pub fn write_call(
+    out: &mut Vec<u8>,
+    call: &ToolCall,
+    outcome: CallOutcome,
+    at: Instant,
+    telemetry: Telemetry,
+) {
+    let content = telemetry.record_content;
+    let result = match &call.output {
+        ToolOutput::Text(text) | ToolOutput::Json(text) if content => Some(text.as_str()),
+        _ => None,
+    };
+    let part = CallPart {
+        kind: "trace-call",
+        tool_use_id: &call.tool_use_id,
+        tool_name: &call.tool_name,
+        outcome: outcome.label(),
+        failed: outcome.failed(),
+        ended_at: js_ms(at),
+        duration_ms: call.duration_ms,
+        arguments: content.then_some(&*call.input),
+        result,
+    };
+    serde_json::to_writer(out, &part).expect("a trace part is strings, numbers and JSON");
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use serde_json::{json, Value};
+
+    use super::super::part_batches::batch_json;
+    use crate::engine::events::{CallOutcome, RunEvent};
+    use crate::engine::protocol::ApiUsage;
+    use crate::engine::result::{ToolCall, ToolOutput};
+    use crate::engine::settled::Why;
+    use crate::engine::trace::{Answered, Failed, RequestTrace, Telemetry};
+
+    fn parts(json: &str) -> Vec<Value> {
+        serde_json::from_str(json).unwrap()
+    }
+
+    fn settled(outcome: CallOutcome, at: Instant) -> RunEvent {
+        RunEvent::ToolResult {
+            call: ToolCall {
+                tool_name: "get_order".into(),
+                input: serde_json::value::RawValue::from_string(r#"{"id":"4821"}"#.into()).unwrap(),
+                output: ToolOutput::Json(r#"{"status":"shipped"}"#.into()),
+                is_error: false,
+                error: None,
+                duration_ms: 2.5,
+                tool_use_id: "toolu_1".into(),
+                interrupted: false,
+            },
+            model_text: None,
+            outcome,
+            at,
+        }
+    }
+
+    #[test]
+    fn a_settled_call_is_followed_by_its_trace_part_only_when_traced() {
+        let at = Instant::now();
+        let untraced = parts(&batch_json(vec![settled(CallOutcome::Ok, at)], None));
+        assert_eq!(untraced.len(), 1);
+        assert_eq!(untraced[0]["type"], "tool-result");
+
+        let traced = parts(&batch_json(
+            vec![settled(CallOutcome::Why(Why::Declined), at)],
+            Some(Telemetry::default()),
+        ));
+        assert_eq!(traced[0]["declined"], true);
+        let call = &traced[1];
+        assert_eq!(call["type"], "trace-call");
+        assert_eq!(call["outcome"], "declined");
+        assert_eq!(call.get("failed"), None, "a declined call did not fail");
+        assert_eq!(call["durationMs"], 2.5);
+        assert_eq!(call.get("arguments"), None, "no content unless asked");
+        assert_eq!(call.get("result"), None);
+
+        let content = parts(&batch_json(
+            vec![settled(CallOutcome::Why(Why::Threw), at)],
+            Some(Telemetry {
+                record_content: true,
+            }),
+        ));
+        assert_eq!(content[1]["failed"], true);
+        assert_eq!(content[1]["outcome"], "threw");
+        assert_eq!(content[1]["arguments"], json!({"id": "4821"}));
+        assert_eq!(content[1]["result"], r#"{"status":"shipped"}"#);
+    }
+
+    #[test]
+    fn a_request_is_told_with_its_times_response_and_usage() {
+        let started = Instant::now();
+        let trace = |outcome| {
+            RunEvent::Request(Box::new(RequestTrace {
+                step: 1,
+                started,
+                ended: started + Duration::from_millis(40),
+                model: "claude-x".into(),
+                max_tokens: 1024,
+                server: Some(("127.0.0.1".into(), 8080)),
+                json_output: false,
+                outcome,
+                content: None,
+            }))
+        };
+        let usage = ApiUsage {
+            input_tokens: Some(100),
+            output_tokens: Some(20),
+            cache_read_input_tokens: Some(7),
+            ..ApiUsage::default()
+        };
+        let answered = trace(Ok(Answered {
+            id: Some("msg_1".into()),
+            model: Some("claude-x-1".into()),
+            stop_reason: Some("tool_use".into()),
+            usage,
+        }));
+        let failed = trace(Err(Failed {
+            code: "unknown_error",
+            status: Some(500),
+            message: "The API failed.".into(),
+        }));
+        let got = parts(&batch_json(
+            vec![answered, failed],
+            Some(Telemetry::default()),
+        ));
+        let ok = &got[0];
+        assert_eq!(ok["type"], "trace-request");
+        let span = ok["endedAt"].as_f64().unwrap() - ok["startedAt"].as_f64().unwrap();
+        assert!((span - 40.0).abs() < 1e-3, "{span}");
+        assert_eq!(ok["server"], json!({"address": "127.0.0.1", "port": 8080}));
+        assert_eq!(ok["response"]["id"], "msg_1");
+        assert_eq!(ok["response"]["stopReason"], "tool_use");
+        assert_eq!(ok["response"]["usage"]["cacheReadInputTokens"], 7);
+        assert_eq!(ok.get("error"), None);
+        assert_eq!(
+            got[1]["error"],
+            json!({"code": "unknown_error", "status": 500, "message": "The API failed."})
+        );
+        assert_eq!(got[1].get("response"), None);
+    }
+}

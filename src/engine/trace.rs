@@ -1,0 +1,177 @@
+//! What a traced run tells of each request it sends: when it started and ended, what it asked
+//! for and what came back (or how it failed), and — only when content is recorded — the
+//! messages. The binding makes OpenTelemetry spans of it; a request and its retries are one
+//! record, timed on the engine's threads where the work happened.
+
+mod content;
+
+use std::time::Instant;
+
+use super::config::RunConfig;
+use super::error::RunError;
+use super::events::{EventSink, RunEvent};
+use super::protocol::{ApiUsage, MessageResponse, RawMessage};
+
+/// How a run is traced (the `telemetry` option), when it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Telemetry {
+    /// Record the messages, tool inputs and tool outputs (`recordContent`). Off by default:
+    /// they are the users' words and data.
+    pub record_content: bool,
+}
+
+/// One request to the API, as a trace tells it.
+#[derive(Debug, Clone)]
+pub struct RequestTrace {
+    /// The step it was sent for (0 is the first).
+    pub step: u32,
+    /// When its first attempt began.
+    pub started: Instant,
+    /// When it was answered, or failed for good.
+    pub ended: Instant,
+    /// The model asked for.
+    pub model: String,
+    /// Its `max_tokens`.
+    pub max_tokens: u32,
+    /// The host and port it went to.
+    pub server: Option<(String, u16)>,
+    /// It asked for a JSON answer (`output`).
+    pub json_output: bool,
+    /// What came back.
+    pub outcome: Result<Answered, Failed>,
+    /// The messages, when content is recorded.
+    pub content: Option<Content>,
+}
+
+/// What an answered request got back.
+#[derive(Debug, Clone)]
+pub struct Answered {
+    /// The message's `id`.
+    pub id: Option<String>,
+    /// The model that answered.
+    pub model: Option<String>,
+    /// Its `stop_reason`.
+    pub stop_reason: Option<String>,
+    /// Its tokens.
+    pub usage: ApiUsage,
+}
+
+/// How a request failed.
+#[derive(Debug, Clone)]
+pub struct Failed {
+    /// The run's error code for it.
+    pub code: &'static str,
+    /// The HTTP status of the API's answer, when there was one.
+    pub status: Option<u16>,
+    /// The error's message (the run's secrets already taken out).
+    pub message: String,
+}
+
+/// A request's messages in the conventions' JSON form (`gen_ai.*.messages`).
+#[derive(Debug, Clone)]
+pub struct Content {
+    /// `gen_ai.system_instructions`.
+    pub system: Option<String>,
+    /// `gen_ai.input.messages`: the history as sent.
+    pub input: String,
+    /// `gen_ai.output.messages`: the reply.
+    pub output: Option<String>,
+}
+
+/// A request on its way, told when it ends. Dropped before that (the run was aborted while
+/// it was in flight), it is told as aborted: a trace never loses a request that was sent.
+pub struct Pending<'a> {
+    sink: &'a dyn EventSink,
+    trace: Option<Box<RequestTrace>>,
+}
+
+impl<'a> Pending<'a> {
+    /// The request of `step` about to be sent with `messages`, when the run is traced.
+    pub fn start(
+        cfg: &RunConfig,
+        events: Option<&'a dyn EventSink>,
+        step: u32,
+        max_tokens: u32,
+        messages: &[RawMessage],
+    ) -> Option<Self> {
+        let (telemetry, sink) = (cfg.trace?, events?);
+        let content = telemetry.record_content.then(|| Content {
+            system: cfg.system.as_deref().map(content::system),
+            input: content::input(messages),
+            output: None,
+        });
+        let now = Instant::now();
+        Some(Pending {
+            sink,
+            trace: Some(Box::new(RequestTrace {
+                step,
+                started: now,
+                ended: now,
+                model: cfg.model.clone(),
+                max_tokens,
+                server: server_of(&cfg.api.base_url),
+                json_output: cfg.output.is_some(),
+                outcome: Err(aborted()),
+                content,
+            })),
+        })
+    }
+
+    /// The request is over: tells how.
+    pub fn end(mut self, sent: &Result<MessageResponse, RunError>) {
+        let Some(mut trace) = self.trace.take() else {
+            return;
+        };
+        trace.ended = Instant::now();
+        trace.outcome = match sent {
+            Ok(response) => {
+                if let Some(content) = trace.content.as_mut() {
+                    content.output = Some(content::output(
+                        &response.content,
+                        response.stop_reason.as_deref(),
+                    ));
+                }
+                Ok(Answered {
+                    id: response.id.clone(),
+                    model: response.model.clone(),
+                    stop_reason: response.stop_reason.clone(),
+                    usage: response.usage,
+                })
+            }
+            Err(error) => Err(Failed {
+                code: error.code.as_str(),
+                status: error.status,
+                message: error.message.clone(),
+            }),
+        };
+        self.sink.emit(RunEvent::Request(trace));
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if let Some(mut trace) = self.trace.take() {
+            trace.ended = Instant::now();
+            self.sink.emit(RunEvent::Request(trace));
+        }
+    }
+}
+
+/// How a request cut off by the run's end is told.
+fn aborted() -> Failed {
+    let error = RunError::aborted();
+    Failed {
+        code: error.code.as_str(),
+        status: None,
+        message: error.message,
+    }
+}
+
+/// The host and port of `base_url` (its scheme's port when it names none).
+fn server_of(base_url: &str) -> Option<(String, u16)> {
+    let url = reqwest::Url::parse(base_url).ok()?;
+    Some((url.host_str()?.to_owned(), url.port_or_known_default()?))
+}
+
+#[cfg(test)]
+mod tests;

@@ -123,6 +123,31 @@ test('ESM: import loads it (one module instance with require) and runs a convers
   assert.match(binding, /require\('anthropic-tool-calling-linux-x64-gnu'\)/)
 })
 
+test('without @opentelemetry/api installed (an optional peer), runs and streams work and trace nothing', { timeout: 60_000 }, async () => {
+  const out = await runConsumer('untraced.cjs', `
+    const { registerTool, runWithTools, streamWithTools, ToolError } = require('anthropic-tool-calling')
+    const RESOLVED = require.resolve('anthropic-tool-calling')
+    const CACHE = require.cache
+    let api = 'installed'
+    try { require.resolve('@opentelemetry/api') } catch (e) { api = e.code }
+    ;(async () => {
+      registerTool({
+        definition: { name: 'get_order_status', description: 'Look up the status of an order by its ID',
+          input_schema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } },
+        execute: async ({ orderId }) => ({ orderId, status: 'shipped', carrier: 'UPS' }),
+      })
+      const result = await runWithTools("What's the status of order #4821?", { telemetry: { recordContent: true } })
+      const types = []
+      for await (const part of streamWithTools("What's the status of order #4821?")) types.push(part.type)
+      const native = Object.keys(CACHE).filter((k) => k.endsWith('.node'))
+      console.log(JSON.stringify({ result, resolved: RESOLVED, native, toolError: typeof ToolError, api, types }))
+    })()`)
+  assert.equal(out.api, 'MODULE_NOT_FOUND', 'the consumer has no @opentelemetry/api')
+  assertConversation(out)
+  assert.equal(out.types.at(-1), 'finish')
+  assert.ok(out.types.every((t) => !t.startsWith('trace-')), out.types.join(','))
+})
+
 test('types: the exports map gives TypeScript the declarations from CommonJS and from ESM (module node16)', { timeout: 60_000 }, async () => {
   const use = `
     registerTool<{ orderId: string }>({

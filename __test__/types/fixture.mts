@@ -166,3 +166,12 @@ async function typedAnswers() {
   void runWithTools('hi', { output: 'json' })
 }
 void typedAnswers
+
+// Tracing: on by default where a provider is registered; false, true or { recordContent }.
+void runWithTools('hi', { telemetry: false })
+void runWithTools('hi', { telemetry: { recordContent: true } })
+void streamWithTools('hi', { telemetry: true })
+// @ts-expect-error recordContent is a boolean
+void runWithTools('hi', { telemetry: { recordContent: 'yes' } })
+// @ts-expect-error not a telemetry setting
+void runWithTools('hi', { telemetry: { recordContents: true } })

@@ -63,12 +63,6 @@ export declare class RunControl {
   settle(toolUseId: string, kind: ReplyKind, content: string): void
 }
 
-/**
- * Ties the engine's clock to JS's: `nowMs` is `performance.timeOrigin + performance.now()`
- * read just now. The times of trace parts are then in the clock spans are timed in.
- */
-export declare function anchorClock(nowMs: number): void
-
 /** `"release"` or `"debug"`: benchmarks refuse to measure a debug build. */
 export declare function buildProfile(): string
 
@@ -190,6 +184,12 @@ export declare const enum ReplyKind {
 
 /** Sets the function that aborts a running tool's `ctx.signal`: `(runId, toolUseId) => void`. */
 export declare function setCancelHook(cancel: (runId: number, toolUseId: string) => void): void
+
+/**
+ * The engine's clock now, in the milliseconds trace parts are timed in (see `clock.rs`): JS
+ * reads it once per thread to tie the two clocks.
+ */
+export declare function traceClockMs(): number
 
 /** Removes a tool; whether it was registered. */
 export declare function unregisterTool(name: string): boolean

@@ -9,6 +9,7 @@ import { trace, context, SpanStatusCode, SpanKind } from '@opentelemetry/api'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { registerTool, runWithTools, streamWithTools, ToolError } from '../index.mjs'
+import { z } from 'zod'
 import { reply, text, toolUse } from '../stand-in/replies.mjs'
 import { startApi, at, freshName, collect, KEY } from './helpers.mjs'
 
@@ -338,4 +339,115 @@ test('a worker thread\'s spans go to its own provider, under its own active span
   assert.equal(byName['db.query'].parent, byName['execute_tool worker_lookup'].id)
   assert.equal(message.spans.filter((s) => s.name.startsWith('chat')).length, 2)
   assert.deepEqual(spans(), [], 'nothing reached the main thread\'s provider')
+})
+
+test('a reply\'s id and model are the API\'s words: secrets taken out, cut short, and a nested one skipped', async (t) => {
+  const api = await startApi(t)
+  const body = (id, model) => ({
+    status: 200,
+    body: { id, type: 'message', role: 'assistant', model, content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } },
+  })
+  let nested = 'deep'
+  for (let i = 0; i < 200; i++) nested = [nested]
+  api.script(body(`msg_${KEY}_${'x'.repeat(600)}`, `gateway says ${KEY}`), body('msg_ok', nested))
+  const first = await runWithTools('hi', at(api, { tools: [] }))
+  assert.equal(first.error, null)
+  const [chat] = named('chat')
+  assert.ok(!chat.attributes['gen_ai.response.id'].includes(KEY), chat.attributes['gen_ai.response.id'])
+  assert.ok(chat.attributes['gen_ai.response.id'].length <= 256)
+  assert.match(chat.attributes['gen_ai.response.model'], /^gateway says \S+$/)
+  assert.ok(!chat.attributes['gen_ai.response.model'].includes(KEY))
+  exporter.reset()
+  for (const telemetry of [true, false]) {
+    if (!telemetry) api.script(body('msg_ok', nested))
+    const deep = await runWithTools('hi', at(api, { tools: [], telemetry }))
+    assert.equal(deep.error, null, 'a model nested past serde\'s limit is skipped, never fatal')
+  }
+  assert.equal(named('chat')[0].attributes['gen_ai.response.model'], undefined)
+})
+
+test('an error\'s message (what a tool threw) is in the status only when content is recorded; error.type always', async (t) => {
+  const api = await startApi(t)
+  const tool = freshName('crm')
+  queryingTool(tool, async () => {
+    throw new Error('no customer with email jane.doe@example.com')
+  })
+  for (const recordContent of [false, true]) {
+    exporter.reset()
+    api.script(reply([toolUse(tool, { id: '1' })]))
+    const r = await runWithTools('hi', at(api, { tools: [tool], telemetry: { recordContent } }))
+    assert.match(r.error.message, /jane\.doe/)
+    const [agent] = named('invoke_agent')
+    assert.equal(agent.status.code, SpanStatusCode.ERROR)
+    assert.equal(agent.attributes['error.type'], 'tool_execution_error')
+    const everything = JSON.stringify(spans().map((s) => [s.attributes, s.status, s.events]))
+    assert.equal(everything.includes('jane.doe'), recordContent, everything)
+  }
+})
+
+test('a run its sampler drops makes no span, and the spans its tools make are dropped with it', async (t) => {
+  const api = await startApi(t)
+  const tool = freshName('get_order')
+  queryingTool(tool)
+  api.script(reply([toolUse(tool, { id: '1' })]), reply([text('done')]))
+  const unsampled = trace.setSpanContext(context.active(), { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 0 })
+  const r = await context.with(unsampled, () => runWithTools('hi', at(api, { tools: [tool] })))
+  assert.equal(r.error, null)
+  assert.deepEqual(spans().map((s) => s.name), [], 'the tool\'s db.query did not start a trace of its own')
+})
+
+test('a call whose async input check outlives toolTimeoutMs never runs and has one execute_tool span', async (t) => {
+  const api = await startApi(t)
+  const tool = freshName('slow_check')
+  let ran = 0
+  registerTool({
+    definition: {
+      name: tool,
+      description: 'x',
+      input_schema: z.object({ id: z.string() }).refine(async () => (await new Promise((r) => setTimeout(r, 300)), true)),
+    },
+    execute: async () => (ran++, 'ran'),
+  })
+  api.script(reply([toolUse(tool, { id: '1' }, 'toolu_slow')]), reply([text('gave up')]))
+  const r = await runWithTools('hi', at(api, { tools: [tool], toolTimeoutMs: 100, onToolError: 'continue' }))
+  assert.equal(r.error, null)
+  await new Promise((resolve) => setTimeout(resolve, 400))
+  assert.equal(ran, 0, 'execute never started')
+  const execs = named('execute_tool')
+  assert.equal(execs.length, 1)
+  assert.equal(execs[0].attributes['anthropic_tool_calling.tool.outcome'], 'timeout')
+})
+
+test('the request\'s sampling settings are attributes; a run refused for its options is an ERROR invoke_agent with no chat', async (t) => {
+  const api = await startApi(t)
+  api.script(reply([text('ok')]))
+  await runWithTools('hi', at(api, { tools: [], temperature: 0.3, topP: 0.9, topK: 5, stopSequences: ['END'] }))
+  const [chat] = named('chat')
+  assert.equal(chat.attributes['gen_ai.request.temperature'], 0.3)
+  assert.equal(chat.attributes['gen_ai.request.top_p'], 0.9)
+  assert.equal(chat.attributes['gen_ai.request.top_k'], 5)
+  assert.deepEqual(chat.attributes['gen_ai.request.stop_sequences'], ['END'])
+  exporter.reset()
+  const refused = await runWithTools('hi', at(api, { maxTokens: -1 }))
+  assert.equal(refused.error.code, 'invalid_request')
+  assert.deepEqual(spans().map((s) => [s.name, s.attributes['error.type'], s.status.code]), [['invoke_agent', 'invalid_request', SpanStatusCode.ERROR]])
+})
+
+test('after the wall clock steps, a run\'s spans still sit inside the app\'s spans', async (t) => {
+  const api = await startApi(t)
+  const tool = freshName('get_order')
+  queryingTool(tool)
+  const realNow = Date.now
+  Date.now = () => realNow() + 3000
+  t.after(() => (Date.now = realNow))
+  api.script(reply([toolUse(tool, { id: '1' })]), reply([text('done')]))
+  const { route } = await inRoute(() => runWithTools('hi', at(api, { tools: [tool] })))
+  const [agent] = named('invoke_agent')
+  const [exec] = named('execute_tool')
+  const [query] = named('db.query')
+  // The SDK starts a span at Date.now(), a whole millisecond: a millisecond of slack.
+  const inside = (child, parent) => ms(child.startTime) >= ms(parent.startTime) - 1 && ms(child.endTime) <= ms(parent.endTime) + 1
+  assert.ok(inside(agent, route), `${ms(agent.startTime)}..${ms(agent.endTime)} in ${ms(route.startTime)}..${ms(route.endTime)}`)
+  assert.ok(inside(query, exec), `${ms(query.startTime)}..${ms(query.endTime)} in ${ms(exec.startTime)}..${ms(exec.endTime)}`)
+  for (const chat of named('chat')) assert.ok(inside(chat, agent))
 })

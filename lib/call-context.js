@@ -2,6 +2,7 @@
 // The `ctx` a tool's `execute` gets: `{ toolUseId, signal, context }`.
 
 const ABORT = Symbol('abort')
+const ABORTED = Symbol('aborted')
 
 /**
  * The `ctx` of one tool call. Its AbortController is made only when the tool reads `signal`
@@ -22,6 +23,9 @@ class CallContext {
     }
     return this.#controller.signal
   }
+  [ABORTED]() {
+    return this.#reason !== undefined
+  }
   [ABORT](reason) {
     if (this.#reason !== undefined) return
     this.#reason = reason
@@ -34,4 +38,9 @@ function abortCall(ctx, reason) {
   ctx[ABORT](reason)
 }
 
-module.exports = { CallContext, abortCall }
+/** Whether the engine gave up on the call (it timed out, its run ended) — without making a signal. */
+function wasAborted(ctx) {
+  return ctx[ABORTED]()
+}
+
+module.exports = { CallContext, abortCall, wasAborted }

@@ -25,7 +25,7 @@ function putBackOutputs(run, calls) {
  * outputs are put back (they cross as null), the hooks are told, and a stream gets them.
  */
 function onParts(parts, run, streaming) {
-  if (run.trace !== null) parts = run.trace.take(parts)
+  if (run.trace !== null && run.trace.recording) parts = run.trace.take(parts)
   for (const part of parts) {
     if (part.type === 'tool-call') {
       run.inputs.set(part.toolUseId, part.input)
@@ -57,6 +57,8 @@ async function startRun(prompt, options, streaming) {
     const runId = nextRunId()
     const control = new binding.RunControl()
     const trace = traceRun(telemetry)
+    // Trace parts only for a trace that records (a sampled-out run keeps just its context).
+    const traced = trace !== null && trace.recording
     const run = { context, control, hooks, timed, trace, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map(), inputs: new Map() }
     runs.set(runId, run)
     const onAbort = () => control.abort()
@@ -68,7 +70,7 @@ async function startRun(prompt, options, streaming) {
     try {
       let pending
       let lastBatch = null
-      if (streaming === null && hooks === null && trace === null) {
+      if (streaming === null && hooks === null && !traced) {
         pending = ended(runId)
         channel.start(request, runId, control)
       } else {
@@ -85,7 +87,7 @@ async function startRun(prompt, options, streaming) {
           }
         }
         pending = ended(runId)
-        channel.start(request, runId, control, batch, streaming !== null, trace !== null)
+        channel.start(request, runId, control, batch, streaming !== null, traced)
       }
       const reply = await pending
       if (lastBatch !== null) await lastBatch

@@ -6,21 +6,34 @@
 // the run), or with `telemetry: false`, nothing here runs beyond one check per run.
 //
 // The engine times each request on its own threads and sends the times with the run's other
-// parts (`trace-request`, `trace-call`); the spans are made here, with those times, in the
-// clock the SDK times spans in (performance.timeOrigin + performance.now(), which the engine's
-// clock is tied to once, at load).
+// parts (`trace-request`, `trace-call`); the spans are made here, with those times. The
+// engine's clock is tied to this thread's `performance.now()` once, at load; each run ties that
+// to the wall clock as the SDK does for each span (`Date.now()` at its start, then the
+// performance clock), so the spans of one run keep their exact order and sit with the app's.
 
 const binding = require('../binding.js')
 const { version } = require('../package.json')
 
-const now = () => performance.timeOrigin + performance.now()
-binding.anchorClock(now())
+/** `performance.now()` minus the engine's clock: the same monotonic clock, read from here. */
+const ENGINE_TO_PERF = (() => {
+  const before = performance.now()
+  const engine = binding.traceClockMs()
+  return (before + performance.now()) / 2 - engine
+})()
 
 /** The conventions' span kinds and status codes, as @opentelemetry/api numbers them. */
 const KIND = { INTERNAL: 0, CLIENT: 2 }
 const ERROR = 2
 /** Where this library names what a tool call came to (`ok`, `declined`, `not_run_limit` …). */
 const OUTCOME = 'anthropic_tool_calling.tool.outcome'
+
+/** A request's sampling settings in a trace part, and their attributes. */
+const SETTINGS = [
+  ['temperature', 'gen_ai.request.temperature'],
+  ['topP', 'gen_ai.request.top_p'],
+  ['topK', 'gen_ai.request.top_k'],
+  ['stopSequences', 'gen_ai.request.stop_sequences'],
+]
 
 /** `@opentelemetry/api`, looked for once per thread; null when not installed. */
 let otel
@@ -36,8 +49,11 @@ function api() {
 }
 
 /**
- * The trace of a run about to start: null when it is not traced (`telemetry: false`, no API,
- * no provider, or sampled out). Its `invoke_agent` span is a child of the span active now.
+ * The trace of a run about to start, with its `invoke_agent` span a child of the span active
+ * now; null when it is not traced (`telemetry: false`, no API, no provider). A run a sampler
+ * drops gets a trace that only keeps the context, so the spans its tools make are dropped with
+ * it rather than starting traces of their own. `recordContent` as the option says (the engine
+ * checks the option; a bad one fails the run before anything is recorded).
  */
 function traceRun(telemetry) {
   if (telemetry === false) return null
@@ -48,13 +64,29 @@ function traceRun(telemetry) {
     // provider it found, after that one is replaced or disabled.
     const tracer = otel.trace.getTracer('anthropic-tool-calling', version)
     const parent = otel.context.active()
+    const clock = new RunClock()
     const attributes = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'anthropic' }
-    const span = tracer.startSpan('invoke_agent', { kind: KIND.INTERNAL, startTime: now(), attributes }, parent)
-    if (!span.isRecording()) return null
-    return new RunTrace(otel, tracer, span, otel.trace.setSpan(parent, span))
+    const span = tracer.startSpan('invoke_agent', { kind: KIND.INTERNAL, startTime: clock.now(), attributes }, parent)
+    if (!otel.trace.isSpanContextValid(span.spanContext())) return null
+    const content = telemetry !== null && typeof telemetry === 'object' && telemetry.recordContent === true
+    return new RunTrace(otel, tracer, span, otel.trace.setSpan(parent, span), clock, content)
   } catch (e) {
     report(e)
     return null
+  }
+}
+
+/** The wall-clock times of one run's spans: the engine's and this thread's, on one base. */
+class RunClock {
+  constructor() {
+    this.base = Date.now() - performance.now()
+  }
+  now() {
+    return performance.now() + this.base
+  }
+  /** An engine time (ms of the engine's clock) as a wall-clock time. */
+  of(engineMs) {
+    return engineMs + ENGINE_TO_PERF + this.base
   }
 }
 
@@ -64,21 +96,32 @@ function report(e) {
 }
 
 class RunTrace {
-  constructor(api, tracer, span, ctx) {
+  constructor(api, tracer, span, ctx, clock, content) {
     this.api = api
     this.tracer = tracer
     this.span = span
     this.ctx = ctx
+    this.clock = clock
+    this.content = content
+    /** Spans are made and sent to the exporter (false: sampled out, only the context is kept). */
+    this.recording = span.isRecording()
     /** toolUseId → the span of a call running in JS, until the engine says how it settled. */
     this.tools = new Map()
+    /** Calls the engine said settled, and whether the run is over: no span starts for them after. */
+    this.settled = new Set()
+    this.closed = false
     this.model = null
   }
 
   /** Calls `fn(...args)` with the call's `execute_tool` span active (spans the tool makes are its children). */
   runTool(toolName, toolUseId, fn, ...args) {
+    if (!this.recording) return this.api.context.with(this.ctx, fn, undefined, ...args)
+    // A call the engine already gave up on (a timeout while an async input check ran) or whose
+    // run ended: its span was made from the engine's word, and no second one starts.
+    if (this.closed || this.settled.has(toolUseId)) return fn(...args)
     let active
     try {
-      const span = this.tracer.startSpan(`execute_tool ${toolName}`, { kind: KIND.INTERNAL, startTime: now(), attributes: toolAttributes(toolName, toolUseId) }, this.ctx)
+      const span = this.tracer.startSpan(`execute_tool ${toolName}`, { kind: KIND.INTERNAL, startTime: this.clock.now(), attributes: toolAttributes(toolName, toolUseId) }, this.ctx)
       this.tools.set(toolUseId, span)
       active = this.api.trace.setSpan(this.ctx, span)
     } catch (e) {
@@ -122,6 +165,7 @@ class RunTrace {
       'gen_ai.request.model': part.model,
       'gen_ai.request.max_tokens': part.maxTokens,
     }
+    for (const [key, name] of SETTINGS) if (part[key] !== undefined) attributes[name] = part[key]
     if (part.server) Object.assign(attributes, { 'server.address': part.server.address, 'server.port': part.server.port })
     if (part.jsonOutput) attributes['gen_ai.output.type'] = 'json'
     const response = part.response
@@ -137,13 +181,13 @@ class RunTrace {
       attributes['gen_ai.input.messages'] = content.input
       if (content.output !== null) attributes['gen_ai.output.messages'] = content.output
     }
-    const span = this.tracer.startSpan(`chat ${part.model}`, { kind: KIND.CLIENT, startTime: part.startedAt, attributes }, this.ctx)
+    const span = this.tracer.startSpan(`chat ${part.model}`, { kind: KIND.CLIENT, startTime: this.clock.of(part.startedAt), attributes }, this.ctx)
     if (part.error) {
       span.setAttribute('error.type', part.error.code)
       if (part.error.status !== undefined) span.setAttribute('http.response.status_code', part.error.status)
-      span.setStatus({ code: ERROR, message: part.error.message })
+      span.setStatus(this.status(part.error.message))
     }
-    span.end(part.endedAt)
+    span.end(this.clock.of(part.endedAt))
   }
 
   /**
@@ -151,25 +195,29 @@ class RunTrace {
    * the engine answered itself: unknown tool, bad input, declined, not run) gets what it came to.
    */
   call(part) {
+    this.settled.add(part.toolUseId)
+    const endedAt = this.clock.of(part.endedAt)
     let span = this.tools.get(part.toolUseId)
     if (span === undefined) {
       const attributes = toolAttributes(part.toolName, part.toolUseId)
-      span = this.tracer.startSpan(`execute_tool ${part.toolName}`, { kind: KIND.INTERNAL, startTime: part.endedAt - part.durationMs, attributes }, this.ctx)
+      span = this.tracer.startSpan(`execute_tool ${part.toolName}`, { kind: KIND.INTERNAL, startTime: endedAt - part.durationMs, attributes }, this.ctx)
     } else {
       this.tools.delete(part.toolUseId)
     }
     span.setAttribute(OUTCOME, part.outcome)
-    if (part.arguments !== undefined) span.setAttribute('gen_ai.tool.call.arguments', JSON.stringify(part.arguments))
+    if (part.arguments !== undefined) span.setAttribute('gen_ai.tool.call.arguments', part.arguments)
     if (part.result !== undefined) span.setAttribute('gen_ai.tool.call.result', part.result)
     if (part.failed) {
       span.setAttribute('error.type', part.outcome)
       span.setStatus({ code: ERROR })
     }
-    span.end(part.endedAt)
+    span.end(endedAt)
   }
 
   /** The run is over (every part handled): its span gets the result, and ends. Never throws. */
   end(result) {
+    this.closed = true
+    if (!this.recording) return
     try {
       this.close(result)
     } catch (e) {
@@ -177,12 +225,20 @@ class RunTrace {
     }
   }
 
+  /**
+   * An ERROR status. Its message (which may quote what a tool threw, or the model's answer)
+   * only when content is recorded; `error.type` always says what kind of failure it was.
+   */
+  status(message) {
+    return this.content ? { code: ERROR, message: String(message) } : { code: ERROR }
+  }
+
   close(result) {
     // A call JS began whose settling was never told (only a bug could leave one): it ends here.
     for (const span of this.tools.values()) {
       span.setAttributes({ [OUTCOME]: 'interrupted', 'error.type': 'interrupted' })
       span.setStatus({ code: ERROR })
-      span.end()
+      span.end(this.clock.now())
     }
     this.tools.clear()
     // No result: the JS layer itself failed (the run resolves with unknown_error).
@@ -194,9 +250,9 @@ class RunTrace {
       this.span.setAttribute('gen_ai.response.finish_reasons', [data.stopReason])
     } else if (error) {
       this.span.setAttribute('error.type', String(error.code))
-      this.span.setStatus({ code: ERROR, message: String(error.message) })
+      this.span.setStatus(this.status(error.message))
     }
-    this.span.end(now())
+    this.span.end(this.clock.now())
   }
 }
 

@@ -7,7 +7,7 @@ const { describe, describeThrown } = require('./describe.js')
 const { isToolError } = require('./tool-error.js')
 const { isToolResult } = require('./tool-result.js')
 const { describeIssues } = require('./standard-schema.js')
-const { CallContext } = require('./call-context.js')
+const { CallContext, wasAborted } = require('./call-context.js')
 const { runs } = require('./runs.js')
 const { callHook } = require('./hooks.js')
 const { handOver } = require('./hand-over.js')
@@ -101,6 +101,9 @@ async function callTool(run, name, execute, standard, inputJson, toolUseId) {
         return { kind: 'invalid_input', content: describeIssues(checked.issues) }
       }
       value = checked.value
+      // An input check slow enough that the engine gave up on the call meanwhile (a timeout,
+      // the run's end): `execute` never starts for a call nobody waits for.
+      if (wasAborted(ctx)) return { kind: 'error', content: 'the call was cancelled while its input was checked' }
     }
     pending = run.trace === null ? execute(value, ctx) : run.trace.runTool(name, toolUseId, execute, value, ctx)
     // Held until it settles: a Promise nothing else references would otherwise be collected

@@ -239,11 +239,11 @@ impl RunChannel {
     }
 }
 
-/// Ties the engine's clock to JS's: `nowMs` is `performance.timeOrigin + performance.now()`
-/// read just now. The times of trace parts are then in the clock spans are timed in.
+/// The engine's clock now, in the milliseconds trace parts are timed in (see `clock.rs`): JS
+/// reads it once per thread to tie the two clocks.
 #[napi]
-pub fn anchor_clock(now_ms: f64) {
-    crate::binding::clock::anchor(now_ms);
+pub fn trace_clock_ms() -> f64 {
+    crate::binding::clock::now_ms()
 }
 
 /// An option the JS layer keeps rather than sending it to Rust as JSON, and what its value must be.

@@ -1,34 +1,30 @@
-//! The engine's instants as the milliseconds JS spans are timed in. The engine measures with
-//! `Instant` (monotonic); JS (and OpenTelemetry's SDK) with `performance.timeOrigin +
-//! performance.now()`, the same monotonic clock counted from an epoch. One pair of readings,
-//! taken when the addon loads, ties the two: the times of a span made from the engine's
-//! instants and of one timed in JS agree to the microsecond, with no wall-clock step between.
+//! The engine's instants as the milliseconds a trace part carries: time since one instant of
+//! the process, on the engine's monotonic clock (`Instant`). JS reads the same clock through
+//! [`now_ms`] to tie it to its own, once per thread, and each run ties that to the wall clock
+//! OpenTelemetry's SDK times spans in (lib/telemetry.js): a clock step between runs moves the
+//! next run's spans with the app's, and the spans of one run keep their exact order.
 
 use std::sync::OnceLock;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
-/// One instant, and the JS time (ms since the epoch) it is.
-static ANCHOR: OnceLock<(Instant, f64)> = OnceLock::new();
-
-/// Ties the clocks: `now_ms` is JS's time now. The first call wins (every thread's JS reads the
-/// same clock, so a later one would say the same).
-pub fn anchor(now_ms: f64) {
-    let _ = ANCHOR.set((Instant::now(), now_ms));
+/// The instant trace times count from.
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
 }
 
-/// `at` in JS milliseconds since the epoch. Before any anchor (a test without JS), the wall
-/// clock stands in.
-pub fn js_ms(at: Instant) -> f64 {
-    let (then, then_ms) = *ANCHOR.get_or_init(|| {
-        let wall = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
-        (Instant::now(), wall.as_secs_f64() * 1000.0)
-    });
-    match at.checked_duration_since(then) {
-        Some(after) => then_ms + after.as_secs_f64() * 1000.0,
-        None => then_ms - then.duration_since(at).as_secs_f64() * 1000.0,
+/// `at` in milliseconds since the process's trace epoch (negative for an instant before it).
+pub fn ms(at: Instant) -> f64 {
+    let epoch = epoch();
+    match at.checked_duration_since(epoch) {
+        Some(after) => after.as_secs_f64() * 1000.0,
+        None => -(epoch.duration_since(at).as_secs_f64() * 1000.0),
     }
+}
+
+/// Now, as [`ms`] counts.
+pub fn now_ms() -> f64 {
+    ms(Instant::now())
 }
 
 #[cfg(test)]
@@ -41,9 +37,9 @@ mod tests {
     fn instants_keep_their_distance() {
         let now = Instant::now();
         let later = now + Duration::from_micros(1500);
-        let gap = js_ms(later) - js_ms(now);
-        assert!((gap - 1.5).abs() < 1e-6, "{gap}");
-        let earlier = now - Duration::from_millis(2);
-        assert!((js_ms(now) - js_ms(earlier) - 2.0).abs() < 1e-6);
+        assert!((ms(later) - ms(now) - 1.5).abs() < 1e-6);
+        let before = epoch() - Duration::from_millis(2);
+        assert!((ms(before) + 2.0).abs() < 1e-6);
+        assert!(now_ms() >= ms(now));
     }
 }

@@ -45,9 +45,10 @@ impl EventSink for ChannelSink {
 }
 
 /// Forwards the events of `rx` in batches (`send(partsJson, false)`) until the run drops its
-/// sender, then calls `send("[]", true)`. A traced run's batches carry its trace parts too. The first part after a quiet moment goes at once (no
-/// added latency to the first text); parts that follow within [`BATCH_WINDOW`] share a call. A
-/// step's start waits for the step's first content and goes with it.
+/// sender, then calls `send("[]", true)`. A traced run's batches carry its trace parts too.
+/// The first part after a quiet moment goes at once (no added latency to the first text);
+/// parts that follow within [`BATCH_WINDOW`] share a call. A step's start waits for the step's
+/// first content and goes with it.
 pub async fn forward(
     mut rx: mpsc::UnboundedReceiver<RunEvent>,
     trace: Option<Telemetry>,

@@ -1,17 +1,15 @@
 //! The parts a traced run adds for lib/telemetry.js, beside its `StreamPart`s: `trace-request`
 //! for each request to the API, and `trace-call` for each settled tool call (what it came to,
 //! and when). They go through the same batches and never reach a stream's reader: the JS layer
-//! takes them out. Times are JS milliseconds (see `clock.rs`).
+//! takes them out. Times are the engine's milliseconds (see `clock.rs`).
 
 use std::time::Instant;
 
-use serde::Serialize;
-use serde_json::value::RawValue;
-
-use super::clock::js_ms;
+use super::clock::ms;
 use crate::engine::events::CallOutcome;
 use crate::engine::result::{ToolCall, ToolOutput, Usage};
 use crate::engine::trace::{RequestTrace, Telemetry};
+use serde::Serialize;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -23,6 +21,14 @@ struct RequestPart<'a> {
     ended_at: f64,
     model: &'a str,
     max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_k: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop_sequences: Option<&'a [String]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     server: Option<Server<'a>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -91,10 +97,14 @@ pub fn write_request(out: &mut Vec<u8>, t: &RequestTrace) {
     let part = RequestPart {
         kind: "trace-request",
         step: t.step,
-        started_at: js_ms(t.started),
-        ended_at: js_ms(t.ended),
+        started_at: ms(t.started),
+        ended_at: ms(t.ended),
         model: &t.model,
         max_tokens: t.max_tokens,
+        temperature: t.settings.temperature,
+        top_p: t.settings.top_p,
+        top_k: t.settings.top_k,
+        stop_sequences: t.settings.stop_sequences.as_deref(),
         server: t.server.as_ref().map(|(address, port)| Server {
             address,
             port: *port,
@@ -124,13 +134,13 @@ struct CallPart<'a> {
     ended_at: f64,
     duration_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    arguments: Option<&'a RawValue>,
+    arguments: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     result: Option<&'a str>,
 }
 
-/// A settled call's `trace-call` part. With content recorded, its input and what it returned
-/// (text as it is, anything else as its JSON text).
+/// A settled call's `trace-call` part. With content recorded, its input (as JSON text) and what
+/// it returned (text as it is, anything else as its JSON text).
 pub fn write_call(
     out: &mut Vec<u8>,
     call: &ToolCall,
@@ -149,9 +159,9 @@ pub fn write_call(
         tool_name: &call.tool_name,
         outcome: outcome.label(),
         failed: outcome.failed(),
-        ended_at: js_ms(at),
+        ended_at: ms(at),
         duration_ms: call.duration_ms,
-        arguments: content.then_some(&*call.input),
+        arguments: content.then(|| call.input.get()),
         result,
     };
     serde_json::to_writer(out, &part).expect("a trace part is strings, numbers and JSON");
@@ -220,7 +230,7 @@ mod tests {
         ));
         assert_eq!(content[1]["failed"], true);
         assert_eq!(content[1]["outcome"], "threw");
-        assert_eq!(content[1]["arguments"], json!({"id": "4821"}));
+        assert_eq!(content[1]["arguments"], r#"{"id":"4821"}"#);
         assert_eq!(content[1]["result"], r#"{"status":"shipped"}"#);
     }
 
@@ -234,6 +244,10 @@ mod tests {
                 ended: started + Duration::from_millis(40),
                 model: "claude-x".into(),
                 max_tokens: 1024,
+                settings: crate::engine::trace::Settings {
+                    temperature: Some(0.5),
+                    ..Default::default()
+                },
                 server: Some(("127.0.0.1".into(), 8080)),
                 json_output: false,
                 outcome,
@@ -266,6 +280,8 @@ mod tests {
         let span = ok["endedAt"].as_f64().unwrap() - ok["startedAt"].as_f64().unwrap();
         assert!((span - 40.0).abs() < 1e-3, "{span}");
         assert_eq!(ok["server"], json!({"address": "127.0.0.1", "port": 8080}));
+        assert_eq!(ok["temperature"], 0.5);
+        assert_eq!(ok.get("topK"), None);
         assert_eq!(ok["response"]["id"], "msg_1");
         assert_eq!(ok["response"]["stopReason"], "tool_use");
         assert_eq!(ok["response"]["usage"]["cacheReadInputTokens"], 7);

@@ -76,10 +76,9 @@ pub struct MessageResponse {
 /// A field only traces show: a string is kept, anything else dropped rather than failing the
 /// reply over it.
 pub fn lenient_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    Ok(match serde_json::Value::deserialize(d)? {
-        serde_json::Value::String(text) => Some(text),
-        _ => None,
-    })
+    // Taken as raw text first: a value nested past serde's depth limit is skipped, not fatal.
+    let raw = Box::<RawValue>::deserialize(d)?;
+    Ok(serde_json::from_str(raw.get()).ok())
 }
 
 /// A code-execution container: its id goes with the next request.

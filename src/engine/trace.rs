@@ -11,6 +11,11 @@ use super::config::RunConfig;
 use super::error::RunError;
 use super::events::{EventSink, RunEvent};
 use super::protocol::{ApiUsage, MessageResponse, RawMessage};
+use super::redact::Redactor;
+
+/// The most of a reply's `id` or `model` a trace keeps: they are the API's (or a gateway's)
+/// words, and a span attribute is no place for a page of them.
+const MAX_FIELD: usize = 256;
 
 /// How a run is traced (the `telemetry` option), when it is.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -33,6 +38,8 @@ pub struct RequestTrace {
     pub model: String,
     /// Its `max_tokens`.
     pub max_tokens: u32,
+    /// Its sampling settings, as given.
+    pub settings: Settings,
     /// The host and port it went to.
     pub server: Option<(String, u16)>,
     /// It asked for a JSON answer (`output`).
@@ -41,6 +48,36 @@ pub struct RequestTrace {
     pub outcome: Result<Answered, Failed>,
     /// The messages, when content is recorded.
     pub content: Option<Content>,
+}
+
+/// A request's sampling settings (`gen_ai.request.*`), those the run gave.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// `temperature`.
+    pub temperature: Option<f64>,
+    /// `top_p`.
+    pub top_p: Option<f64>,
+    /// `top_k`.
+    pub top_k: Option<u64>,
+    /// `stop_sequences`.
+    pub stop_sequences: Option<Vec<String>>,
+}
+
+impl Settings {
+    fn of(cfg: &RunConfig) -> Self {
+        Settings {
+            temperature: cfg.temperature,
+            top_p: field(cfg, "top_p"),
+            top_k: field(cfg, "top_k"),
+            stop_sequences: field(cfg, "stop_sequences"),
+        }
+    }
+}
+
+/// A pass-through field of the request (by its wire name), read as `T`.
+fn field<T: serde::de::DeserializeOwned>(cfg: &RunConfig, name: &str) -> Option<T> {
+    let (_, raw) = cfg.fields.iter().find(|(wire, _)| *wire == name)?;
+    serde_json::from_str(raw.get()).ok()
 }
 
 /// What an answered request got back.
@@ -83,6 +120,7 @@ pub struct Content {
 pub struct Pending<'a> {
     sink: &'a dyn EventSink,
     trace: Option<Box<RequestTrace>>,
+    secrets: Redactor,
 }
 
 impl<'a> Pending<'a> {
@@ -109,11 +147,13 @@ impl<'a> Pending<'a> {
                 ended: now,
                 model: cfg.model.clone(),
                 max_tokens,
+                settings: Settings::of(cfg),
                 server: server_of(&cfg.api.base_url),
                 json_output: cfg.output.is_some(),
                 outcome: Err(aborted()),
                 content,
             })),
+            secrets: Redactor::of(&cfg.api),
         })
     }
 
@@ -131,9 +171,19 @@ impl<'a> Pending<'a> {
                         response.stop_reason.as_deref(),
                     ));
                 }
+                let quoted = |field: &Option<String>| {
+                    field.as_deref().map(|text| {
+                        let text = self.secrets.redact(text);
+                        let end = (0..=MAX_FIELD.min(text.len()))
+                            .rev()
+                            .find(|&i| text.is_char_boundary(i))
+                            .unwrap_or(0);
+                        text[..end].to_owned()
+                    })
+                };
                 Ok(Answered {
-                    id: response.id.clone(),
-                    model: response.model.clone(),
+                    id: quoted(&response.id),
+                    model: quoted(&response.model),
                     stop_reason: response.stop_reason.clone(),
                     usage: response.usage,
                 })

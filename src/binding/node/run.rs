@@ -2,7 +2,10 @@
 //! registry); the request is parsed, the tools picked and the engine run on the runtime, guarded
 //! against panics; the reply is shaped for the JS layer (lib/run.js).
 
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
+
+use futures::FutureExt;
 
 use napi::bindgen_prelude::{Buffer, FnArgs, ToNapiValue, TypeName, ValueType};
 use napi::sys;
@@ -83,13 +86,15 @@ pub async fn run(
         let trace = request.config.trace;
         let send = parts.send;
         forwarder = Some(tokio::spawn(async move {
-            forward(rx, trace, |json, last| {
-                send.call(
-                    FnArgs::from((json, last)),
-                    ThreadsafeFunctionCallMode::NonBlocking,
-                );
-            })
-            .await
+            let forwarded = AssertUnwindSafe(forward(rx, trace, |json, last| {
+                send_parts(&send, json, last)
+            }))
+            .catch_unwind()
+            .await;
+            // A panic while writing a batch (a bug of ours) must still let JS see the end.
+            if forwarded.is_err() {
+                send_parts(&send, String::from("[]"), true);
+            }
         }));
         let sink = ChannelSink {
             tx,
@@ -106,10 +111,7 @@ pub async fn run(
     // A run refused before it began (bad options) never had a forwarder: JS still waits for
     // `last`.
     if let Some(parts) = parts {
-        parts.send.call(
-            FnArgs::from((String::from("[]"), true)),
-            ThreadsafeFunctionCallMode::NonBlocking,
-        );
+        send_parts(&parts.send, String::from("[]"), true);
     }
     shared.end();
     let began = |c: &ToolCall| shared.had_effect(c);
@@ -123,6 +125,14 @@ pub async fn run(
             Err(error)
         }
     }
+}
+
+/// Hands JS a batch of parts (`last`: the run's final one).
+fn send_parts(send: &PartsFn, json: String, last: bool) {
+    send.call(
+        FnArgs::from((json, last)),
+        ThreadsafeFunctionCallMode::NonBlocking,
+    );
 }
 
 /// Runs the loop on a parsed request. A run whose thread is gone (a terminated worker) ends

@@ -96,7 +96,8 @@ fn media(kind: &str, source: Value) -> Value {
     };
     let field = |key: &str| source.get(key).cloned().unwrap_or(Value::Null);
     match source.get("type").and_then(Value::as_str) {
-        Some("base64") | Some("text") => json!({
+        Some("text") => json!({ "type": "text", "content": field("data") }),
+        Some("base64") => json!({
             "type": "blob", "modality": modality, "mime_type": field("media_type"), "content": field("data"),
         }),
         Some("url") => json!({ "type": "uri", "modality": modality, "uri": field("url") }),

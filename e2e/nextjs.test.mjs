@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { app, installExample } from '../scripts/example-install.mjs'
 import { startMockApi, demoModel } from '../stand-in/index.mjs'
 import { freePort, runProcess, startProcess, waitForHttp } from './helpers.mjs'
+import { readSpans, startOtlpEndpoint } from './otel.mjs'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const KEY = 'sk-ant-e2e-key-0123456789'
@@ -18,7 +19,7 @@ const SECRET = 'e2e-approval-secret-0123456789abcdef'
 const SHOTS = join(app, 'test-results')
 const next = join(app, 'node_modules', 'next', 'dist', 'bin', 'next')
 
-let api, server, context, base, work, dbFile
+let api, server, context, base, work, dbFile, spansFile, otlp
 const cleanups = []
 
 before(async () => {
@@ -34,18 +35,25 @@ before(async () => {
   const db = (dbFile = join(work, 'orders.db'))
   await runProcess(process.execPath, [join(app, 'scripts', 'seed-db.mjs'), db], { cwd: app })
 
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_') && !k.startsWith('npm_')))
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_') && !k.startsWith('npm_') && !k.startsWith('OTEL_')))
   Object.assign(env, { NEXT_TELEMETRY_DISABLED: '1', NODE_ENV: 'production' })
   await runProcess(process.execPath, [next, 'build'], { cwd: app, env })
 
   api = await startMockApi({ apiKey: KEY, handler: demoModel })
   cleanups.push(() => api.close())
 
+  // Tracing (instrumentation.ts): every span to a file, and over OTLP to a local endpoint,
+  // exported 200 ms after it ends instead of the 5 s a BatchSpanProcessor waits by default.
+  otlp = await startOtlpEndpoint()
+  cleanups.push(() => otlp.close())
+  spansFile = join(work, 'spans.jsonl')
+  const tracing = { OTEL_SPANS_FILE: spansFile, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '200' }
+
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
   server = startProcess(process.execPath, [next, 'start', '-H', '127.0.0.1', '-p', String(port)], {
     cwd: app,
-    env: { ...env, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: api.url, ORDERS_DB: db, ANTHROPIC_TOOL_CALLING_SECRET: SECRET },
+    env: { ...env, ...tracing, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: api.url, ORDERS_DB: db, ANTHROPIC_TOOL_CALLING_SECRET: SECRET },
   })
   cleanups.push(() => server.stop())
   await waitForHttp(base, server)
@@ -933,6 +941,73 @@ test('/chat: an unknown chat id in the address opens a new chat', { timeout: 30_
     assert.equal(chatRow(unknown), undefined)
     assert.deepEqual(problems, [])
   })
+})
+
+// --- Tracing: instrumentation.ts registers @vercel/otel; the package's spans join Next.js's ------
+
+const SPAN_KIND = { INTERNAL: 0, SERVER: 1, CLIENT: 2 }
+
+test('tracing: a /chat request with a tool call makes invoke_agent under the route\'s span, its chat and execute_tool spans under it', { timeout: 60_000 }, async () => {
+  const from = api.requests.length
+  await onPage('22-chat-traced', async (page, problems) => {
+    await page.goto(`${base}/chat`, { waitUntil: 'networkidle' })
+    await chat(page, "What's the status of order #4821?", 0)
+    assert.deepEqual(problems, [])
+  })
+  const requests = api.requests.slice(from)
+  assert.equal(requests.length, 2)
+  const model = requests[0].body.model
+  const toolUse = requests[1].body.messages.at(-2).content.find((b) => b.type === 'tool_use')
+
+  // The other tests' runs are traced too: this one's trace is the one whose execute_tool span ran
+  // the call the stand-in answered with. Its spans are written as they end, the request's last.
+  const traceOf = (spans) => {
+    const call = spans.find((s) => s.attributes['gen_ai.tool.call.id'] === toolUse.id)
+    return call ? spans.filter((s) => s.traceId === call.traceId) : []
+  }
+  const all = await eventually(() => readSpans(spansFile), (spans) => traceOf(spans).some((s) => s.name === 'POST /api/chat'))
+  const spans = traceOf(all)
+  assert.ok(spans.length > 0, `no span of this request in ${spansFile} (${all.length} spans in all)`)
+  const byId = new Map(all.map((s) => [s.spanId, s]))
+
+  const agents = spans.filter((s) => s.name === 'invoke_agent')
+  assert.equal(agents.length, 1, `spans of the trace: ${spans.map((s) => s.name)}`)
+  const [agent] = agents
+  assert.equal(agent.scope, 'anthropic-tool-calling')
+
+  // invoke_agent is a child of the span Next.js makes for the route handler, itself a child of its
+  // span for the request: one trace, from the server span down.
+  const handler = byId.get(agent.parentSpanId)
+  assert.ok(handler, 'the parent of invoke_agent was exported')
+  assert.equal(handler.name, 'executing api route (app) /api/chat')
+  assert.equal(handler.attributes['next.span_type'], 'AppRouteRouteHandlers.runHandler')
+  assert.equal(handler.traceId, agent.traceId)
+  const request = byId.get(handler.parentSpanId)
+  assert.ok(request, 'the request span was exported')
+  assert.deepEqual(
+    [request.name, request.kind, request.parentSpanId, request.traceId, request.attributes['next.span_type'], request.attributes['http.status_code']],
+    ['POST /api/chat', SPAN_KIND.SERVER, null, agent.traceId, 'BaseServer.handleRequest', 200],
+  )
+
+  // Under invoke_agent: a chat span for each request to the stand-in, an execute_tool span for the call.
+  const chats = spans.filter((s) => s.name === `chat ${model}`)
+  const tools = spans.filter((s) => s.name.startsWith('execute_tool '))
+  assert.equal(chats.length, requests.length)
+  assert.deepEqual(tools.map((s) => [s.name, s.attributes['gen_ai.tool.call.id']]), [['execute_tool get_order_status', toolUse.id]])
+  for (const span of [...chats, ...tools]) assert.equal(span.parentSpanId, agent.spanId, `the parent of ${span.name}`)
+  for (const span of chats) {
+    assert.equal(span.kind, SPAN_KIND.CLIENT)
+    assert.match(span.attributes['gen_ai.response.id'], /^msg_/)
+  }
+  assert.equal(new Set(chats.map((s) => s.attributes['gen_ai.response.id'])).size, chats.length)
+
+  // The same spans went over OTLP as well (@vercel/otel's exporter, from OTEL_EXPORTER_OTLP_ENDPOINT).
+  // Protobuf carries a span id as its 8 raw bytes.
+  const ids = [request, handler, agent, ...chats, ...tools].map((s) => Buffer.from(s.spanId, 'hex'))
+  const posted = () => Buffer.concat(otlp.posts.filter((p) => p.path === '/v1/traces').map((p) => p.body))
+  const body = await eventually(posted, (b) => ids.every((id) => b.includes(id)))
+  for (const [i, id] of ids.entries()) assert.ok(body.includes(id), `span ${i} was posted to ${otlp.url}/v1/traces`)
+  assert.ok(otlp.posts.every((p) => p.contentType === 'application/x-protobuf'))
 })
 
 // --- /orders/[id]: a server component, the summary inside <Suspense> ----------------------------

@@ -4,6 +4,7 @@
 import { test, before, after, beforeEach } from 'node:test'
 import assert from 'node:assert/strict'
 import { Worker } from 'node:worker_threads'
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { once } from 'node:events'
 import { trace, context, SpanStatusCode, SpanKind } from '@opentelemetry/api'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
@@ -280,6 +281,7 @@ test('streaming: the same spans, and no trace part ever reaches the stream', asy
   const [agent] = named('invoke_agent')
   assert.equal(parentOf(agent), route.spanContext().spanId)
   assert.equal(named('chat').length, 2)
+  for (const chat of named('chat')) assert.equal(chat.attributes['gen_ai.request.stream'], true)
   const [exec] = named('execute_tool')
   assert.equal(parentOf(named('db.query')[0]), exec.spanContext().spanId)
   for (const chat of named('chat')) assert.match(chat.attributes['gen_ai.response.id'], /^msg_/)
@@ -450,4 +452,50 @@ test('after the wall clock steps, a run\'s spans still sit inside the app\'s spa
   assert.ok(inside(agent, route), `${ms(agent.startTime)}..${ms(agent.endTime)} in ${ms(route.startTime)}..${ms(route.endTime)}`)
   assert.ok(inside(query, exec), `${ms(query.startTime)}..${ms(query.endTime)} in ${ms(exec.startTime)}..${ms(exec.endTime)}`)
   for (const chat of named('chat')) assert.ok(inside(chat, agent))
+})
+
+test('a tool runs in the async context of the run that calls it, not of the request that registered it', async (t) => {
+  const api = await startApi(t)
+  const store = new AsyncLocalStorage()
+  const tool = freshName('whoami')
+  const seen = []
+  // Registered inside request A (a Next.js route module is imported by its first request)…
+  store.run('request A', () =>
+    app.startActiveSpan('request A', (a) => {
+      registerTool({
+        definition: { name: tool, description: 'x', input_schema: { type: 'object' } },
+        needsApproval: async () => (seen.push(['needsApproval', store.getStore()]), false),
+        execute: async () => app.startActiveSpan('db.query', (s) => (s.end(), seen.push(['execute', store.getStore()]), 'ok')),
+      })
+      a.end()
+    }),
+  )
+  // …and called by request B's run, traced or not.
+  for (const telemetry of [false, true]) {
+    exporter.reset()
+    seen.length = 0
+    api.script(reply([toolUse(tool, {})]), reply([text('done')]))
+    const { route } = await store.run('request B', () =>
+      inRoute(() => runWithTools('hi', at(api, { tools: [tool], telemetry, approvalSecret: 'x'.repeat(32), onToolCall: () => seen.push(['onToolCall', store.getStore()]) }))),
+    )
+    assert.deepEqual(seen, [['needsApproval', 'request B'], ['onToolCall', 'request B'], ['execute', 'request B']])
+    const [query] = named('db.query')
+    const parent = telemetry ? named('execute_tool')[0].spanContext().spanId : route.spanContext().spanId
+    assert.equal(parentOf(query), parent, `telemetry: ${telemetry}`)
+  }
+})
+
+test('what the model or a gateway writes (a stop reason, a tool name) reaches no span with a secret in it', async (t) => {
+  const api = await startApi(t)
+  const echo = `tool_${KEY}`
+  api.script(
+    reply([toolUse(echo, {})]),
+    { status: 200, body: { id: 'msg_2', type: 'message', role: 'assistant', model: 'm', content: [{ type: 'text', text: 'ok' }], stop_reason: `end_turn ${KEY}`, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } },
+  )
+  const r = await runWithTools('hi', at(api, { tools: [], onToolError: 'continue', telemetry: { recordContent: true } }))
+  assert.equal(r.error, null)
+  const everything = JSON.stringify(spans().map((s) => [s.name, s.attributes, s.status]))
+  assert.ok(!everything.includes(KEY), everything)
+  assert.equal(named('execute_tool').length, 1)
+  assert.match(named('invoke_agent')[0].attributes['gen_ai.response.finish_reasons'][0], /^end_turn /)
 })

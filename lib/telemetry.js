@@ -55,7 +55,7 @@ function api() {
  * it rather than starting traces of their own. `recordContent` as the option says (the engine
  * checks the option; a bad one fails the run before anything is recorded).
  */
-function traceRun(telemetry) {
+function traceRun(telemetry, model) {
   if (telemetry === false) return null
   const otel = api()
   if (otel === null) return null
@@ -65,7 +65,8 @@ function traceRun(telemetry) {
     const tracer = otel.trace.getTracer('anthropic-tool-calling', version)
     const parent = otel.context.active()
     const clock = new RunClock()
-    const attributes = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'anthropic' }
+    // The model at the span's start, for samplers (the engine's requests say it again).
+    const attributes = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'anthropic', 'gen_ai.request.model': model }
     const span = tracer.startSpan('invoke_agent', { kind: KIND.INTERNAL, startTime: clock.now(), attributes }, parent)
     if (!otel.trace.isSpanContextValid(span.spanContext())) return null
     const content = telemetry !== null && typeof telemetry === 'object' && telemetry.recordContent === true
@@ -110,7 +111,9 @@ class RunTrace {
     /** Calls the engine said settled, and whether the run is over: no span starts for them after. */
     this.settled = new Set()
     this.closed = false
-    this.model = null
+    this.first = true
+    /** The last reply's stop reason, as the engine gave it (its secrets taken out). */
+    this.finish = null
   }
 
   /** Calls `fn(...args)` with the call's `execute_tool` span active (spans the tool makes are its children). */
@@ -154,8 +157,8 @@ class RunTrace {
 
   /** A request to the API is over: its `chat` span, from when it began to when it ended. */
   request(part) {
-    if (this.model === null) {
-      this.model = part.model
+    if (this.first) {
+      this.first = false
       this.span.setAttributes({ 'gen_ai.request.model': part.model, 'gen_ai.request.max_tokens': part.maxTokens })
       if (part.jsonOutput) this.span.setAttribute('gen_ai.output.type', 'json')
     }
@@ -168,11 +171,12 @@ class RunTrace {
     for (const [key, name] of SETTINGS) if (part[key] !== undefined) attributes[name] = part[key]
     if (part.server) Object.assign(attributes, { 'server.address': part.server.address, 'server.port': part.server.port })
     if (part.jsonOutput) attributes['gen_ai.output.type'] = 'json'
+    if (part.stream) attributes['gen_ai.request.stream'] = true
     const response = part.response
     if (response) {
       if (response.id !== null) attributes['gen_ai.response.id'] = response.id
       if (response.model !== null) attributes['gen_ai.response.model'] = response.model
-      if (response.stopReason !== null) attributes['gen_ai.response.finish_reasons'] = [response.stopReason]
+      if (response.stopReason !== null) attributes['gen_ai.response.finish_reasons'] = [(this.finish = response.stopReason)]
       Object.assign(attributes, usageAttributes(response.usage))
     }
     const content = part.content
@@ -246,8 +250,9 @@ class RunTrace {
     const error = result ? result.error : { code: 'unknown_error', message: 'The run failed inside anthropic-tool-calling.' }
     const usage = data ? data.usage : error && error.usage
     if (usage) this.span.setAttributes(usageAttributes(usage))
-    if (data) {
-      this.span.setAttribute('gen_ai.response.finish_reasons', [data.stopReason])
+    // Why the model stopped last (a pause for approval is the run's, not the model's).
+    if (data && this.finish !== null) {
+      this.span.setAttribute('gen_ai.response.finish_reasons', [this.finish])
     } else if (error) {
       this.span.setAttribute('error.type', String(error.code))
       this.span.setStatus(this.status(error.message))

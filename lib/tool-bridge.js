@@ -21,7 +21,9 @@ function asker(needsApproval) {
   return async (inputJson, toolUseId, runId) => {
     const run = runs.get(runId)
     try {
-      return (await needsApproval(JSON.parse(inputJson), { toolUseId, context: run ? run.context : undefined })) !== false
+      const input = JSON.parse(inputJson)
+      const ctx = { toolUseId, context: run ? run.context : undefined }
+      return (await (run ? run.inScope(needsApproval, input, ctx) : needsApproval(input, ctx))) !== false
     } catch (e) {
       console.error('[anthropic-tool-calling] needsApproval threw; the call waits for approval:', e)
       return true
@@ -48,7 +50,7 @@ function bridge(name, execute, standard) {
       control.settle(toolUseId, 'not_started', '')
       return
     }
-    callTool(run, name, execute, standard, inputJson, toolUseId).then(
+    run.inScope(callTool, run, name, execute, standard, inputJson, toolUseId).then(
       (reply) => handOver(run, toolUseId, () => settle(run, toolUseId, reply)),
       (e) => handOver(run, toolUseId, () => settle(run, toolUseId, { kind: 'error', content: `the tool wrapper failed: ${describeThrown(e)}` })),
     )

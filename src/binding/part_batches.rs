@@ -12,11 +12,10 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::call_gate::RunShared;
-use super::trace_parts;
+use super::trace_parts::{self, Traced};
 use crate::engine::events::CallOutcome;
 use crate::engine::result::{ToolCall, ToolOutput, Usage};
 use crate::engine::settled::Why;
-use crate::engine::trace::Telemetry;
 use crate::engine::{EventSink, RunEvent};
 
 /// How long parts may wait to share a call into JS.
@@ -51,7 +50,7 @@ impl EventSink for ChannelSink {
 /// first content and goes with it.
 pub async fn forward(
     mut rx: mpsc::UnboundedReceiver<RunEvent>,
-    trace: Option<Telemetry>,
+    trace: Option<Traced>,
     send: impl Fn(String, bool),
 ) {
     let mut last_flush: Option<Instant> = None;
@@ -94,7 +93,10 @@ pub async fn forward(
         {
             continue;
         }
-        send(batch_json(std::mem::take(&mut batch), trace), false);
+        send(
+            batch_json(std::mem::take(&mut batch), trace.as_ref()),
+            false,
+        );
         last_flush = Some(Instant::now());
     }
     send(String::from("[]"), true);
@@ -155,7 +157,7 @@ enum Part<'a> {
 
 /// The batch as a JSON array of parts, adjacent deltas joined; with `trace`, each settled call
 /// is followed by its `trace-call` part.
-pub fn batch_json(events: Vec<RunEvent>, trace: Option<Telemetry>) -> String {
+pub fn batch_json(events: Vec<RunEvent>, trace: Option<&Traced>) -> String {
     let mut merged: Vec<RunEvent> = Vec::with_capacity(events.len());
     for event in events {
         match (merged.last_mut(), event) {
@@ -194,11 +196,11 @@ pub fn batch_json(events: Vec<RunEvent>, trace: Option<Telemetry>) -> String {
             RunEvent::ToolResult {
                 call, outcome, at, ..
             },
-            Some(telemetry),
+            Some(traced),
         ) = (&*event, trace)
         {
             out.push(b',');
-            trace_parts::write_call(&mut out, call, *outcome, *at, telemetry);
+            trace_parts::write_call(&mut out, call, *outcome, *at, traced);
         }
     }
     out.push(b']');

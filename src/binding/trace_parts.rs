@@ -7,8 +7,18 @@ use std::time::Instant;
 
 use super::clock::ms;
 use crate::engine::events::CallOutcome;
+use crate::engine::redact::Redactor;
 use crate::engine::result::{ToolCall, ToolOutput, Usage};
-use crate::engine::trace::{RequestTrace, Telemetry};
+use crate::engine::trace::{quoted, RequestTrace, Telemetry};
+
+/// How a run's batches carry its trace parts: its `telemetry`, and the secrets to take out of
+/// what the model wrote before it goes into a span.
+pub struct Traced {
+    /// Whether content is recorded.
+    pub telemetry: Telemetry,
+    /// The run's secrets.
+    pub secrets: Redactor,
+}
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -21,6 +31,8 @@ struct RequestPart<'a> {
     ended_at: f64,
     model: &'a str,
     max_tokens: u32,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,6 +113,7 @@ pub fn write_request(out: &mut Vec<u8>, t: &RequestTrace) {
         ended_at: ms(t.ended),
         model: &t.model,
         max_tokens: t.max_tokens,
+        stream: t.stream,
         temperature: t.settings.temperature,
         top_p: t.settings.top_p,
         top_k: t.settings.top_k,
@@ -140,29 +153,32 @@ struct CallPart<'a> {
 }
 
 /// A settled call's `trace-call` part. With content recorded, its input (as JSON text) and what
-/// it returned (text as it is, anything else as its JSON text).
+/// it returned (text as it is, anything else as its JSON text). Its name and id are the model's
+/// words, and like the content carry none of the run's secrets.
 pub fn write_call(
     out: &mut Vec<u8>,
     call: &ToolCall,
     outcome: CallOutcome,
     at: Instant,
-    telemetry: Telemetry,
+    traced: &Traced,
 ) {
-    let content = telemetry.record_content;
+    let content = traced.telemetry.record_content;
+    let secrets = &traced.secrets;
     let result = match &call.output {
-        ToolOutput::Text(text) | ToolOutput::Json(text) if content => Some(text.as_str()),
+        ToolOutput::Text(text) | ToolOutput::Json(text) if content => Some(secrets.redact(text)),
         _ => None,
     };
+    let arguments = content.then(|| secrets.redact(call.input.get()));
     let part = CallPart {
         kind: "trace-call",
-        tool_use_id: &call.tool_use_id,
-        tool_name: &call.tool_name,
+        tool_use_id: &quoted(secrets, &call.tool_use_id),
+        tool_name: &quoted(secrets, &call.tool_name),
         outcome: outcome.label(),
         failed: outcome.failed(),
         ended_at: ms(at),
         duration_ms: call.duration_ms,
-        arguments: content.then(|| call.input.get()),
-        result,
+        arguments: arguments.as_deref(),
+        result: result.as_deref(),
     };
     serde_json::to_writer(out, &part).expect("a trace part is strings, numbers and JSON");
 }
@@ -178,7 +194,14 @@ mod tests {
     use crate::engine::protocol::ApiUsage;
     use crate::engine::result::{ToolCall, ToolOutput};
     use crate::engine::settled::Why;
-    use crate::engine::trace::{Answered, Failed, RequestTrace, Telemetry};
+    use crate::engine::trace::{Answered, Failed, RequestTrace, Settings, Telemetry};
+
+    fn tracing(record_content: bool) -> super::Traced {
+        super::Traced {
+            telemetry: Telemetry { record_content },
+            secrets: crate::engine::redact::Redactor::new(["sk-ant-secret"]),
+        }
+    }
 
     fn parts(json: &str) -> Vec<Value> {
         serde_json::from_str(json).unwrap()
@@ -187,9 +210,9 @@ mod tests {
     fn settled(outcome: CallOutcome, at: Instant) -> RunEvent {
         RunEvent::ToolResult {
             call: ToolCall {
-                tool_name: "get_order".into(),
+                tool_name: "get_order_sk-ant-secret".into(),
                 input: serde_json::value::RawValue::from_string(r#"{"id":"4821"}"#.into()).unwrap(),
-                output: ToolOutput::Json(r#"{"status":"shipped"}"#.into()),
+                output: ToolOutput::Json(r#"{"status":"shipped","echo":"sk-ant-secret"}"#.into()),
                 is_error: false,
                 error: None,
                 duration_ms: 2.5,
@@ -211,7 +234,7 @@ mod tests {
 
         let traced = parts(&batch_json(
             vec![settled(CallOutcome::Why(Why::Declined), at)],
-            Some(Telemetry::default()),
+            Some(&tracing(false)),
         ));
         assert_eq!(traced[0]["declined"], true);
         let call = &traced[1];
@@ -224,14 +247,21 @@ mod tests {
 
         let content = parts(&batch_json(
             vec![settled(CallOutcome::Why(Why::Threw), at)],
-            Some(Telemetry {
-                record_content: true,
-            }),
+            Some(&tracing(true)),
         ));
         assert_eq!(content[1]["failed"], true);
         assert_eq!(content[1]["outcome"], "threw");
         assert_eq!(content[1]["arguments"], r#"{"id":"4821"}"#);
-        assert_eq!(content[1]["result"], r#"{"status":"shipped"}"#);
+        let told = content[1].to_string();
+        assert!(!told.contains("sk-ant-secret"), "{told}");
+        assert!(content[1]["result"]
+            .as_str()
+            .unwrap()
+            .starts_with(r#"{"status":"shipped","echo":""#));
+        assert!(content[1]["toolName"]
+            .as_str()
+            .unwrap()
+            .starts_with("get_order_"));
     }
 
     #[test]
@@ -244,7 +274,8 @@ mod tests {
                 ended: started + Duration::from_millis(40),
                 model: "claude-x".into(),
                 max_tokens: 1024,
-                settings: crate::engine::trace::Settings {
+                stream: false,
+                settings: Settings {
                     temperature: Some(0.5),
                     ..Default::default()
                 },
@@ -271,10 +302,7 @@ mod tests {
             status: Some(500),
             message: "The API failed.".into(),
         }));
-        let got = parts(&batch_json(
-            vec![answered, failed],
-            Some(Telemetry::default()),
-        ));
+        let got = parts(&batch_json(vec![answered, failed], Some(&tracing(false))));
         let ok = &got[0];
         assert_eq!(ok["type"], "trace-request");
         let span = ok["endedAt"].as_f64().unwrap() - ok["startedAt"].as_f64().unwrap();

@@ -38,6 +38,8 @@ pub struct RequestTrace {
     pub model: String,
     /// Its `max_tokens`.
     pub max_tokens: u32,
+    /// Its reply was streamed.
+    pub stream: bool,
     /// Its sampling settings, as given.
     pub settings: Settings,
     /// The host and port it went to.
@@ -133,9 +135,13 @@ impl<'a> Pending<'a> {
         messages: &[RawMessage],
     ) -> Option<Self> {
         let (telemetry, sink) = (cfg.trace?, events?);
+        let secrets = Redactor::of(&cfg.api);
         let content = telemetry.record_content.then(|| Content {
-            system: cfg.system.as_deref().map(content::system),
-            input: content::input(messages),
+            system: cfg
+                .system
+                .as_deref()
+                .map(|s| secrets.redact(&content::system(s)).into_owned()),
+            input: secrets.redact(&content::input(messages)).into_owned(),
             output: None,
         });
         let now = Instant::now();
@@ -145,15 +151,16 @@ impl<'a> Pending<'a> {
                 step,
                 started: now,
                 ended: now,
-                model: cfg.model.clone(),
+                model: quoted(&secrets, &cfg.model),
                 max_tokens,
+                stream: cfg.stream,
                 settings: Settings::of(cfg),
                 server: server_of(&cfg.api.base_url),
                 json_output: cfg.output.is_some(),
                 outcome: Err(aborted()),
                 content,
             })),
-            secrets: Redactor::of(&cfg.api),
+            secrets,
         })
     }
 
@@ -165,26 +172,17 @@ impl<'a> Pending<'a> {
         trace.ended = Instant::now();
         trace.outcome = match sent {
             Ok(response) => {
+                let secrets = &self.secrets;
+                let quote = |field: &Option<String>| field.as_deref().map(|t| quoted(secrets, t));
                 if let Some(content) = trace.content.as_mut() {
-                    content.output = Some(content::output(
-                        &response.content,
-                        response.stop_reason.as_deref(),
-                    ));
+                    let output =
+                        content::output(&response.content, response.stop_reason.as_deref());
+                    content.output = Some(secrets.redact(&output).into_owned());
                 }
-                let quoted = |field: &Option<String>| {
-                    field.as_deref().map(|text| {
-                        let text = self.secrets.redact(text);
-                        let end = (0..=MAX_FIELD.min(text.len()))
-                            .rev()
-                            .find(|&i| text.is_char_boundary(i))
-                            .unwrap_or(0);
-                        text[..end].to_owned()
-                    })
-                };
                 Ok(Answered {
-                    id: quoted(&response.id),
-                    model: quoted(&response.model),
-                    stop_reason: response.stop_reason.clone(),
+                    id: quote(&response.id),
+                    model: quote(&response.model),
+                    stop_reason: quote(&response.stop_reason),
                     usage: response.usage,
                 })
             }
@@ -205,6 +203,17 @@ impl Drop for Pending<'_> {
             self.sink.emit(RunEvent::Request(trace));
         }
     }
+}
+
+/// Text from outside (the API's reply, the model's words) as a trace carries it: the run's
+/// secrets taken out, and at most [`MAX_FIELD`] bytes.
+pub fn quoted(secrets: &Redactor, text: &str) -> String {
+    let text = secrets.redact(text);
+    let end = (0..=MAX_FIELD.min(text.len()))
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    text[..end].to_owned()
 }
 
 /// How a request cut off by the run's end is told.

@@ -20,7 +20,9 @@ use crate::binding::options::parse_request;
 use crate::binding::panics::catch_panics;
 use crate::binding::part_batches::{forward, ChannelSink};
 use crate::binding::select_tools;
+use crate::binding::trace_parts::Traced;
 use crate::engine::protocol::RawMessage;
+use crate::engine::redact::Redactor;
 use crate::engine::result::ToolOutput;
 use crate::engine::{ApiClient, EventSink, RunError, RunOutput, ToolCall};
 
@@ -83,7 +85,10 @@ pub async fn run(
         };
         request.config.stream = parts.stream;
         let (tx, rx) = mpsc::unbounded_channel();
-        let trace = request.config.trace;
+        let trace = request.config.trace.map(|telemetry| Traced {
+            telemetry,
+            secrets: Redactor::of(&request.config.api),
+        });
         let send = parts.send;
         forwarder = Some(tokio::spawn(async move {
             let forwarded = AssertUnwindSafe(forward(rx, trace, |json, last| {

@@ -23,8 +23,16 @@ pub fn input(messages: &[RawMessage]) -> String {
         .iter()
         .filter_map(|m| serde_json::from_str::<Value>(m.get()).ok())
         .map(|m| {
-            let role = m.get("role").cloned().unwrap_or(Value::Null);
-            json!({ "role": role, "parts": parts(m.get("content")) })
+            let parts = parts(m.get("content"));
+            // A user message of tool results only is the tools' answer: the conventions' `tool`.
+            let answers =
+                !parts.is_empty() && parts.iter().all(|p| p["type"] == "tool_call_response");
+            let role = match m.get("role") {
+                _ if answers => Value::from("tool"),
+                Some(role) => role.clone(),
+                None => Value::Null,
+            };
+            json!({ "role": role, "parts": parts })
         })
         .collect();
     Value::Array(messages).to_string()
@@ -33,10 +41,10 @@ pub fn input(messages: &[RawMessage]) -> String {
 /// A reply's content as the conventions' output messages: one message, with why it stopped.
 pub fn output(content: &serde_json::value::RawValue, stop_reason: Option<&str>) -> String {
     let content = serde_json::from_str::<Value>(content.get()).ok();
-    let mut message = json!({ "role": "assistant", "parts": parts(content.as_ref()) });
-    if let Some(reason) = stop_reason {
-        message["finish_reason"] = Value::from(reason);
-    }
+    // The conventions require a finish reason; a reply without one says so.
+    let reason = stop_reason.unwrap_or("unknown");
+    let message =
+        json!({ "role": "assistant", "parts": parts(content.as_ref()), "finish_reason": reason });
     Value::Array(vec![message]).to_string()
 }
 

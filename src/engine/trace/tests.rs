@@ -31,6 +31,9 @@ fn messages_become_the_conventions_parts() {
         RawMessage::from(raw(
             r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"shipped"},{"type":"image","source":{"type":"url","url":"https://x/y.png"}}]}"#,
         )),
+        RawMessage::from(raw(
+            r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"ok"}]}"#,
+        )),
     ];
     let input: serde_json::Value = serde_json::from_str(&content::input(&history)).unwrap();
     assert_eq!(
@@ -44,7 +47,8 @@ fn messages_become_the_conventions_parts() {
             {"role":"user","parts":[
                 {"type":"tool_call_response","id":"toolu_1","response":"shipped"},
                 {"type":"uri","modality":"image","uri":"https://x/y.png"}
-            ]}
+            ]},
+            {"role":"tool","parts":[{"type":"tool_call_response","id":"toolu_1","response":"ok"}]}
         ])
     );
     let output: serde_json::Value = serde_json::from_str(&content::output(

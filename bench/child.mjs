@@ -22,7 +22,8 @@
 //   TTFP       (streaming workload) time to first text part: from the call to the first text delta
 //              the consumer's loop sees, p50 / p99 of the runs that started in the window
 // Every run is checked (final text, tool call count; the stand-in checks every tool result), and
-// every tool must have run exactly once per call; a failure anywhere is counted. A streaming
+// every tool must have run exactly once per call; a failure anywhere is counted. A contender may
+// check more once every run is over (`finish`: ours-traced checks every run's spans). A streaming
 // workload uses the contender's streaming form (bench/contenders/<name>-stream.mjs), and its runs are
 // also checked on the text deltas: all of them joined must be every text of the conversation.
 
@@ -31,7 +32,7 @@ import { parseArgs } from 'node:util'
 import { readFileSync } from 'node:fs'
 import { API_KEY, WORKLOADS, toolStats, streamedText, useWorkload } from './workloads.mjs'
 
-const CONTENDERS = ['ours', 'sdk', 'ai', 'floor']
+const CONTENDERS = ['ours', 'ours-traced', 'sdk', 'ai', 'floor']
 
 const { values } = parseArgs({
   options: {
@@ -58,6 +59,7 @@ const workload = WORKLOADS[values.workload]
 if (!CONTENDERS.includes(name)) fatal(`--contender must be one of ${CONTENDERS.join(', ')}`)
 if (!workload) fatal(`--workload must be one of ${Object.keys(WORKLOADS).join(', ')}`)
 if (workload?.stream && name === 'floor') fatal('the floor has no streaming form: the stream workload is measured with ours, sdk and ai')
+if (workload?.stream && name === 'ours-traced') fatal('ours-traced has no streaming form: the stream workload is measured with ours, sdk and ai')
 if (!values.url) fatal('--url of the stand-in API is required')
 const concurrency = Number(values.concurrency)
 const seconds = Number(values.seconds)
@@ -196,6 +198,17 @@ const warmupTimer = setTimeout(openWindow, warmupSeconds * 1000)
 if (warmupRuns === 0) openWindow()
 await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker))
 clearTimeout(warmupTimer)
+// A contender may check something only once every run is over (ours-traced: the spans of every
+// run, which its SDK exports in batches, later than the run ends). The window is closed: what
+// `finish` does is not measured.
+if (contender.finish) {
+  try {
+    const why = await contender.finish({ runs: completed })
+    if (why) fail(why)
+  } catch (err) {
+    fail(err?.stack ?? err)
+  }
+}
 
 const runs = windowRuns
 if (runs === 0) fail('no run completed in the measured window')

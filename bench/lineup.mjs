@@ -3,12 +3,21 @@
 
 import { WORKLOADS } from './workloads.mjs'
 
-export const ALL_CONTENDERS = ['ours', 'sdk', 'ai', 'floor']
+export const ALL_CONTENDERS = ['ours', 'ours-traced', 'sdk', 'ai', 'floor']
 export const PEERS = ['sdk', 'ai']
+/** The contenders that load this package (the addon copy measured, its build checked). */
+export const OURS = ['ours', 'ours-traced']
+/**
+ * `ours-traced` (this package with an OpenTelemetry SDK registered) is measured only on these
+ * workloads: its figure is what tracing adds to a run, and one small run shows it best (on a
+ * heavy run the per-span cost would vanish in the work on 300 KB of history).
+ */
+export const TRACED_WORKLOADS = ['order']
 /** The streaming workload has no floor: ours, the SDK's messages.stream loop and the AI SDK's streamText. */
 export const STREAM_CONTENDERS = ['ours', 'sdk', 'ai']
 const LABEL = {
   ours: 'anthropic-tool-calling',
+  'ours-traced': 'anthropic-tool-calling, traced (OpenTelemetry SDK)',
   sdk: '@anthropic-ai/sdk toolRunner',
   ai: 'ai generateText',
   floor: 'floor: bare node:http',
@@ -21,3 +30,5 @@ const STREAM_LABEL = {
 /** The name of a contender in the tables of a workload (a streamed workload names the streaming form). */
 export const label = (contender, workload) => (WORKLOADS[workload]?.stream ? STREAM_LABEL : LABEL)[contender]
 export const PEER_PACKAGES = ['@anthropic-ai/sdk', 'ai', '@ai-sdk/anthropic', 'zod']
+/** What `ours-traced` registers (bench/contenders/ours-traced.mjs), in bench/node_modules too. */
+export const TRACING_PACKAGES = ['@opentelemetry/api', '@opentelemetry/sdk-trace-base', '@opentelemetry/context-async-hooks']

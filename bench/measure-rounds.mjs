@@ -4,6 +4,7 @@
 
 import os from 'node:os'
 import { fix } from './figures.mjs'
+import { OURS } from './lineup.mjs'
 import { measureInChild } from './measure-child.mjs'
 import { cellContenders, die, quick, rounds, seconds, warmup } from './settings.mjs'
 import { startServer } from './start-server.mjs'
@@ -45,7 +46,7 @@ export async function measureAll({ cells, machine: m, load0, addon, env, raw, pr
           result.round = round
           result.load1 = os.loadavg()[0]
           checkAgainstStandIn(result, before, after)
-          if (contender === 'ours' && result.info?.buildProfile && result.info.buildProfile !== addon.profile) {
+          if (OURS.includes(contender) && result.info?.buildProfile && result.info.buildProfile !== addon.profile) {
             problems.push(`a child loaded a ${result.info.buildProfile} addon, not the ${addon.profile} copy`)
             result.debugAddon = true
           }
@@ -97,7 +98,7 @@ function checkAgainstStandIn(result, before, after) {
 function printProgress(round, cell, contender, result) {
   const status = result.failures > 0 ? `FAILED (${result.failures}): ${result.firstFailure}` : 'ok'
   console.log(
-    `[round ${round + 1}/${rounds}] ${cell.workload} c=${cell.concurrency} ${contender.padEnd(5)} ` +
+    `[round ${round + 1}/${rounds}] ${cell.workload} c=${cell.concurrency} ${contender.padEnd(11)} ` +
       `${fix(result.runsPerSec, 0).padStart(6)} runs/s  CPU ${fix(result.cpuUsPerRun, 0).padStart(6)} µs/run  ` +
       `main ${fix(result.mainUsPerRun, 0).padStart(6)} µs/run  p99 ${fix(result.p99Ms, 1)} ms  ` +
       `${result.ttfpP50Ms === null || result.ttfpP50Ms === undefined ? '' : `TTFP p50 ${fix(result.ttfpP50Ms, 2)} ms  `}${result.runs ?? 0} runs  ${status}`,

@@ -3,11 +3,11 @@
 
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { PEERS, PEER_PACKAGES } from './lineup.mjs'
+import { OURS, PEERS, PEER_PACKAGES, TRACING_PACKAGES } from './lineup.mjs'
 import { contenders, die, opts, quick, saved } from './settings.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -15,8 +15,9 @@ const root = path.join(here, '..')
 
 /** A peer contender without its packages in bench/node_modules cannot run: say how to install them. */
 export function checkPeersInstalled() {
-  if (!saved && contenders.some((c) => PEERS.includes(c))) {
-    for (const pkg of PEER_PACKAGES) {
+  const needed = [...(contenders.some((c) => PEERS.includes(c)) ? PEER_PACKAGES : []), ...(contenders.includes('ours-traced') ? TRACING_PACKAGES : [])]
+  if (!saved) {
+    for (const pkg of needed) {
       if (!existsSync(path.join(here, 'node_modules', pkg, 'package.json'))) {
         die(`${pkg} is not installed in bench/node_modules: run \`npm ci --prefix bench\` first`)
       }
@@ -40,7 +41,7 @@ export function preparePackage() {
   const addonCopy = path.join(packageCopy, 'anthropic-tool-calling.node')
   const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_') && !['BENCH_QUICK', 'BENCH_PACKAGE_DIR', 'NAPI_RS_NATIVE_LIBRARY_PATH'].includes(k)))
   let addon = saved ? saved.addon : null
-  if (!saved && contenders.includes('ours')) {
+  if (!saved && contenders.some((c) => OURS.includes(c))) {
     if (!existsSync(addonSource)) die(`no addon at ${addonSource}: run \`npm run build\` first`)
     mkdirSync(packageCopy, { recursive: true })
     process.on('exit', () => rmSync(packageCopy, { recursive: true, force: true }))
@@ -49,6 +50,15 @@ export function preparePackage() {
       if (file === 'package.json' || /\.(c|m)?js$/.test(file)) copyFileSync(path.join(root, file), path.join(packageCopy, file))
     }
     cpSync(path.join(root, 'lib'), path.join(packageCopy, 'lib'), { recursive: true })
+    // The copy finds `@opentelemetry/api` (its optional peer) where an app's installed package
+    // would: in the app's node_modules, here bench/node_modules. So `ours` is a run with the API
+    // installed and no tracer provider, and `ours-traced` registers its provider on the very
+    // module the package loads (one copy, one realpath; its contender checks that).
+    const api = path.join(here, 'node_modules', '@opentelemetry', 'api')
+    if (existsSync(api)) {
+      mkdirSync(path.join(packageCopy, 'node_modules', '@opentelemetry'), { recursive: true })
+      symlinkSync(api, path.join(packageCopy, 'node_modules', '@opentelemetry', 'api'), 'dir')
+    }
     try {
       JSON.parse(readFileSync(path.join(packageCopy, 'package.json'), 'utf8'))
     } catch (e) {

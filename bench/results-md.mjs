@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { PEER_PACKAGES } from './lineup.mjs'
+import { PEER_PACKAGES, TRACING_PACKAGES } from './lineup.mjs'
 import { versionOf } from './machine.mjs'
 import { mainComplete, noEld, priority, rounds, seconds, streamComplete, warmup } from './settings.mjs'
 import { STREAM_DELAY_MS } from './workloads.mjs'
@@ -33,6 +33,7 @@ export function writeResultsMd(run) {
         end: '<!-- bench:end -->',
         heading: '## Latest run',
         contenders: 'every contender',
+        traced: raw.some((r) => r.contender === 'ours-traced'),
       })
     }
     if (streamComplete) {
@@ -55,7 +56,7 @@ export function writeResultsMd(run) {
  * One generated section: when and how it was measured, then its report, put between its markers
  * (or after the text, when RESULTS.md has no such section yet).
  */
-function writeSection({ started, machine: m, source, addon }, { report, failed, load0, load1, begin, end, heading, contenders: who, extra }) {
+function writeSection({ started, machine: m, source, addon }, { report, failed, load0, load1, begin, end, heading, contenders: who, extra, traced = false }) {
   const file = path.join(here, 'RESULTS.md')
   const versions = PEER_PACKAGES.map((p) => `\`${p}\` ${versionOf(p)}`).join(', ')
   const generated = [
@@ -68,6 +69,7 @@ function writeSection({ started, machine: m, source, addon }, { report, failed, 
       ? `- This package at commit ${source.head}${source.dirty ? ' plus uncommitted engine changes in the tree' : ''}: \`${addon.source}\` (\`buildProfile()\` = \`${addon.profile}\`, ${(addon.size / 2 ** 20).toFixed(1)} MiB, sha256 ${addon.sha256}…), built ${new Date(addon.mtimeMs).toISOString().slice(0, 16).replace('T', ' ')} UTC.`
       : '- This package was not measured.',
     `- Peers: ${versions}.`,
+    ...(traced ? [`- Tracing (\`ours-traced\`, see "Tracing"): ${TRACING_PACKAGES.map((p) => `\`${p}\` ${versionOf(p)}`).join(', ')}; every run's spans checked.`] : []),
     `- ${rounds} rounds; each measurement ${warmup} s warm-up + ${seconds} s measured in a fresh process; the median of the rounds is shown.` +
       `${priority === null ? '' : ` Stand-in and contenders under \`nice -n ${priority}\`.`}${noEld ? ' No event-loop delay monitor (--no-eld).' : ''}`,
     ...(extra ? [extra] : []),

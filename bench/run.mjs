@@ -4,15 +4,18 @@
 // measurement in a fresh child process (bench/child.mjs), the contenders taking turns, round after
 // round; the tables show the median of the rounds. See bench/RESULTS.md for what each figure means.
 //
-//   npm run bench                          full run (3 rounds × 3 workloads × 2 concurrencies × 4 contenders, and the
-//                                          streaming cell: 3 rounds × 2 concurrencies × 3 contenders), writes bench/RESULTS.md
+//   npm run bench                          full run (3 rounds × 3 workloads × 2 concurrencies × 4 contenders, ours-traced
+//                                          on order too, and the streaming cell: 3 rounds × 2 concurrencies × 3 contenders),
+//                                          writes bench/RESULTS.md
+//   npm run bench -- --contenders ours,ours-traced,sdk,ai --workloads order
+//                                          the tracing cell: ours with an OpenTelemetry SDK registered beside ours and the peers
 //   npm run bench -- --workloads stream    the streaming cell only (writes its section of bench/RESULTS.md)
 //   npm run bench -- --quick               a smoke run (1 round, a few hundred runs; also BENCH_QUICK=1); writes nothing
 //   npm run bench -- --contenders ours --workloads heavy --concurrency 64 --rounds 5
 //                                          one contender / workload / concurrency (writes nothing)
 //
 // Options: --rounds N (3), --seconds S measured per measurement (5), --warmup S (1.5), --max-runs N,
-// --contenders ours,sdk,ai,floor, --workloads order,heavy,heavy-objects,stream, --concurrency 1,64, --json FILE (raw figures),
+// --contenders ours,ours-traced,sdk,ai,floor (ours-traced: on order only), --workloads order,heavy,heavy-objects,stream, --concurrency 1,64, --json FILE (raw figures),
 // --write / --no-write (bench/RESULTS.md: by default each section whose cells were all measured, by
 // every contender, is rewritten: order + heavy, and the streaming cell), --addon FILE (the build to measure, default the root's
 // .node; it is copied first, so a rebuild during the run changes nothing), --allow-debug (measure a

@@ -1,8 +1,9 @@
 // The report, as markdown tables: one table a cell (every figure of every contender, and ours as a
-// ratio of the best peer and of the floor), and above them the targets ours is held to, each
-// marked met (✓) or not (✗). The same text is printed and put in bench/RESULTS.md.
+// ratio of the best peer and of the floor; in a traced cell, ours traced as a ratio of ours and of
+// the best peer), and above them the targets ours is held to, each marked met (✓) or not (✗).
+// The same text is printed and put in bench/RESULTS.md.
 
-import { ALL_CONTENDERS, PEERS, label } from './lineup.mjs'
+import { ALL_CONTENDERS, PEERS, TRACED_WORKLOADS, label } from './lineup.mjs'
 import { FIGURES, STREAM_FIGURES, bestPeer, figuresOf, fix, fmtRatio, ratio } from './figures.mjs'
 import { concurrencies, workloads } from './settings.mjs'
 import { WORKLOADS } from './workloads.mjs'
@@ -17,6 +18,8 @@ export function buildReports(summary, cells) {
   if (targets) sections.push(`### Targets, ours against the best peer\n\n${targets}`)
   const fairness = fairnessTable(summary)
   if (fairness) sections.push(`### Targets under load (fair), ours against the best peer\n\n${fairness}`)
+  const tracing = tracingTable(summary)
+  if (tracing) sections.push(`### Tracing: ours with an OpenTelemetry SDK registered, against ours without one and the best peer (same run)\n\n${tracing}`)
   for (const cell of cells.filter((c) => !WORKLOADS[c.workload].stream)) {
     sections.push(`### ${cell.workload}, concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
   }
@@ -53,6 +56,47 @@ function cellTable(rows, workload) {
       const cells = figures.map((f) => fmtRatio(ratio(rows.ours[f.key], rows.floor[f.key])))
       lines.push(`| *ours ÷ floor* | ${cells.join(' | ')} | | | | |`)
     }
+  }
+  const traced = rows['ours-traced']
+  if (traced) {
+    if (rows.ours) lines.push(`| *traced ÷ ours* | ${figures.map((f) => fmtRatio(ratio(traced[f.key], rows.ours[f.key]))).join(' | ')} | | | | |`)
+    if (PEERS.some((p) => rows[p])) lines.push(`| *traced ÷ best peer* | ${figures.map((f) => fmtRatio(ratio(traced[f.key], bestPeer(rows, f)))).join(' | ')} | | | | |`)
+  }
+  return lines.join('\n')
+}
+
+/**
+ * Tracing, in each traced cell: `ours-traced` against `ours` (the API installed, no provider)
+ * and against the best peer (untraced), both measured in the same run. The targets are on the
+ * main thread's CPU, the cost an app's event loop pays; the rest is shown beside them.
+ */
+function tracingTable(summary) {
+  const keys = workloads.filter((w) => TRACED_WORKLOADS.includes(w)).flatMap((w) => concurrencies.map((c) => `${w}@${c}`)).filter((k) => summary[k]?.['ours-traced'] && summary[k].ours)
+  if (keys.length === 0) return null
+  const fig = Object.fromEntries(FIGURES.map((f) => [f.key, f]))
+  const vsOurs = (key) => (rows) => ratio(rows['ours-traced'][key] ?? null, rows.ours[key] ?? null)
+  const both = (key, digits) => (rows) => `${fix(rows['ours-traced'][key], digits)} / ${fix(rows.ours[key], digits)}`
+  const rowsOf = [
+    { name: 'main-thread CPU per run ≤ 2× ours untraced', value: vsOurs('mainCpuUsPerRun'), ok: (v) => v <= 2 },
+    { name: 'main-thread CPU per run ≤ 0.1× best peer', value: (rows) => ratio(rows['ours-traced'].mainCpuUsPerRun ?? null, bestPeer(rows, fig.mainCpuUsPerRun)), ok: (v) => v <= 0.1 },
+    { name: 'main CPU µs/run, traced / untraced', text: both('mainCpuUsPerRun', 0) },
+    { name: 'CPU per run (all threads), traced ÷ untraced', value: vsOurs('cpuUsPerRun') },
+    { name: 'CPU µs/run, traced / untraced', text: both('cpuUsPerRun', 0) },
+    { name: 'p50 ms, traced / untraced', text: both('p50Ms', 2) },
+    { name: 'p99 ms, traced / untraced', text: both('p99Ms', 2) },
+    { name: 'runs/s, traced ÷ untraced', value: vsOurs('runsPerSec') },
+    { name: 'peak RSS, traced ÷ untraced', value: vsOurs('peakRssMb') },
+  ]
+  const head = ['traced (`ours-traced`)', ...keys.map((k) => `${k.split('@')[0]}, concurrency ${k.split('@')[1]}`)]
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => ' --- ').join('|')}|`]
+  for (const t of rowsOf) {
+    const vals = keys.map((k) => {
+      if (t.text) return t.text(summary[k])
+      const v = t.value(summary[k])
+      if (v === null || v === undefined) return '–'
+      return t.ok ? `${fmtRatio(v)} ${t.ok(v) ? '✓' : '✗'}` : fmtRatio(v)
+    })
+    lines.push(`| ${t.name} | ${vals.join(' | ')} |`)
   }
   return lines.join('\n')
 }

@@ -32,9 +32,10 @@ export declare class RunChannel {
    * `StreamPart`s come in batches (`last` once, after the final one), and the replies are
    * streamed unless `stream` is `false` (the lifecycle hooks of `runWithTools` need the parts,
    * not the deltas); `traced` (a tracer provider is registered on this thread) adds the
-   * trace parts lib/telemetry.js makes spans of.
+   * trace parts lib/telemetry.js makes spans of, and `trace_only` sends those alone (nobody
+   * reads the run's other parts).
    */
-  start(requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean, traced?: boolean): void
+  start(requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean, traced?: boolean, traceOnly?: boolean): void
 }
 
 /**

@@ -97,7 +97,7 @@ async function startRun(prompt, options, streaming) {
           }
         }
         pending = ended(runId)
-        channel.start(request, runId, control, batch, streaming !== null, traced)
+        channel.start(request, runId, control, batch, streaming !== null, traced, streaming === null && hooks === null)
       }
       const reply = await pending
       if (lastBatch !== null) await lastBatch

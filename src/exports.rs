@@ -185,10 +185,11 @@ impl RunChannel {
     /// `StreamPart`s come in batches (`last` once, after the final one), and the replies are
     /// streamed unless `stream` is `false` (the lifecycle hooks of `runWithTools` need the parts,
     /// not the deltas); `traced` (a tracer provider is registered on this thread) adds the
-    /// trace parts lib/telemetry.js makes spans of.
+    /// trace parts lib/telemetry.js makes spans of, and `trace_only` sends those alone (nobody
+    /// reads the run's other parts).
     #[napi(
         catch_unwind,
-        ts_args_type = "requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean, traced?: boolean"
+        ts_args_type = "requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean, traced?: boolean, traceOnly?: boolean"
     )]
     #[allow(clippy::too_many_arguments)]
     pub fn start(
@@ -200,6 +201,7 @@ impl RunChannel {
         on_parts: Option<PartsFn>,
         stream: Option<bool>,
         traced: Option<bool>,
+        trace_only: Option<bool>,
     ) -> Result<()> {
         crate::binding::logging::init_from_env();
         let registry = Registry::of(env)?.snapshot();
@@ -210,6 +212,7 @@ impl RunChannel {
                 send,
                 stream: stream.unwrap_or(true),
                 traced: traced.unwrap_or(false),
+                stream_parts: !trace_only.unwrap_or(false),
             });
             // Boxed where it is first polled, on the runtime: the run's state machine is large,
             // and held inline it was copied on the JS thread each time the future was moved on

@@ -93,10 +93,11 @@ pub async fn forward(
         {
             continue;
         }
-        send(
-            batch_json(std::mem::take(&mut batch), trace.as_ref()),
-            false,
-        );
+        let json = batch_json(std::mem::take(&mut batch), trace.as_ref());
+        // A batch with nothing for JS (a trace-only run between its trace parts) is not sent.
+        if json.len() > 2 {
+            send(json, false);
+        }
         last_flush = Some(Instant::now());
     }
     send(String::from("[]"), true);
@@ -170,12 +171,16 @@ pub fn batch_json(events: Vec<RunEvent>, trace: Option<&Traced>) -> String {
             (_, event) => merged.push(event),
         }
     }
+    // A traced run nobody reads the parts of (no hooks, no stream) gets its trace parts alone.
+    let stream_parts = trace.is_none_or(|t| t.stream_parts);
     let mut out = Vec::with_capacity(64 * merged.len());
     out.push(b'[');
-    for (i, event) in merged.iter_mut().enumerate() {
-        if i > 0 {
+    let next = |out: &mut Vec<u8>| {
+        if out.len() > 1 {
             out.push(b',');
         }
+    };
+    for event in merged.iter_mut() {
         // JS holds the successful outputs; sending them back would only be parsed into copies.
         if let RunEvent::StepFinish { tool_calls, .. } = event {
             for call in tool_calls.iter_mut().filter(|c| !c.is_error) {
@@ -183,11 +188,14 @@ pub fn batch_json(events: Vec<RunEvent>, trace: Option<&Traced>) -> String {
             }
         }
         match part_of(event) {
-            Some(part) => {
+            Some(part) if stream_parts => {
+                next(&mut out);
                 serde_json::to_writer(&mut out, &part).expect("parts are strings, numbers and JSON")
             }
+            Some(_) => {}
             None => {
                 if let RunEvent::Request(request) = &*event {
+                    next(&mut out);
                     trace_parts::write_request(&mut out, request);
                 }
             }
@@ -199,7 +207,7 @@ pub fn batch_json(events: Vec<RunEvent>, trace: Option<&Traced>) -> String {
             Some(traced),
         ) = (&*event, trace)
         {
-            out.push(b',');
+            next(&mut out);
             trace_parts::write_call(&mut out, call, *outcome, *at, traced);
         }
     }

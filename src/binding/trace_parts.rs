@@ -18,6 +18,8 @@ pub struct Traced {
     pub telemetry: Telemetry,
     /// The run's secrets.
     pub secrets: Redactor,
+    /// JS wants the run's `StreamPart`s too (a stream, or hooks); else only the trace parts go.
+    pub stream_parts: bool,
 }
 use serde::Serialize;
 
@@ -200,6 +202,7 @@ mod tests {
         super::Traced {
             telemetry: Telemetry { record_content },
             secrets: crate::engine::redact::Redactor::new(["sk-ant-secret"]),
+            stream_parts: true,
         }
     }
 
@@ -244,6 +247,29 @@ mod tests {
         assert_eq!(call["durationMs"], 2.5);
         assert_eq!(call.get("arguments"), None, "no content unless asked");
         assert_eq!(call.get("result"), None);
+
+        let only = super::Traced {
+            stream_parts: false,
+            ..tracing(false)
+        };
+        let alone = parts(&batch_json(
+            vec![
+                RunEvent::StepStart { step: 0 },
+                RunEvent::TextDelta("hi".into()),
+                settled(CallOutcome::Ok, at),
+            ],
+            Some(&only),
+        ));
+        assert_eq!(
+            alone.len(),
+            1,
+            "a trace-only run gets its trace parts alone: {alone:?}"
+        );
+        assert_eq!(alone[0]["type"], "trace-call");
+        assert_eq!(
+            batch_json(vec![RunEvent::TextDelta("hi".into())], Some(&only)),
+            "[]"
+        );
 
         let content = parts(&batch_json(
             vec![settled(CallOutcome::Why(Why::Threw), at)],

@@ -50,6 +50,9 @@ pub struct PartsTo {
     pub stream: bool,
     /// The run is traced, unless its `telemetry` option says `false`.
     pub traced: bool,
+    /// JS reads the run's `StreamPart`s (a stream, or hooks); a traced run without them gets
+    /// only its trace parts.
+    pub stream_parts: bool,
 }
 
 /// Parses `request_json` (`{ prompt, options, env }`), picks the tools and runs the loop. With
@@ -88,6 +91,7 @@ pub async fn run(
         let trace = request.config.trace.map(|telemetry| Traced {
             telemetry,
             secrets: Redactor::of(&request.config.api),
+            stream_parts: parts.stream_parts,
         });
         let send = parts.send;
         forwarder = Some(tokio::spawn(async move {

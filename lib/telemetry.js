@@ -21,9 +21,6 @@ const ENGINE_TO_PERF = (() => {
   return (before + performance.now()) / 2 - engine
 })()
 
-/** The conventions' span kinds and status codes, as @opentelemetry/api numbers them. */
-const KIND = { INTERNAL: 0, CLIENT: 2 }
-const ERROR = 2
 /** Where this library names what a tool call came to (`ok`, `declined`, `not_run_limit` …). */
 const OUTCOME = 'anthropic_tool_calling.tool.outcome'
 
@@ -67,7 +64,7 @@ function traceRun(telemetry, model) {
     const clock = new RunClock()
     // The model at the span's start, for samplers (the engine's requests say it again).
     const attributes = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'anthropic', 'gen_ai.request.model': model }
-    const span = tracer.startSpan('invoke_agent', { kind: KIND.INTERNAL, startTime: clock.now(), attributes }, parent)
+    const span = tracer.startSpan('invoke_agent', { kind: otel.SpanKind.INTERNAL, startTime: clock.now(), attributes }, parent)
     if (!otel.trace.isSpanContextValid(span.spanContext())) return null
     const content = telemetry !== null && typeof telemetry === 'object' && telemetry.recordContent === true
     return new RunTrace(otel, tracer, span, otel.trace.setSpan(parent, span), clock, content)
@@ -124,7 +121,7 @@ class RunTrace {
     if (this.closed || this.settled.has(toolUseId)) return fn(...args)
     let active
     try {
-      const span = this.tracer.startSpan(`execute_tool ${toolName}`, { kind: KIND.INTERNAL, startTime: this.clock.now(), attributes: toolAttributes(toolName, toolUseId) }, this.ctx)
+      const span = this.tracer.startSpan(`execute_tool ${toolName}`, { kind: this.api.SpanKind.INTERNAL, startTime: this.clock.now(), attributes: toolAttributes(toolName, toolUseId) }, this.ctx)
       this.tools.set(toolUseId, span)
       active = this.api.trace.setSpan(this.ctx, span)
     } catch (e) {
@@ -185,7 +182,7 @@ class RunTrace {
       attributes['gen_ai.input.messages'] = content.input
       if (content.output !== null) attributes['gen_ai.output.messages'] = content.output
     }
-    const span = this.tracer.startSpan(`chat ${part.model}`, { kind: KIND.CLIENT, startTime: this.clock.of(part.startedAt), attributes }, this.ctx)
+    const span = this.tracer.startSpan(`chat ${part.model}`, { kind: this.api.SpanKind.CLIENT, startTime: this.clock.of(part.startedAt), attributes }, this.ctx)
     if (part.error) {
       span.setAttribute('error.type', part.error.code)
       if (part.error.status !== undefined) span.setAttribute('http.response.status_code', part.error.status)
@@ -204,7 +201,7 @@ class RunTrace {
     let span = this.tools.get(part.toolUseId)
     if (span === undefined) {
       const attributes = toolAttributes(part.toolName, part.toolUseId)
-      span = this.tracer.startSpan(`execute_tool ${part.toolName}`, { kind: KIND.INTERNAL, startTime: endedAt - part.durationMs, attributes }, this.ctx)
+      span = this.tracer.startSpan(`execute_tool ${part.toolName}`, { kind: this.api.SpanKind.INTERNAL, startTime: endedAt - part.durationMs, attributes }, this.ctx)
     } else {
       this.tools.delete(part.toolUseId)
     }
@@ -213,7 +210,7 @@ class RunTrace {
     if (part.result !== undefined) span.setAttribute('gen_ai.tool.call.result', part.result)
     if (part.failed) {
       span.setAttribute('error.type', part.outcome)
-      span.setStatus({ code: ERROR })
+      span.setStatus({ code: this.api.SpanStatusCode.ERROR })
     }
     span.end(endedAt)
   }
@@ -234,14 +231,14 @@ class RunTrace {
    * only when content is recorded; `error.type` always says what kind of failure it was.
    */
   status(message) {
-    return this.content ? { code: ERROR, message: String(message) } : { code: ERROR }
+    return this.content ? { code: this.api.SpanStatusCode.ERROR, message: String(message) } : { code: this.api.SpanStatusCode.ERROR }
   }
 
   close(result) {
     // A call JS began whose settling was never told (only a bug could leave one): it ends here.
     for (const span of this.tools.values()) {
       span.setAttributes({ [OUTCOME]: 'interrupted', 'error.type': 'interrupted' })
-      span.setStatus({ code: ERROR })
+      span.setStatus({ code: this.api.SpanStatusCode.ERROR })
       span.end(this.clock.now())
     }
     this.tools.clear()

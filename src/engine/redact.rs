@@ -131,6 +131,12 @@ impl Redactor {
         cut(&self.redact(&String::from_utf8_lossy(window)))
     }
 
+    /// `text` with the secrets taken out, then cut to at most `max` characters (after the
+    /// redaction, so no secret is left half-shown at the cut).
+    pub fn redact_short(&self, text: &str, max: usize) -> String {
+        cut_to(&self.redact(text), max)
+    }
+
     /// Redacts every string (and key) of a JSON value in place; whether anything changed.
     fn redact_json(&self, value: &mut Value) -> bool {
         let clean = |s: &mut String| match self.redact(s) {
@@ -161,7 +167,11 @@ impl Redactor {
 }
 
 fn cut(text: &str) -> String {
-    text.chars().take(QUOTE_CHARS).collect()
+    cut_to(text, QUOTE_CHARS)
+}
+
+fn cut_to(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
 }
 
 #[cfg(test)]

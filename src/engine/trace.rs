@@ -206,14 +206,9 @@ impl Drop for Pending<'_> {
 }
 
 /// Text from outside (the API's reply, the model's words) as a trace carries it: the run's
-/// secrets taken out, and at most [`MAX_FIELD`] bytes.
+/// secrets taken out, and at most [`MAX_FIELD`] characters.
 pub fn quoted(secrets: &Redactor, text: &str) -> String {
-    let text = secrets.redact(text);
-    let end = (0..=MAX_FIELD.min(text.len()))
-        .rev()
-        .find(|&i| text.is_char_boundary(i))
-        .unwrap_or(0);
-    text[..end].to_owned()
+    secrets.redact_short(text, MAX_FIELD)
 }
 
 /// How a request cut off by the run's end is told.

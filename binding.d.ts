@@ -152,15 +152,27 @@ export declare const enum JsProblem {
   Aborted = 'aborted',
 }
 
-/** The registered definitions, as a JSON array, in registration order. */
+/**
+ * The registered definitions, as a JSON array: the JS tools in registration order, then each
+ * MCP server's.
+ */
 export declare function listTools(): string
+
+/**
+ * Connects to an MCP server, lists its tools and registers them; resolves with their names.
+ * `options_json`: the options without `needsApproval`, which is `always_approve` (`true`) or
+ * `needs_approval` (asked per call with the tool's name). Bad options throw `InvalidArg`
+ * (`registerMcpServer: …`); a server that cannot be reached, refuses the credentials or
+ * offers tools that cannot be registered rejects, naming the server and every such tool.
+ */
+export declare function registerMcpServer(optionsJson: string, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number, toolName: string) => Promise<boolean>): Promise<string[]>
 
 /**
  * Registers (or replaces) a tool. `definition_json` is the definition as JSON text; a bad one
  * throws an `InvalidArg` error whose message starts `registerTool:`. `always_approve`: every
  * call needs a person's yes first; `needs_approval`: ask this function per call.
  */
-export declare function registerTool(definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => void, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number) => Promise<boolean>): void
+export declare function registerTool(definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => void, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number, toolName: string) => Promise<boolean>): void
 
 /** How a tool call ended, as the JS wrapper reports it. */
 export declare const enum ReplyKind {
@@ -191,6 +203,12 @@ export declare function setCancelHook(cancel: (runId: number, toolUseId: string)
  * reads it once per thread to tie the two clocks.
  */
 export declare function traceClockMs(): number
+
+/**
+ * Closes an MCP server's session (a stdio server's child exits) and removes its tools;
+ * resolves with whether it was registered.
+ */
+export declare function unregisterMcpServer(name: string): Promise<boolean>
 
 /** Removes a tool; whether it was registered. */
 export declare function unregisterTool(name: string): boolean

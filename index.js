@@ -12,6 +12,7 @@ const { bridge, asker } = require('./lib/tool-bridge.js')
 const { startRun } = require('./lib/run.js')
 const { createPartStream } = require('./lib/stream/part-stream.js')
 const { fromUIMessages } = require('./lib/ui-messages.js')
+const { registerMcpServer, unregisterMcpServer } = require('./lib/mcp.js')
 
 const { DEFAULT_MODEL, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TOOL_ITERATIONS } = binding
 
@@ -83,6 +84,8 @@ module.exports = {
   toolResult,
   unregisterTool,
   listTools,
+  registerMcpServer,
+  unregisterMcpServer,
   runWithTools,
   streamWithTools,
   fromUIMessages,

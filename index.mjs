@@ -10,6 +10,8 @@ export const {
   toolResult,
   unregisterTool,
   listTools,
+  registerMcpServer,
+  unregisterMcpServer,
   runWithTools,
   streamWithTools,
   fromUIMessages,

@@ -31,7 +31,8 @@ function onParts(parts, run, streaming) {
     if (part.type === 'tool-call') {
       run.inputs.set(part.toolUseId, part.input)
     } else if (part.type === 'tool-result') {
-      if (!part.isError) part.output = run.outputs.has(part.toolUseId) ? run.outputs.get(part.toolUseId) : null
+      // null for a JS tool's success (put back here); an MCP tool's output comes as it is.
+      if (!part.isError && run.outputs.has(part.toolUseId)) part.output = run.outputs.get(part.toolUseId)
       if (run.hooks !== null) {
         const call = { toolName: part.toolName, input: run.inputs.get(part.toolUseId), output: part.isError ? null : part.output, durationMs: part.durationMs, toolUseId: part.toolUseId }
         if (part.isError) Object.assign(call, { isError: true, error: part.error })

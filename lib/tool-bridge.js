@@ -17,13 +17,15 @@ const { handOver } = require('./hand-over.js')
  * (a throw, a rejection) means the call waits for a person: a failed check never lets a risky
  * call through.
  */
-function asker(needsApproval) {
-  return async (inputJson, toolUseId, runId) => {
+function asker(needsApproval, { named = false } = {}) {
+  return async (inputJson, toolUseId, runId, toolName) => {
     const run = runs.get(runId)
     try {
       const input = JSON.parse(inputJson)
       const ctx = { toolUseId, context: run ? run.context : undefined }
-      return (await (run ? run.inScope(needsApproval, input, ctx) : needsApproval(input, ctx))) !== false
+      // An MCP server's one function is asked about each of its tools: it gets the tool's name first.
+      const args = named ? [toolName, input, ctx] : [input, ctx]
+      return (await (run ? run.inScope(needsApproval, ...args) : needsApproval(...args))) !== false
     } catch (e) {
       console.error('[anthropic-tool-calling] needsApproval threw; the call waits for approval:', e)
       return true

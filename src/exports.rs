@@ -34,7 +34,7 @@ pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = engine::config::DEFAULT_MAX_TOOL_IT
 /// call needs a person's yes first; `needs_approval`: ask this function per call.
 #[napi(
     catch_unwind,
-    ts_args_type = "definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => void, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number) => Promise<boolean>"
+    ts_args_type = "definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => void, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number, toolName: string) => Promise<boolean>"
 )]
 pub fn register_tool(
     env: Env,
@@ -50,8 +50,9 @@ pub fn register_tool(
         (Some(true), None) => Approval::Always,
         _ => Approval::Never,
     };
-    Registry::of(&env)?.insert(spec, Arc::new(execute), approval);
-    Ok(())
+    Registry::of(&env)?
+        .insert(spec, Arc::new(execute), approval)
+        .map_err(|why| Error::new(Status::InvalidArg, format!("registerTool: {why}")))
 }
 
 /// Removes a tool; whether it was registered.
@@ -60,14 +61,17 @@ pub fn unregister_tool(env: Env, name: String) -> Result<bool> {
     Ok(Registry::of(&env)?.remove(&name))
 }
 
-/// The registered definitions, as a JSON array, in registration order.
+/// The registered definitions, as a JSON array: the JS tools in registration order, then each
+/// MCP server's.
 #[napi(catch_unwind)]
 pub fn list_tools(env: Env) -> Result<String> {
     let registry = Registry::of(&env)?;
+    let mcp = registry.mcp.tools();
     let defs: Vec<&str> = registry
         .entries
         .iter()
         .map(|e| e.spec.definition.get())
+        .chain(mcp.iter().map(|(t, _)| t.definition.get()))
         .collect();
     Ok(format!("[{}]", defs.join(",")))
 }

@@ -10,6 +10,7 @@ pub mod call_gate;
 pub mod clock;
 pub mod js_failure;
 pub mod logging;
+pub mod mcp_options;
 #[cfg(feature = "node")]
 pub mod node;
 pub mod options;

@@ -137,7 +137,7 @@ enum Part<'a> {
     ToolResult {
         tool_use_id: &'a str,
         tool_name: &'a str,
-        output: Option<&'a str>,
+        output: PartOutput<'a>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -154,6 +154,15 @@ enum Part<'a> {
         usage: Usage,
         tool_calls: &'a [ToolCall],
     },
+}
+
+/// A tool-result part's output: a failure's text for the model; `null` for a success whose value
+/// JS holds (it puts it back); the value itself when no JS tool returned it (an MCP server's).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum PartOutput<'a> {
+    Told(Option<&'a str>),
+    Value(&'a ToolOutput),
 }
 
 /// The batch as a JSON array of parts, adjacent deltas joined; with `trace`, each settled call
@@ -183,7 +192,10 @@ pub fn batch_json(events: Vec<RunEvent>, trace: Option<&Traced>) -> String {
     for event in merged.iter_mut() {
         // JS holds the successful outputs; sending them back would only be parsed into copies.
         if let RunEvent::StepFinish { tool_calls, .. } = event {
-            for call in tool_calls.iter_mut().filter(|c| !c.is_error) {
+            for call in tool_calls
+                .iter_mut()
+                .filter(|c| !c.is_error && c.output_held)
+            {
                 call.output = ToolOutput::None;
             }
         }
@@ -243,7 +255,13 @@ fn part_of(event: &RunEvent) -> Option<Part<'_>> {
         } => Part::ToolResult {
             tool_use_id: &call.tool_use_id,
             tool_name: &call.tool_name,
-            output: model_text.as_deref(),
+            output: if call.is_error {
+                PartOutput::Told(model_text.as_deref())
+            } else if call.output_held {
+                PartOutput::Told(None)
+            } else {
+                PartOutput::Value(&call.output)
+            },
             is_error: call.is_error,
             error: call.error.as_deref(),
             duration_ms: call.duration_ms,
@@ -271,6 +289,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_output_no_js_tool_holds_is_sent_as_it_is() {
+        let call = ToolCall {
+            tool_name: "mcp_t".into(),
+            input: RawValue::from_string("{}".into()).unwrap(),
+            output: ToolOutput::Json(r#"[{"type":"text","text":"a"}]"#.into()),
+            is_error: false,
+            error: None,
+            duration_ms: 1.0,
+            tool_use_id: "toolu_2".into(),
+            interrupted: false,
+            output_held: false,
+        };
+        let json = batch_json(
+            vec![
+                RunEvent::ToolResult {
+                    call: call.clone(),
+                    model_text: Some("told".into()),
+                    outcome: CallOutcome::Ok,
+                    at: std::time::Instant::now(),
+                },
+                RunEvent::StepFinish {
+                    step: 0,
+                    stop_reason: "tool_use".into(),
+                    usage: Usage::default(),
+                    tool_calls: vec![call],
+                },
+            ],
+            None,
+        );
+        let parts: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let value = serde_json::json!([{ "type": "text", "text": "a" }]);
+        assert_eq!(parts[0]["output"], value);
+        assert_eq!(parts[1]["toolCalls"][0]["output"], value);
+    }
+
+    #[test]
     fn joins_adjacent_deltas_and_blanks_successful_outputs() {
         let call = |ok: bool| ToolCall {
             tool_name: "t".into(),
@@ -285,6 +339,7 @@ mod tests {
             duration_ms: 1.5,
             tool_use_id: "toolu_1".into(),
             interrupted: false,
+            output_held: ok,
         };
         let json = batch_json(
             vec![

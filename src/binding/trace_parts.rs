@@ -221,6 +221,7 @@ mod tests {
                 duration_ms: 2.5,
                 tool_use_id: "toolu_1".into(),
                 interrupted: false,
+                output_held: false,
             },
             model_text: None,
             outcome,

@@ -91,6 +91,7 @@ impl CallLog {
                     duration_ms: started.elapsed().as_secs_f64() * 1000.0,
                     tool_use_id: std::mem::take(id),
                     interrupted: true,
+                    output_held: false,
                 };
                 interrupted.push(call.clone());
                 *slot = Slot::Settled(call);
@@ -140,6 +141,7 @@ mod tests {
             duration_ms: 1.0,
             tool_use_id: id.into(),
             interrupted: false,
+            output_held: false,
         }
     }
 

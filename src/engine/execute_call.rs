@@ -49,7 +49,10 @@ pub async fn execute_call(
                 } else {
                     ToolOutput::Text(content.clone())
                 };
-                return succeeded(call, output, content, false, elapsed);
+                return held(
+                    succeeded(call, output, content, false, elapsed),
+                    &*tool.executor,
+                );
             }
             let dev = format!("The tool {name} returned output that is not valid JSON.");
             (
@@ -60,7 +63,10 @@ pub async fn execute_call(
         Some(ToolOutcome::Blocks(content)) => {
             if serde_json::from_str::<Vec<&RawValue>>(&content).is_ok() {
                 let output = ToolOutput::Json(content.clone());
-                return succeeded(call, output, content, true, elapsed);
+                return held(
+                    succeeded(call, output, content, true, elapsed),
+                    &*tool.executor,
+                );
             }
             let dev = format!("The tool {name} returned content blocks that are not a JSON array.");
             (
@@ -107,6 +113,12 @@ pub async fn execute_call(
         }
     };
     failed(call, why, words, elapsed)
+}
+
+/// A successful call, marked when its executor holds the output's value itself.
+fn held(mut settled: Settled, executor: &dyn ToolExecutor) -> Settled {
+    settled.call.output_held = executor.holds_outputs();
+    settled
 }
 
 /// The call's outcome, or `None` if it did not finish within `limit` — by the clock of the

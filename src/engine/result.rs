@@ -30,6 +30,10 @@ pub struct ToolCall {
     /// begun is known only to the executor (the Node binding leaves out those that never did).
     #[serde(skip)]
     pub interrupted: bool,
+    /// Whoever called the run already holds the output's value (the Node binding's JS tools
+    /// return it in JS), so it need not be handed back.
+    #[serde(skip)]
+    pub output_held: bool,
 }
 
 /// What a tool returned, kept as its executor gave it: building a JSON value of a large output

@@ -175,6 +175,7 @@ pub fn record(
         duration_ms: elapsed.as_secs_f64() * 1000.0,
         tool_use_id: call.id,
         interrupted: false,
+        output_held: false,
     }
 }
 

@@ -72,6 +72,13 @@ pub trait ToolExecutor: Send + Sync {
         false
     }
 
+    /// Whether the one who started the run already holds each successful call's output value
+    /// (the Node binding's tools return theirs in JS): the run's records then leave it out
+    /// rather than hand back a copy.
+    fn holds_outputs(&self) -> bool {
+        false
+    }
+
     /// Asked when the engine's timer for call `tool_use_id` has run for `limit`. An executor
     /// whose tool runs on another thread (the Node binding: the JS thread) knows when the tool
     /// really began and finished, and a call that finished within `limit` by that clock is not a

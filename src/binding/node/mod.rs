@@ -3,6 +3,7 @@
 
 pub mod callback;
 pub mod js_text;
+pub mod mcp;
 pub mod registry;
 pub mod run;
 pub mod tool_bridge;

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::tool_bridge::{ApprovalFn, CancelFn, JsApproval, JsTool, ToolFn};
 use crate::binding::call_gate::RunShared;
 use crate::engine::approval;
+use crate::engine::mcp::Catalog;
 use crate::engine::{Tool, ToolSpec};
 
 /// Whether a registered tool's calls need a person's yes first (`needsApproval`).
@@ -36,8 +37,11 @@ pub struct Entry {
 /// The registry of one JS thread.
 #[derive(Default)]
 pub struct Registry {
-    /// The tools, in registration order.
+    /// The tools registered with `registerTool`, in registration order.
     pub entries: Vec<Entry>,
+    /// The MCP servers registered on this thread, their tools and each server's approval;
+    /// shared with their sessions, which update the tools when a server says they changed.
+    pub mcp: Arc<Catalog<Approval>>,
     /// Aborts a running tool's `ctx.signal` (`setCancelHook`); set once lib/runs.js loads.
     pub cancel: Option<Arc<CancelFn>>,
     /// Cancelled when this JS thread shuts down (a terminated worker, the process exiting):
@@ -50,6 +54,8 @@ pub struct Registry {
 pub struct Snapshot {
     /// The tools registered when the run started.
     pub entries: Vec<Entry>,
+    /// The MCP servers' tools when the run started, with their servers' approval.
+    pub mcp: Vec<(Tool, Approval)>,
     /// The thread's cancel hook.
     pub cancel: Option<Arc<CancelFn>>,
     /// The thread's shutdown token ([`Registry::shutdown`]).
@@ -75,8 +81,22 @@ impl Registry {
         })
     }
 
-    /// Adds a tool, or replaces the one of the same name in place.
-    pub fn insert(&mut self, spec: ToolSpec, execute: Arc<ToolFn>, approval: Approval) {
+    /// Adds a tool, or replaces the one of the same name in place. A name an MCP server's
+    /// tool holds is refused (the error names the server): a JS tool never silently takes the
+    /// place of a server's tool, nor the server's approval.
+    pub fn insert(
+        &mut self,
+        spec: ToolSpec,
+        execute: Arc<ToolFn>,
+        approval: Approval,
+    ) -> std::result::Result<(), String> {
+        if let Some(server) = self.mcp.owner(&spec.name) {
+            return Err(format!(
+                "the name {:?} is a tool of the MCP server {server:?}; pick another name, or unregisterMcpServer({server:?}) first",
+                spec.name
+            ));
+        }
+        self.mcp.set_js(&spec.name, true);
         let entry = Entry {
             spec,
             execute,
@@ -90,19 +110,25 @@ impl Registry {
             Some(slot) => *slot = entry,
             None => self.entries.push(entry),
         }
+        Ok(())
     }
 
     /// Removes a tool; whether there was one.
     pub fn remove(&mut self, name: &str) -> bool {
         let before = self.entries.len();
         self.entries.retain(|e| e.spec.name != name);
-        before != self.entries.len()
+        let removed = before != self.entries.len();
+        if removed {
+            self.mcp.set_js(name, false);
+        }
+        removed
     }
 
     /// What a run needs of the registry.
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
             entries: self.entries.clone(),
+            mcp: self.mcp.tools(),
             cancel: self.cancel.clone(),
             shutdown: self.shutdown.clone(),
         }
@@ -110,25 +136,31 @@ impl Registry {
 }
 
 impl Snapshot {
-    /// Every registered tool, in registration order, bound to one run.
+    /// Every registered tool, in registration order (the JS ones, then each MCP server's),
+    /// bound to one run.
     pub fn bind(&self, run_id: u32, run: &Arc<RunShared>) -> Vec<Tool> {
-        self.entries
-            .iter()
-            .map(|e| {
-                let tool = e.spec.bind(Arc::new(JsTool {
-                    execute: e.execute.clone(),
-                    cancel: self.cancel.clone(),
-                    run_id,
-                    run: run.clone(),
-                    shutdown: self.shutdown.clone(),
-                }));
-                match &e.approval {
-                    Approval::Never => tool,
-                    Approval::Always => tool.with_approval(Arc::new(approval::Always)),
-                    Approval::Ask(ask) => tool.with_approval(Arc::new(JsApproval {
+        let js = self.entries.iter().map(|e| {
+            let tool = e.spec.bind(Arc::new(JsTool {
+                execute: e.execute.clone(),
+                cancel: self.cancel.clone(),
+                run_id,
+                run: run.clone(),
+                shutdown: self.shutdown.clone(),
+            }));
+            (tool, &e.approval)
+        });
+        let mcp = self.mcp.iter().map(|(tool, a)| (tool.clone(), a));
+        js.chain(mcp)
+            .map(|(tool, a)| match a {
+                Approval::Never => tool,
+                Approval::Always => tool.with_approval(Arc::new(approval::Always)),
+                Approval::Ask(ask) => {
+                    let policy = JsApproval {
                         ask: ask.clone(),
                         run_id,
-                    })),
+                        tool: tool.name.clone(),
+                    };
+                    tool.with_approval(Arc::new(policy))
                 }
             })
             .collect()

@@ -324,7 +324,7 @@ pub fn reply_of(result: Result<RunOutput, RunError>) -> serde_json::Result<RunRe
 /// JS holds every output its tools returned; sending them back as JSON would only be parsed
 /// into copies of what it has.
 fn blank_outputs(calls: &mut [ToolCall]) {
-    for call in calls.iter_mut().filter(|c| !c.is_error) {
+    for call in calls.iter_mut().filter(|c| !c.is_error && c.output_held) {
         call.output = ToolOutput::None;
     }
 }

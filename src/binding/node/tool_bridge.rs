@@ -33,8 +33,9 @@ pub type ToolFn = JsCallback<(String, String, u32)>;
 /// `(runId, toolUseId) => void`: aborts a running tool's `ctx.signal`.
 pub type CancelFn = JsCallback<(u32, String)>;
 
-/// `(inputJson, toolUseId, runId) => Promise<boolean>`: the tool's `needsApproval` function.
-pub type ApprovalFn = JsCallback<(String, String, u32), Promise<bool>>;
+/// `(inputJson, toolUseId, runId, toolName) => Promise<boolean>`: the tool's (or its MCP
+/// server's) `needsApproval` function.
+pub type ApprovalFn = JsCallback<(String, String, u32, String), Promise<bool>>;
 
 /// A JS `needsApproval` function bound to one run. Anything that goes wrong asking it counts
 /// as "needs approval": a risky call never slips through because a check failed.
@@ -43,12 +44,19 @@ pub struct JsApproval {
     pub ask: Arc<ApprovalFn>,
     /// The run it is asked for.
     pub run_id: u32,
+    /// The tool's name (an MCP server's one function is asked about each of its tools).
+    pub tool: String,
 }
 
 impl ApprovalPolicy for JsApproval {
     fn needs_approval(&self, call: ToolInvocation) -> Pin<Box<dyn Future<Output = bool> + Send>> {
         let ask = self.ask.clone();
-        let args = FnArgs::from((call.input.get().to_owned(), call.tool_use_id, self.run_id));
+        let args = FnArgs::from((
+            call.input.get().to_owned(),
+            call.tool_use_id,
+            self.run_id,
+            self.tool.clone(),
+        ));
         Box::pin(async move {
             match ask.call_async_catch(args).await {
                 Ok(promise) => promise.await.unwrap_or(true),
@@ -75,6 +83,11 @@ pub struct JsTool {
 impl ToolExecutor for JsTool {
     fn json_is_trusted(&self) -> bool {
         // lib/tool-bridge.js makes every "json" reply with JSON.stringify.
+        true
+    }
+
+    fn holds_outputs(&self) -> bool {
+        // lib/tool-bridge.js keeps each value its tool returned (`run.outputs`).
         true
     }
 

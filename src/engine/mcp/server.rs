@@ -1,0 +1,238 @@
+//! One registered MCP server: its session (opened again when it dropped), its tools (listed
+//! again when it says they changed), and its calls.
+
+use std::sync::{Arc, Weak};
+
+use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
+use rmcp::service::{Peer, ServiceError};
+use rmcp::RoleClient;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::super::redact::Redactor;
+use super::super::tool::ToolOutcome;
+use super::catalog::ToolsChanged;
+use super::config::{ServerConfig, CONNECT_TIMEOUT, MAX_LIST_PAGES};
+use super::connect::{open, Handler, Session};
+use super::content;
+use super::listing::{definitions, Listed};
+
+/// A registered MCP server.
+pub struct McpServer {
+    config: ServerConfig,
+    /// Takes the header values out of anything the server or its transport says.
+    redactor: Redactor,
+    /// The open session, if any; locked while one is opened so that concurrent calls wait for
+    /// the same reconnect.
+    session: tokio::sync::Mutex<Option<Session>>,
+    /// Ends every session of this server: cancelled on unregister and when the JS thread that
+    /// registered it shuts down.
+    shutdown: CancellationToken,
+    /// Where its tools are offered; told when they change.
+    catalog: Weak<dyn ToolsChanged>,
+    me: Weak<McpServer>,
+}
+
+impl McpServer {
+    /// Connects, initialises and lists the server's tools. `shutdown` ends its sessions. The
+    /// error is a whole sentence naming the server and the cause.
+    pub async fn connect(
+        config: ServerConfig,
+        catalog: Weak<dyn ToolsChanged>,
+        shutdown: CancellationToken,
+    ) -> Result<(Arc<McpServer>, Vec<Listed>, Vec<String>), String> {
+        let redactor = Redactor::new(config.secrets());
+        let server = Arc::new_cyclic(|me| McpServer {
+            config,
+            redactor,
+            session: tokio::sync::Mutex::new(None),
+            shutdown,
+            catalog,
+            me: me.clone(),
+        });
+        let listed = async {
+            let peer = server.peer().await?;
+            list_all(&peer).await
+        };
+        let listed = match tokio::time::timeout(CONNECT_TIMEOUT, listed).await {
+            Ok(Ok(listed)) => listed,
+            Ok(Err(why)) => {
+                server.close().await;
+                return Err(server.failure(&why));
+            }
+            Err(_) => {
+                server.close().await;
+                let why = format!("it did not answer within {} s", CONNECT_TIMEOUT.as_secs());
+                return Err(server.failure(&why));
+            }
+        };
+        let (kept, problems) = definitions(&server.config, &listed);
+        Ok((server, kept, problems))
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// "Could not connect to the MCP server …: why." with the secrets taken out.
+    fn failure(&self, why: &str) -> String {
+        let text = format!(
+            "could not connect to the MCP server {:?} ({}): {why}",
+            self.config.name,
+            self.config.location()
+        );
+        self.redactor.redact(&text).into_owned()
+    }
+
+    /// A peer of the open session, opening one first if there is none or it has closed.
+    async fn peer(&self) -> Result<Peer<RoleClient>, String> {
+        let mut slot = self.session.lock().await;
+        if let Some(session) = slot.as_ref() {
+            if !session.is_closed() {
+                return Ok(session.peer().clone());
+            }
+        }
+        if self.shutdown.is_cancelled() {
+            return Err("it was unregistered".into());
+        }
+        let me = self.me.clone();
+        let handler = Handler {
+            on_tools_changed: Arc::new(move || {
+                let me = me.clone();
+                tokio::spawn(async move {
+                    if let Some(server) = me.upgrade() {
+                        server.refresh().await;
+                    }
+                });
+            }),
+        };
+        let reopened = slot.is_some();
+        let session = open(&self.config.transport, handler, self.shutdown.child_token()).await?;
+        let peer = session.peer().clone();
+        *slot = Some(session);
+        if reopened {
+            // Its tools may have changed while it was away.
+            let me = self.me.clone();
+            tokio::spawn(async move {
+                if let Some(server) = me.upgrade() {
+                    server.refresh().await;
+                }
+            });
+        }
+        Ok(peer)
+    }
+
+    /// Lists the tools again and tells the catalog; what cannot be offered is logged.
+    async fn refresh(&self) {
+        let peer = {
+            let slot = self.session.lock().await;
+            match slot.as_ref() {
+                Some(s) if !s.is_closed() => s.peer().clone(),
+                _ => return,
+            }
+        };
+        let listed = match list_all(&peer).await {
+            Ok(listed) => listed,
+            Err(why) => {
+                let why = self.redactor.redact(&why).into_owned();
+                warn(&format!(
+                    "the tools of the MCP server {:?} changed, but listing them failed: {why}. Its earlier tools stay offered.",
+                    self.config.name
+                ));
+                return;
+            }
+        };
+        let (kept, problems) = definitions(&self.config, &listed);
+        let Some(catalog) = self.catalog.upgrade() else {
+            return;
+        };
+        let mut skipped = problems;
+        skipped.extend(catalog.update(&self.config.name, kept));
+        if !skipped.is_empty() {
+            warn(&format!(
+                "the tools of the MCP server {:?} changed; these are not offered: {}",
+                self.config.name,
+                self.redactor.redact(&skipped.join(", "))
+            ));
+        }
+    }
+
+    /// Calls `remote` (the server's name of the tool) with `input` (a JSON object's text).
+    /// Dropping the future before it ends sends `notifications/cancelled`.
+    pub async fn call(&self, remote: &str, input: &str) -> ToolOutcome {
+        let peer = match self.peer().await {
+            Ok(peer) => peer,
+            Err(why) => return ToolOutcome::Failed(self.failure(&why)),
+        };
+        let mut params = CallToolRequestParams::new(remote.to_owned());
+        params.arguments = serde_json::from_str(input).ok();
+        match peer.call_tool(params).await {
+            Ok(result) => match serde_json::to_value(&result) {
+                Ok(json) => content::outcome(&json),
+                Err(e) => ToolOutcome::Failed(format!("its result could not be read ({e})")),
+            },
+            Err(error) => ToolOutcome::Failed(self.call_error(remote, &error)),
+        }
+    }
+
+    /// What a failed `tools/call` tells the developer (never the model).
+    fn call_error(&self, remote: &str, error: &ServiceError) -> String {
+        let server = &self.config.name;
+        let text = match error {
+            ServiceError::McpError(e) => format!(
+                "the MCP server {server:?} answered tools/call {remote:?} with a JSON-RPC error (code {}): {}",
+                e.code.0, e.message
+            ),
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => format!(
+                "the connection to the MCP server {server:?} dropped during the call of {remote:?} ({error}); it was not sent again, as it may have had effects. The next call reconnects."
+            ),
+            other => format!("the MCP server {server:?} failed the call of {remote:?}: {other}"),
+        };
+        self.redactor.redact(&text).into_owned()
+    }
+
+    /// Ends the session (a stdio server's child exits) and any reconnect.
+    pub async fn close(&self) {
+        self.shutdown.cancel();
+        let session = self.session.lock().await.take();
+        if let Some(mut session) = session {
+            let _ = session
+                .close_with_timeout(std::time::Duration::from_secs(5))
+                .await;
+        }
+    }
+}
+
+/// Every page of `tools/list`, as JSON.
+async fn list_all(peer: &Peer<RoleClient>) -> Result<Vec<Value>, String> {
+    let mut out = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let page = peer
+            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+            .await
+            .map_err(|e| format!("its tools/list failed ({e})"))?;
+        for tool in &page.tools {
+            out.push(
+                serde_json::to_value(tool)
+                    .map_err(|e| format!("its tool list could not be read ({e})"))?,
+            );
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(out),
+        }
+    }
+    Err(format!(
+        "its tools/list went on past {MAX_LIST_PAGES} pages"
+    ))
+}
+
+/// A warning for the developer: through the crate's log when it is on, else on stderr.
+fn warn(text: &str) {
+    tracing::warn!("{text}");
+    if !tracing::enabled!(tracing::Level::WARN) {
+        eprintln!("[anthropic-tool-calling] {text}");
+    }
+}

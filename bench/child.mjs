@@ -30,9 +30,8 @@
 import { performance, monitorEventLoopDelay } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { readFileSync } from 'node:fs'
+import { ALL_CONTENDERS, contenderModule, contendersOf } from './lineup.mjs'
 import { API_KEY, WORKLOADS, toolStats, streamedText, useWorkload } from './workloads.mjs'
-
-const CONTENDERS = ['ours', 'ours-traced', 'sdk', 'ai', 'floor']
 
 const { values } = parseArgs({
   options: {
@@ -56,10 +55,9 @@ function fatal(message) {
 
 const name = values.contender
 const workload = WORKLOADS[values.workload]
-if (!CONTENDERS.includes(name)) fatal(`--contender must be one of ${CONTENDERS.join(', ')}`)
+if (!ALL_CONTENDERS.includes(name)) fatal(`--contender must be one of ${ALL_CONTENDERS.join(', ')}`)
 if (!workload) fatal(`--workload must be one of ${Object.keys(WORKLOADS).join(', ')}`)
-if (workload?.stream && name === 'floor') fatal('the floor has no streaming form: the stream workload is measured with ours, sdk and ai')
-if (workload?.stream && name === 'ours-traced') fatal('ours-traced has no streaming form: the stream workload is measured with ours, sdk and ai')
+if (!contendersOf(workload.name).includes(name)) fatal(`${name} has no ${workload.form} form: the ${workload.name} workload is measured with ${contendersOf(workload.name).join(', ')}`)
 if (!values.url) fatal('--url of the stand-in API is required')
 const concurrency = Number(values.concurrency)
 const seconds = Number(values.seconds)
@@ -81,7 +79,7 @@ watchdog.unref()
 useWorkload(workload)
 const expectedCalls = workload.rounds * workload.callsPerRound
 const expectedStreamed = workload.stream ? streamedText(workload) : null
-const contender = await (await import(`./contenders/${name}${workload.stream ? '-stream' : ''}.mjs`)).setup({ url: values.url, apiKey: API_KEY, workload })
+const contender = await (await import(`./contenders/${contenderModule(name, workload.name)}`)).setup({ url: values.url, apiKey: API_KEY, workload })
 
 let completed = 0
 let failures = 0

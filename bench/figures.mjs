@@ -97,7 +97,7 @@ export function failuresOf(summary) {
   const failed = []
   const failedStream = []
   for (const [key, rows] of Object.entries(summary)) {
-    const into = WORKLOADS[key.split('@')[0]].stream ? failedStream : failed
+    const into = WORKLOADS[key.split('@')[0]].form === 'stream' ? failedStream : failed
     for (const [c, r] of Object.entries(rows)) if (r.failures > 0) into.push(`${c} ${key.replace('@', ' c=')}: ${r.failures} failure(s), first: ${r.firstFailure}`)
   }
   return { failed, failedStream }

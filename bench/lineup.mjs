@@ -15,6 +15,10 @@ export const OURS = ['ours', 'ours-traced']
 export const TRACED_WORKLOADS = ['order']
 /** The streaming workload has no floor: ours, the SDK's messages.stream loop and the AI SDK's streamText. */
 export const STREAM_CONTENDERS = ['ours', 'sdk', 'ai']
+/** Who has the form a workload is measured in (bench/contenders/<name>-<form>.mjs); every contender when it has none. */
+export const contendersOf = (workload) => ({ stream: STREAM_CONTENDERS })[WORKLOADS[workload]?.form] ?? ALL_CONTENDERS
+/** The module of a contender for a workload: its form's (ai-stream.mjs …) or its own. */
+export const contenderModule = (contender, workload) => `${contender}${WORKLOADS[workload]?.form ? `-${WORKLOADS[workload].form}` : ''}.mjs`
 const LABEL = {
   ours: 'anthropic-tool-calling',
   'ours-traced': 'anthropic-tool-calling, traced (OpenTelemetry SDK)',
@@ -27,8 +31,8 @@ const STREAM_LABEL = {
   sdk: '@anthropic-ai/sdk messages.stream loop',
   ai: 'ai streamText',
 }
-/** The name of a contender in the tables of a workload (a streamed workload names the streaming form). */
-export const label = (contender, workload) => (WORKLOADS[workload]?.stream ? STREAM_LABEL : LABEL)[contender]
+/** The name of a contender in the tables of a workload (a workload with a form names that form). */
+export const label = (contender, workload) => (({ stream: STREAM_LABEL })[WORKLOADS[workload]?.form] ?? LABEL)[contender]
 export const PEER_PACKAGES = ['@anthropic-ai/sdk', 'ai', '@ai-sdk/anthropic', 'zod']
 /** What `ours-traced` registers (bench/contenders/ours-traced.mjs), in bench/node_modules too. */
 export const TRACING_PACKAGES = ['@opentelemetry/api', '@opentelemetry/sdk-trace-base', '@opentelemetry/context-async-hooks']

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { ALL_CONTENDERS, STREAM_CONTENDERS, TRACED_WORKLOADS } from './lineup.mjs'
+import { ALL_CONTENDERS, STREAM_CONTENDERS, TRACED_WORKLOADS, contendersOf } from './lineup.mjs'
 import { WORKLOADS } from './workloads.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -112,7 +112,7 @@ if (write && quick) die('--write and --quick: a quick run is not a measurement; 
 
 /** The contenders of a cell: the streaming workload has no floor, and only some workloads are traced. */
 export const cellContenders = (workload) =>
-  (WORKLOADS[workload]?.stream ? contenders.filter((c) => STREAM_CONTENDERS.includes(c)) : contenders).filter((c) => c !== 'ours-traced' || TRACED_WORKLOADS.includes(workload))
+  contenders.filter((c) => contendersOf(workload).includes(c)).filter((c) => c !== 'ours-traced' || TRACED_WORKLOADS.includes(workload))
 
 /**
  * Per measurement: how many runs warm up and how many are measured (quick: counted, not timed; a

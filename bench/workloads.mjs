@@ -109,6 +109,7 @@ export const WORKLOADS = {
   stream: {
     name: 'stream',
     stream: true,
+    form: 'stream',
     prompt: 'Where is my order #4821, and when will it arrive?',
     rounds: 1,
     callsPerRound: 1,

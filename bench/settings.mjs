@@ -110,7 +110,7 @@ export const streamComplete = STREAM_CONTENDERS.every((c) => contenders.includes
 export const write = opts['no-write'] ? false : (opts.write ?? (!saved && !quick && (mainComplete || streamComplete)))
 if (write && quick) die('--write and --quick: a quick run is not a measurement; run without --quick to write RESULTS.md')
 
-/** The contenders of a cell: the streaming workload has no floor, and only some workloads are traced. */
+/** The contenders of a cell: the streaming and mcp workloads have no floor, and only some workloads are traced. */
 export const cellContenders = (workload) =>
   contenders.filter((c) => contendersOf(workload).includes(c)).filter((c) => c !== 'ours-traced' || TRACED_WORKLOADS.includes(workload))
 

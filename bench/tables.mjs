@@ -1,7 +1,8 @@
 // The report, as markdown tables: one table a cell (every figure of every contender, and ours as a
 // ratio of the best peer and of the floor; in a traced cell, ours traced as a ratio of ours and of
 // the best peer), and above them the targets ours is held to, each marked met (✓) or not (✗).
-// The streaming cell is a report of its own. The same text is printed and put in bench/RESULTS.md.
+// The streaming and mcp cells are reports of their own. The same text is printed and put in
+// bench/RESULTS.md.
 
 import { ALL_CONTENDERS, PEERS, TRACED_WORKLOADS, label } from './lineup.mjs'
 import { FIGURES, bestPeer, figuresOf, fix, fmtRatio, ratio } from './figures.mjs'
@@ -9,8 +10,8 @@ import { concurrencies, workloads } from './settings.mjs'
 import { WORKLOADS } from './workloads.mjs'
 
 /**
- * The two reports of a run: the cells of the plain workloads (with their targets) and the
- * streaming cell; each is a section of RESULTS.md of its own.
+ * The three reports of a run: the cells of the plain workloads (with their targets), the streaming
+ * cell and the mcp cell; each is a section of RESULTS.md of its own.
  */
 export function buildReports(summary, cells) {
   const sections = []
@@ -31,21 +32,31 @@ export function buildReports(summary, cells) {
     streamSections.push(`#### Streaming (${cell.workload}), concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
   }
   const streamReport = streamSections.join('\n\n')
-  return { report, streamReport }
+  const mcpSections = []
+  const mcpTargets = vsBestPeerTable(summary, 'mcp', MCP_TARGETS)
+  if (mcpTargets) mcpSections.push(`#### MCP, ours against the best peer (same run)\n\n${mcpTargets}`)
+  for (const cell of cells.filter((c) => WORKLOADS[c.workload].form === 'mcp')) {
+    mcpSections.push(`#### MCP (${cell.workload}), concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
+  }
+  const mcpReport = mcpSections.join('\n\n')
+  return { report, streamReport, mcpReport }
 }
 
 /** One cell: a row a contender, then ours ÷ best peer and ours ÷ floor when they were measured too. */
 function cellTable(rows, workload) {
   const figures = figuresOf(workload)
   const present = ALL_CONTENDERS.filter((c) => rows[c])
-  const head = ['contender', ...figures.map((f) => f.head), 'stand-in µs/run', 'spread runs/s, CPU', 'runs', 'failures']
+  // The servers' CPU is theirs, shown beside the contender's figures and never in them.
+  const mcp = WORKLOADS[workload].form === 'mcp'
+  const head = ['contender', ...figures.map((f) => f.head), 'stand-in µs/run', ...(mcp ? ['MCP server µs/run'] : []), 'spread runs/s, CPU', 'runs', 'failures']
   const blank = ' |'.repeat(head.length - figures.length)
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`]
   for (const c of present) {
     const r = rows[c]
     const flag = r.failures > 0 ? ` ⚠ FAILED` : ''
     const spreads = r.spread.runsPerSec === null ? '–' : `${fmtRatio(r.spread.runsPerSec)}, ${fmtRatio(r.spread.cpuUsPerRun)}`
-    lines.push(`| ${label(c, workload)}${flag} | ${figures.map((f) => f.fmt(r[f.key])).join(' | ')} | ${fix(r.apiUsPerRun, 0)} | ${spreads} | ${r.runs} | ${r.failures} |`)
+    const servers = [fix(r.apiUsPerRun, 0), ...(mcp ? [fix(r.mcpUsPerRun, 0)] : [])].join(' | ')
+    lines.push(`| ${label(c, workload)}${flag} | ${figures.map((f) => f.fmt(r[f.key])).join(' | ')} | ${servers} | ${spreads} | ${r.runs} | ${r.failures} |`)
   }
   if (rows.ours) {
     const peers = PEERS.filter((p) => rows[p])
@@ -164,6 +175,20 @@ const STREAM_TARGETS = [
   { name: 'main-thread busy per run', key: 'mainUsPerRun' },
   { name: 'CPU per run (all threads)', key: 'cpuUsPerRun' },
   { name: 'runs/s', key: 'runsPerSec' },
+]
+
+/**
+ * The mcp cell against the best peer, at each concurrency: the same tool round as `order`, each
+ * call through an MCP client; a peer's is JS on the app's thread, so the targets are on the main
+ * thread's CPU (≤ 0.1×) and on CPU per run, every thread (≤ 0.5×).
+ */
+const MCP_TARGETS = [
+  { name: 'main-thread CPU per run ≤ 0.1× best peer', key: 'mainCpuUsPerRun', ok: (v) => v <= 0.1 },
+  { name: 'CPU per run (all threads) ≤ 0.5× best peer', key: 'cpuUsPerRun', ok: (v) => v <= 0.5 },
+  { name: 'main-thread busy per run', key: 'mainUsPerRun' },
+  { name: 'runs/s', key: 'runsPerSec' },
+  { name: 'p99', key: 'p99Ms' },
+  { name: 'peak RSS', key: 'peakRssMb' },
 ]
 
 /** Ours ÷ the best peer in the cells of a form's workloads, a column a concurrency, a row a figure (marked when it has a target). */

@@ -25,21 +25,20 @@ export function buildReports(summary, cells) {
     sections.push(`### ${cell.workload}, concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
   }
   const report = sections.join('\n\n')
-  const streamSections = []
-  const streamTargets = vsBestPeerTable(summary, 'stream', STREAM_TARGETS)
-  if (streamTargets) streamSections.push(`#### Streaming, ours against the best peer (same run)\n\n${streamTargets}`)
-  for (const cell of cells.filter((c) => WORKLOADS[c.workload].form === 'stream')) {
-    streamSections.push(`#### Streaming (${cell.workload}), concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
-  }
-  const streamReport = streamSections.join('\n\n')
-  const mcpSections = []
-  const mcpTargets = vsBestPeerTable(summary, 'mcp', MCP_TARGETS)
-  if (mcpTargets) mcpSections.push(`#### MCP, ours against the best peer (same run)\n\n${mcpTargets}`)
-  for (const cell of cells.filter((c) => WORKLOADS[c.workload].form === 'mcp')) {
-    mcpSections.push(`#### MCP (${cell.workload}), concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
-  }
-  const mcpReport = mcpSections.join('\n\n')
+  const streamReport = formReport(summary, cells, 'stream', 'Streaming', STREAM_TARGETS)
+  const mcpReport = formReport(summary, cells, 'mcp', 'MCP', MCP_TARGETS)
   return { report, streamReport, mcpReport }
+}
+
+/** The report of a form's cells: ours against the best peer (`targets`), then a table a cell. */
+function formReport(summary, cells, form, title, targets) {
+  const sections = []
+  const vs = vsBestPeerTable(summary, form, targets)
+  if (vs) sections.push(`#### ${title}, ours against the best peer (same run)\n\n${vs}`)
+  for (const cell of cells.filter((c) => WORKLOADS[c.workload].form === form)) {
+    sections.push(`#### ${title} (${cell.workload}), concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
+  }
+  return sections.join('\n\n')
 }
 
 /** One cell: a row a contender, then ours ÷ best peer and ours ÷ floor when they were measured too. */

@@ -2,7 +2,7 @@
 // Started by bench/run.mjs; prints one JSON line (the last line of stdout) with its figures.
 //
 //   node bench/child.mjs --contender ours --workload order --concurrency 64 --url http://127.0.0.1:PORT
-//        [--seconds 5] [--max-runs N] [--warmup-seconds 1] [--warmup-runs N] [--no-eld]
+//        [--mcp-url http://127.0.0.1:PORT/mcp] [--seconds 5] [--max-runs N] [--warmup-seconds 1] [--warmup-runs N] [--no-eld]
 //
 // `concurrency` workers each start a run as soon as their last one ended: a warm-up (until
 // `warmup-seconds` or `warmup-runs`, whichever comes first), then the measured window (until
@@ -25,14 +25,16 @@
 // every tool must have run exactly once per call; a failure anywhere is counted. A contender may
 // check more once every run is over (`finish`: ours-traced checks every run's spans). A streaming
 // workload uses the contender's streaming form (bench/contenders/<name>-stream.mjs), and its runs are
-// also checked on the text deltas: all of them joined must be every text of the conversation.
+// also checked on the text deltas: all of them joined must be every text of the conversation. The
+// mcp workload uses the MCP form (<name>-mcp.mjs, against the MCP server at --mcp-url): its tools
+// run in that server, never here, and the driver counts them there. A contender that cannot be
+// measured in this build (`skip`: ours before registerMcpServer exists) prints why and no figures.
 
 import { performance, monitorEventLoopDelay } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { readFileSync } from 'node:fs'
+import { ALL_CONTENDERS, contenderModule, contendersOf } from './lineup.mjs'
 import { API_KEY, WORKLOADS, toolStats, streamedText, useWorkload } from './workloads.mjs'
-
-const CONTENDERS = ['ours', 'ours-traced', 'sdk', 'ai', 'floor']
 
 const { values } = parseArgs({
   options: {
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     workload: { type: 'string' },
     concurrency: { type: 'string', default: '1' },
     url: { type: 'string' },
+    'mcp-url': { type: 'string' },
     seconds: { type: 'string', default: '5' },
     'max-runs': { type: 'string', default: '1000000' },
     'warmup-seconds': { type: 'string', default: '1' },
@@ -56,11 +59,11 @@ function fatal(message) {
 
 const name = values.contender
 const workload = WORKLOADS[values.workload]
-if (!CONTENDERS.includes(name)) fatal(`--contender must be one of ${CONTENDERS.join(', ')}`)
+if (!ALL_CONTENDERS.includes(name)) fatal(`--contender must be one of ${ALL_CONTENDERS.join(', ')}`)
 if (!workload) fatal(`--workload must be one of ${Object.keys(WORKLOADS).join(', ')}`)
-if (workload?.stream && name === 'floor') fatal('the floor has no streaming form: the stream workload is measured with ours, sdk and ai')
-if (workload?.stream && name === 'ours-traced') fatal('ours-traced has no streaming form: the stream workload is measured with ours, sdk and ai')
+if (!contendersOf(workload.name).includes(name)) fatal(`${name} has no ${workload.form} form: the ${workload.name} workload is measured with ${contendersOf(workload.name).join(', ')}`)
 if (!values.url) fatal('--url of the stand-in API is required')
+if (workload.form === 'mcp' && !values['mcp-url']) fatal('--mcp-url of the MCP server is required for the mcp workload')
 const concurrency = Number(values.concurrency)
 const seconds = Number(values.seconds)
 const maxRuns = Number(values['max-runs'])
@@ -81,7 +84,13 @@ watchdog.unref()
 useWorkload(workload)
 const expectedCalls = workload.rounds * workload.callsPerRound
 const expectedStreamed = workload.stream ? streamedText(workload) : null
-const contender = await (await import(`./contenders/${name}${workload.stream ? '-stream' : ''}.mjs`)).setup({ url: values.url, apiKey: API_KEY, workload })
+/** Tool runs in this process per run: none when the MCP server runs the tools. */
+const localCalls = workload.form === 'mcp' ? 0 : expectedCalls
+const contender = await (await import(`./contenders/${contenderModule(name, workload.name)}`)).setup({ url: values.url, mcpUrl: values['mcp-url'], apiKey: API_KEY, workload })
+if (contender.skip) {
+  process.stdout.write(`${JSON.stringify({ skipped: contender.skip, contender: name, workload: workload.name, concurrency })}\n`)
+  process.exit(0)
+}
 
 let completed = 0
 let failures = 0
@@ -209,12 +218,22 @@ if (contender.finish) {
     fail(err?.stack ?? err)
   }
 }
+// Then it lets go of what it holds (an MCP contender ends its session, so the MCP server does not
+// keep one per measurement); not measured either.
+if (contender.close) {
+  try {
+    await contender.close()
+  } catch (err) {
+    fail(`close: ${err?.stack ?? err}`)
+  }
+}
 
 const runs = windowRuns
 if (runs === 0) fail('no run completed in the measured window')
-// Every call of every run (warm-up and drain too) must have run its tool exactly once.
-if (toolStats.executions !== completed * expectedCalls) {
-  fail(`tools ran ${toolStats.executions} times in ${completed} runs, expected ${completed * expectedCalls}`)
+// Every call of every run (warm-up and drain too) must have run its tool exactly once (here, or
+// for the mcp workload in the MCP server: the driver checks that count).
+if (toolStats.executions !== completed * localCalls) {
+  fail(`tools ran ${toolStats.executions} times in this process in ${completed} runs, expected ${completed * localCalls}`)
 }
 latencies.sort((a, b) => a - b)
 ttfps.sort((a, b) => a - b)

@@ -55,6 +55,7 @@ function summarise(measurements) {
   }
   for (const f of [...FIGURES, ...STREAM_FIGURES]) row[f.key] ??= median(ok.map((m) => m[f.key]))
   row.apiUsPerRun = median(ok.map((m) => m.apiUsPerRun))
+  row.mcpUsPerRun = median(ok.map((m) => m.mcpUsPerRun))
   row.spread = { runsPerSec: spread(ok.map((m) => m.runsPerSec)), cpuUsPerRun: spread(ok.map((m) => m.cpuUsPerRun)) }
   return row
 }
@@ -92,13 +93,15 @@ export function summariseCells(cells, raw) {
   return summary
 }
 
-/** The contenders that failed, cell by cell: the streaming cell apart, as it has a section of its own. */
+/** The contenders that failed, cell by cell: the streaming and mcp cells apart, as each has a section of its own. */
 export function failuresOf(summary) {
   const failed = []
   const failedStream = []
+  const failedMcp = []
   for (const [key, rows] of Object.entries(summary)) {
-    const into = WORKLOADS[key.split('@')[0]].stream ? failedStream : failed
+    const form = WORKLOADS[key.split('@')[0]].form
+    const into = form === 'stream' ? failedStream : form === 'mcp' ? failedMcp : failed
     for (const [c, r] of Object.entries(rows)) if (r.failures > 0) into.push(`${c} ${key.replace('@', ' c=')}: ${r.failures} failure(s), first: ${r.firstFailure}`)
   }
-  return { failed, failedStream }
+  return { failed, failedStream, failedMcp }
 }

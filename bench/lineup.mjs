@@ -15,6 +15,15 @@ export const OURS = ['ours', 'ours-traced']
 export const TRACED_WORKLOADS = ['order']
 /** The streaming workload has no floor: ours, the SDK's messages.stream loop and the AI SDK's streamText. */
 export const STREAM_CONTENDERS = ['ours', 'sdk', 'ai']
+/**
+ * The mcp workload has no floor either (an MCP client is not a bare request): ours with
+ * registerMcpServer, the SDK's toolRunner with its MCP helper, and generateText with @ai-sdk/mcp.
+ */
+export const MCP_CONTENDERS = ['ours', 'sdk', 'ai']
+/** Who has the form a workload is measured in (bench/contenders/<name>-<form>.mjs); every contender when it has none. */
+export const contendersOf = (workload) => ({ stream: STREAM_CONTENDERS, mcp: MCP_CONTENDERS })[WORKLOADS[workload]?.form] ?? ALL_CONTENDERS
+/** The module of a contender for a workload: its form's (ai-stream.mjs, sdk-mcp.mjs …) or its own. */
+export const contenderModule = (contender, workload) => `${contender}${WORKLOADS[workload]?.form ? `-${WORKLOADS[workload].form}` : ''}.mjs`
 const LABEL = {
   ours: 'anthropic-tool-calling',
   'ours-traced': 'anthropic-tool-calling, traced (OpenTelemetry SDK)',
@@ -27,8 +36,15 @@ const STREAM_LABEL = {
   sdk: '@anthropic-ai/sdk messages.stream loop',
   ai: 'ai streamText',
 }
-/** The name of a contender in the tables of a workload (a streamed workload names the streaming form). */
-export const label = (contender, workload) => (WORKLOADS[workload]?.stream ? STREAM_LABEL : LABEL)[contender]
+const MCP_LABEL = {
+  ours: 'anthropic-tool-calling registerMcpServer',
+  sdk: '@anthropic-ai/sdk toolRunner + mcpTools',
+  ai: 'ai generateText + @ai-sdk/mcp',
+}
+/** The name of a contender in the tables of a workload (a workload with a form names that form). */
+export const label = (contender, workload) => (({ stream: STREAM_LABEL, mcp: MCP_LABEL })[WORKLOADS[workload]?.form] ?? LABEL)[contender]
 export const PEER_PACKAGES = ['@anthropic-ai/sdk', 'ai', '@ai-sdk/anthropic', 'zod']
+/** What the mcp cell needs beside them: the MCP server's SDK (every contender's server) and the AI SDK's MCP client. */
+export const MCP_PACKAGES = ['@modelcontextprotocol/sdk', '@ai-sdk/mcp']
 /** What `ours-traced` registers (bench/contenders/ours-traced.mjs), in bench/node_modules too. */
 export const TRACING_PACKAGES = ['@opentelemetry/api', '@opentelemetry/sdk-trace-base', '@opentelemetry/context-async-hooks']

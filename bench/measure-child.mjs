@@ -1,6 +1,7 @@
 // One measurement: bench/child.mjs in a fresh process for one contender, workload and concurrency,
 // and its figures read back from the JSON line it prints last. A child that crashes, hangs or
 // prints no figures gives a broken measurement (one failure), never an exception: the run goes on.
+// A child whose contender cannot be measured in this build says so ({ skipped }), and that is passed on.
 
 import { spawn } from 'node:child_process'
 import path from 'node:path'
@@ -10,15 +11,16 @@ import { WORKLOADS } from './workloads.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
-/** `env`: the children's environment (see preconditions.mjs). */
-export function measureInChild(url, contender, workload, concurrency, env) {
+/** `urls`: { api, mcp } (mcp: the MCP server, for the mcp workload); `env`: the children's environment (see preconditions.mjs). */
+export function measureInChild(urls, contender, workload, concurrency, env) {
   const { warmupRuns, maxRuns } = limits(concurrency, workload)
   const args = [
     path.join(here, 'child.mjs'),
     '--contender', contender,
     '--workload', workload,
     '--concurrency', String(concurrency),
-    '--url', url,
+    '--url', urls.api,
+    ...(WORKLOADS[workload]?.form === 'mcp' ? ['--mcp-url', urls.mcp] : []),
     '--seconds', String(seconds),
     '--warmup-seconds', String(warmup),
     '--warmup-runs', String(warmupRuns),
@@ -43,7 +45,8 @@ export function measureInChild(url, contender, workload, concurrency, env) {
         result = line ? JSON.parse(line) : null
       } catch {}
       if (err.trim()) process.stderr.write(err.replace(/^/gm, `  [${contender}] `))
-      if (!result || result.fatal || code !== 0) {
+      if (result?.skipped && code === 0) resolve(result)
+      else if (!result || result.fatal || code !== 0) {
         const why = result?.fatal ?? (signal ? `killed by ${signal} after ${Math.round(limitMs / 1000)} s` : `exited ${code}`)
         resolve({ contender, workload, concurrency, failures: 1, firstFailure: `the measurement failed: ${why}`, broken: true })
       } else resolve(result)

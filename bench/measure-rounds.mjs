@@ -1,13 +1,15 @@
-// The measuring itself: the stand-in started once, then round after round every cell, and in each
-// cell every contender in a child of its own (bench/child.mjs). Each measurement is checked on the
-// stand-in's side too, and a line of progress is printed as it ends.
+// The measuring itself: the stand-in started once (and the MCP server, when the mcp cell is
+// measured), then round after round every cell, and in each cell every contender in a child of its
+// own (bench/child.mjs). Each measurement is checked on the stand-in's side too (and the MCP
+// server's), and a line of progress is printed as it ends.
 
 import os from 'node:os'
 import { fix } from './figures.mjs'
 import { OURS } from './lineup.mjs'
 import { measureInChild } from './measure-child.mjs'
 import { cellContenders, die, quick, rounds, seconds, warmup } from './settings.mjs'
-import { startServer } from './start-server.mjs'
+import { startMcpServer, startServer } from './start-server.mjs'
+import { WORKLOADS } from './workloads.mjs'
 
 /**
  * Measures every cell `rounds` times. Each measurement is pushed onto `raw`, and anything odd onto
@@ -23,13 +25,16 @@ export async function measureAll({ cells, machine: m, load0, addon, env, raw, pr
   }
 
   const server = startServer(env)
-  let url
+  const mcpServer = cells.some((cell) => WORKLOADS[cell.workload].form === 'mcp') ? startMcpServer(env) : null
+  const urls = {}
   try {
-    url = await server.ready
+    urls.api = await server.ready
+    if (mcpServer) urls.mcp = await mcpServer.ready
   } catch (e) {
     die(e.message)
   }
-  if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(url)) die(`the stand-in API is at ${url}, not on loopback`)
+  if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(urls.api)) die(`the stand-in API is at ${urls.api}, not on loopback`)
+  if (mcpServer && !/^http:\/\/127\.0\.0\.1:\d+\/mcp$/.test(urls.mcp)) die(`the MCP server is at ${urls.mcp}, not on loopback`)
 
   try {
     for (let round = 0; round < rounds; round++) {
@@ -39,13 +44,21 @@ export async function measureAll({ cells, machine: m, load0, addon, env, raw, pr
         if (inCell.length === 0) continue
         const shift = (round + i) % inCell.length
         const order = [...inCell.slice(shift), ...inCell.slice(0, shift)]
+        const mcp = WORKLOADS[cell.workload].form === 'mcp' ? mcpServer : null
         for (const contender of order) {
           const before = await server.stats()
-          const result = await measureInChild(url, contender, cell.workload, cell.concurrency, env)
+          const mcpBefore = await mcp?.stats()
+          const result = await measureInChild(urls, contender, cell.workload, cell.concurrency, env)
           const after = await server.stats()
+          const mcpAfter = await mcp?.stats()
+          if (result.skipped) {
+            noteSkipped(result, problems)
+            continue
+          }
           result.round = round
           result.load1 = os.loadavg()[0]
           checkAgainstStandIn(result, before, after)
+          if (mcp) checkAgainstMcpServer(result, mcpBefore, mcpAfter)
           if (OURS.includes(contender) && result.info?.buildProfile && result.info.buildProfile !== addon.profile) {
             problems.push(`a child loaded a ${result.info.buildProfile} addon, not the ${addon.profile} copy`)
             result.debugAddon = true
@@ -59,10 +72,40 @@ export async function measureAll({ cells, machine: m, load0, addon, env, raw, pr
     problems.push(e.message)
     return true
   } finally {
-    server.process.send({ type: 'stop' })
-    setTimeout(() => server.process.kill('SIGKILL'), 5000).unref()
+    server.stop()
+    mcpServer?.stop()
   }
   return false
+}
+
+/** A contender this build cannot measure (ours before registerMcpServer exists): said as it happens, and once at the end. */
+function noteSkipped(result, problems) {
+  console.log(`bench: ${result.contender} skipped in the ${result.workload} cell (c=${result.concurrency}): ${result.skipped}`)
+  const why = `${result.contender} was not measured in the ${result.workload} cell: ${result.skipped}`
+  if (!problems.includes(why)) problems.push(why)
+}
+
+/**
+ * The MCP server's side of an mcp measurement: every call of every run reached it exactly once
+ * (the tools run there, not in the child), with no request it refused and no transport error.
+ * Its CPU per run is kept beside the figures, never in them.
+ */
+function checkAgainstMcpServer(result, before, after) {
+  const fail = (why) => {
+    result.failures++
+    result.firstFailure ??= why
+  }
+  if (!result.broken) {
+    const w = WORKLOADS[result.workload]
+    const expected = result.totalRuns * w.rounds * w.callsPerRound
+    const calls = after.toolCalls - before.toolCalls
+    if (calls !== expected) fail(`the MCP server ran ${calls} tool calls, expected ${expected}`)
+    result.mcpUsPerRun = result.totalRuns > 0 ? (after.cpuUs - before.cpuUs) / result.totalRuns : null
+    // Kept in --json, not checked: how the package's own client holds its sessions is its choice.
+    result.mcpSessions = after.sessions - before.sessions
+  }
+  if (after.badRequests > before.badRequests) fail(`the MCP server refused ${after.badRequests - before.badRequests} request(s) for want of a session`)
+  if (after.errors > before.errors) fail(`the MCP server's transport failed ${after.errors - before.errors} time(s): ${after.lastError}`)
 }
 
 /**

@@ -7,15 +7,19 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync,
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { OURS, PEERS, PEER_PACKAGES, TRACING_PACKAGES } from './lineup.mjs'
-import { contenders, die, opts, quick, saved } from './settings.mjs'
+import { MCP_PACKAGES, OURS, PEERS, PEER_PACKAGES, TRACING_PACKAGES } from './lineup.mjs'
+import { contenders, die, opts, quick, saved, workloads } from './settings.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.join(here, '..')
 
 /** A peer contender without its packages in bench/node_modules cannot run: say how to install them. */
 export function checkPeersInstalled() {
-  const needed = [...(contenders.some((c) => PEERS.includes(c)) ? PEER_PACKAGES : []), ...(contenders.includes('ours-traced') ? TRACING_PACKAGES : [])]
+  const needed = [
+    ...(contenders.some((c) => PEERS.includes(c)) ? PEER_PACKAGES : []),
+    ...(contenders.includes('ours-traced') ? TRACING_PACKAGES : []),
+    ...(workloads.includes('mcp') ? MCP_PACKAGES : []),
+  ]
   if (!saved) {
     for (const pkg of needed) {
       if (!existsSync(path.join(here, 'node_modules', pkg, 'package.json'))) {

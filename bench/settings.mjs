@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { ALL_CONTENDERS, STREAM_CONTENDERS, TRACED_WORKLOADS } from './lineup.mjs'
+import { ALL_CONTENDERS, MCP_CONTENDERS, STREAM_CONTENDERS, TRACED_WORKLOADS, contendersOf } from './lineup.mjs'
 import { WORKLOADS } from './workloads.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -102,17 +102,19 @@ if (priority !== null && !(Number.isInteger(priority) && priority >= -20 && prio
 export const niceArgs = priority === null ? [] : ['-n', String(priority), process.execPath]
 export const launcher = priority === null ? process.execPath : 'nice'
 
-// RESULTS.md has two generated sections: order + heavy (every contender, both concurrencies), and
-// the streaming cell (ours, sdk, ai, both concurrencies). A run rewrites each one it measured whole.
+// RESULTS.md has three generated sections: order + heavy (every contender, both concurrencies), the
+// streaming cell and the mcp cell (ours, sdk, ai, both concurrencies each). A run rewrites each one
+// it measured whole.
 const bothConcurrencies = concurrencies.length === 2
 export const mainComplete = contenders.length === ALL_CONTENDERS.length && ['order', 'heavy', 'heavy-objects'].every((w) => workloads.includes(w)) && bothConcurrencies
 export const streamComplete = STREAM_CONTENDERS.every((c) => contenders.includes(c)) && workloads.includes('stream') && bothConcurrencies
-export const write = opts['no-write'] ? false : (opts.write ?? (!saved && !quick && (mainComplete || streamComplete)))
+export const mcpComplete = MCP_CONTENDERS.every((c) => contenders.includes(c)) && workloads.includes('mcp') && bothConcurrencies
+export const write = opts['no-write'] ? false : (opts.write ?? (!saved && !quick && (mainComplete || streamComplete || mcpComplete)))
 if (write && quick) die('--write and --quick: a quick run is not a measurement; run without --quick to write RESULTS.md')
 
-/** The contenders of a cell: the streaming workload has no floor, and only some workloads are traced. */
+/** The contenders of a cell: the streaming and mcp workloads have no floor, and only some workloads are traced. */
 export const cellContenders = (workload) =>
-  (WORKLOADS[workload]?.stream ? contenders.filter((c) => STREAM_CONTENDERS.includes(c)) : contenders).filter((c) => c !== 'ours-traced' || TRACED_WORKLOADS.includes(workload))
+  contenders.filter((c) => contendersOf(workload).includes(c)).filter((c) => c !== 'ours-traced' || TRACED_WORKLOADS.includes(workload))
 
 /**
  * Per measurement: how many runs warm up and how many are measured (quick: counted, not timed; a

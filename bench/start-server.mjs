@@ -1,6 +1,8 @@
-// The stand-in API process (bench/server.mjs), from the driver's side: started once for the whole
-// run, and asked for its counters (requests, statuses, mismatches, its own CPU) over IPC before and
-// after each measurement, so each one is checked on the server's side as well as the child's.
+// The stand-in API process (bench/server.mjs), and for the mcp cell the MCP server's
+// (bench/mcp-server.mjs), from the driver's side: each started once for the whole run, and asked
+// for its counters (requests or tool calls, its own CPU) over IPC before and after each
+// measurement, so each one is checked on the servers' side as well as the child's, and their CPU
+// is theirs, never the contender's.
 
 import { fork } from 'node:child_process'
 import path from 'node:path'
@@ -10,8 +12,12 @@ import { launcher, niceArgs, priority } from './settings.mjs'
 const here = path.dirname(fileURLToPath(import.meta.url))
 
 /** `env`: the children's environment (see preconditions.mjs). */
-export function startServer(env) {
-  const server = fork(path.join(here, 'server.mjs'), [], {
+export const startServer = (env) => startHelper('server.mjs', 'the stand-in API', env)
+/** The MCP server, with the same environment and niceness as the stand-in. */
+export const startMcpServer = (env) => startHelper('mcp-server.mjs', 'the MCP server', env)
+
+function startHelper(file, what, env) {
+  const server = fork(path.join(here, file), [], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env,
     ...(priority === null ? {} : { execPath: launcher, execArgv: niceArgs }),
@@ -25,18 +31,18 @@ export function startServer(env) {
     }
   })
   const ready = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the stand-in API did not start within 15 s')), 15_000)
+    const timer = setTimeout(() => reject(new Error(`${what} did not start within 15 s`)), 15_000)
     server.once('message', (msg) => {
       clearTimeout(timer)
       if (msg?.type === 'ready') resolve(msg.url)
-      else reject(new Error(`the stand-in API said ${JSON.stringify(msg)}`))
+      else reject(new Error(`${what} said ${JSON.stringify(msg)}`))
     })
-    server.once('exit', (code) => reject(new Error(`the stand-in API exited (${code})`)))
+    server.once('exit', (code) => reject(new Error(`${what} exited (${code})`)))
   })
   function stats() {
     return new Promise((resolve, reject) => {
       const id = nextId++
-      const timer = setTimeout(() => reject(new Error('the stand-in API did not answer for its stats within 10 s')), 10_000)
+      const timer = setTimeout(() => reject(new Error(`${what} did not answer for its stats within 10 s`)), 10_000)
       pending.set(id, (s) => {
         clearTimeout(timer)
         resolve(s)
@@ -44,5 +50,10 @@ export function startServer(env) {
       server.send({ type: 'stats', id })
     })
   }
-  return { process: server, ready, stats }
+  /** Asks it to stop, and kills it if it has not within 5 s. */
+  function stop() {
+    if (server.connected) server.send({ type: 'stop' })
+    setTimeout(() => server.kill('SIGKILL'), 5000).unref()
+  }
+  return { process: server, ready, stats, stop }
 }

@@ -1,16 +1,17 @@
 // The report, as markdown tables: one table a cell (every figure of every contender, and ours as a
 // ratio of the best peer and of the floor; in a traced cell, ours traced as a ratio of ours and of
 // the best peer), and above them the targets ours is held to, each marked met (✓) or not (✗).
-// The same text is printed and put in bench/RESULTS.md.
+// The streaming and mcp cells are reports of their own. The same text is printed and put in
+// bench/RESULTS.md.
 
 import { ALL_CONTENDERS, PEERS, TRACED_WORKLOADS, label } from './lineup.mjs'
-import { FIGURES, STREAM_FIGURES, bestPeer, figuresOf, fix, fmtRatio, ratio } from './figures.mjs'
+import { FIGURES, bestPeer, figuresOf, fix, fmtRatio, ratio } from './figures.mjs'
 import { concurrencies, workloads } from './settings.mjs'
 import { WORKLOADS } from './workloads.mjs'
 
 /**
- * The two reports of a run: the non-streamed cells (with their targets) and the streaming cell;
- * each is a section of RESULTS.md of its own.
+ * The three reports of a run: the cells of the plain workloads (with their targets), the streaming
+ * cell and the mcp cell; each is a section of RESULTS.md of its own.
  */
 export function buildReports(summary, cells) {
   const sections = []
@@ -20,47 +21,57 @@ export function buildReports(summary, cells) {
   if (fairness) sections.push(`### Targets under load (fair), ours against the best peer\n\n${fairness}`)
   const tracing = tracingTable(summary)
   if (tracing) sections.push(`### Tracing: ours with an OpenTelemetry SDK registered, against ours without one and the best peer (same run)\n\n${tracing}`)
-  for (const cell of cells.filter((c) => !WORKLOADS[c.workload].stream)) {
+  for (const cell of cells.filter((c) => !WORKLOADS[c.workload].form)) {
     sections.push(`### ${cell.workload}, concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
   }
   const report = sections.join('\n\n')
-  const streamSections = []
-  const streamTargets = streamTargetsTable(summary)
-  if (streamTargets) streamSections.push(`#### Streaming, ours against the best peer (same run)\n\n${streamTargets}`)
-  for (const cell of cells.filter((c) => WORKLOADS[c.workload].stream)) {
-    streamSections.push(`#### Streaming (${cell.workload}), concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
+  const streamReport = formReport(summary, cells, 'stream', 'Streaming', STREAM_TARGETS)
+  const mcpReport = formReport(summary, cells, 'mcp', 'MCP', MCP_TARGETS)
+  return { report, streamReport, mcpReport }
+}
+
+/** The report of a form's cells: ours against the best peer (`targets`), then a table a cell. */
+function formReport(summary, cells, form, title, targets) {
+  const sections = []
+  const vs = vsBestPeerTable(summary, form, targets)
+  if (vs) sections.push(`#### ${title}, ours against the best peer (same run)\n\n${vs}`)
+  for (const cell of cells.filter((c) => WORKLOADS[c.workload].form === form)) {
+    sections.push(`#### ${title} (${cell.workload}), concurrency ${cell.concurrency}\n\n${cellTable(summary[cell.key], cell.workload)}`)
   }
-  const streamReport = streamSections.join('\n\n')
-  return { report, streamReport }
+  return sections.join('\n\n')
 }
 
 /** One cell: a row a contender, then ours ÷ best peer and ours ÷ floor when they were measured too. */
 function cellTable(rows, workload) {
   const figures = figuresOf(workload)
   const present = ALL_CONTENDERS.filter((c) => rows[c])
-  const head = ['contender', ...figures.map((f) => f.head), 'stand-in µs/run', 'spread runs/s, CPU', 'runs', 'failures']
+  // The servers' CPU is theirs, shown beside the contender's figures and never in them.
+  const mcp = WORKLOADS[workload].form === 'mcp'
+  const head = ['contender', ...figures.map((f) => f.head), 'stand-in µs/run', ...(mcp ? ['MCP server µs/run'] : []), 'spread runs/s, CPU', 'runs', 'failures']
+  const blank = ' |'.repeat(head.length - figures.length)
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`]
   for (const c of present) {
     const r = rows[c]
     const flag = r.failures > 0 ? ` ⚠ FAILED` : ''
     const spreads = r.spread.runsPerSec === null ? '–' : `${fmtRatio(r.spread.runsPerSec)}, ${fmtRatio(r.spread.cpuUsPerRun)}`
-    lines.push(`| ${label(c, workload)}${flag} | ${figures.map((f) => f.fmt(r[f.key])).join(' | ')} | ${fix(r.apiUsPerRun, 0)} | ${spreads} | ${r.runs} | ${r.failures} |`)
+    const servers = [fix(r.apiUsPerRun, 0), ...(mcp ? [fix(r.mcpUsPerRun, 0)] : [])].join(' | ')
+    lines.push(`| ${label(c, workload)}${flag} | ${figures.map((f) => f.fmt(r[f.key])).join(' | ')} | ${servers} | ${spreads} | ${r.runs} | ${r.failures} |`)
   }
   if (rows.ours) {
     const peers = PEERS.filter((p) => rows[p])
     if (peers.length > 0) {
       const cells = figures.map((f) => fmtRatio(ratio(rows.ours[f.key], bestPeer(rows, f))))
-      lines.push(`| *ours ÷ best peer* | ${cells.join(' | ')} | | | | |`)
+      lines.push(`| *ours ÷ best peer* | ${cells.join(' | ')}${blank}`)
     }
     if (rows.floor) {
       const cells = figures.map((f) => fmtRatio(ratio(rows.ours[f.key], rows.floor[f.key])))
-      lines.push(`| *ours ÷ floor* | ${cells.join(' | ')} | | | | |`)
+      lines.push(`| *ours ÷ floor* | ${cells.join(' | ')}${blank}`)
     }
   }
   const traced = rows['ours-traced']
   if (traced) {
-    if (rows.ours) lines.push(`| *traced ÷ ours* | ${figures.map((f) => fmtRatio(ratio(traced[f.key], rows.ours[f.key]))).join(' | ')} | | | | |`)
-    if (PEERS.some((p) => rows[p])) lines.push(`| *traced ÷ best peer* | ${figures.map((f) => fmtRatio(ratio(traced[f.key], bestPeer(rows, f)))).join(' | ')} | | | | |`)
+    if (rows.ours) lines.push(`| *traced ÷ ours* | ${figures.map((f) => fmtRatio(ratio(traced[f.key], rows.ours[f.key]))).join(' | ')}${blank}`)
+    if (PEERS.some((p) => rows[p])) lines.push(`| *traced ÷ best peer* | ${figures.map((f) => fmtRatio(ratio(traced[f.key], bestPeer(rows, f)))).join(' | ')}${blank}`)
   }
   return lines.join('\n')
 }
@@ -103,7 +114,7 @@ function tracingTable(summary) {
 
 /** The throughput and cost targets, at concurrency 64, for each non-streamed workload: ours against the best peer (and, as a stretch, the floor). */
 function targetsTable(summary) {
-  const keys = workloads.filter((w) => !WORKLOADS[w].stream).map((w) => `${w}@64`).filter((k) => summary[k]?.ours)
+  const keys = workloads.filter((w) => !WORKLOADS[w].form).map((w) => `${w}@64`).filter((k) => summary[k]?.ours)
   if (keys.length === 0) return null
   const fig = Object.fromEntries(FIGURES.map((f) => [f.key, f]))
   const targets = [
@@ -128,7 +139,7 @@ function targetsTable(summary) {
 
 /** Fair under load, at concurrency 64, for each non-streamed workload: the tail of the latency, the main thread, and the cold start (shown, no target). */
 function fairnessTable(summary) {
-  const keys = workloads.filter((w) => !WORKLOADS[w].stream).map((w) => `${w}@64`).filter((k) => summary[k]?.ours)
+  const keys = workloads.filter((w) => !WORKLOADS[w].form).map((w) => `${w}@64`).filter((k) => summary[k]?.ours)
   if (keys.length === 0) return null
   const fig = Object.fromEntries(FIGURES.map((f) => [f.key, f]))
   const vs = (key) => (rows) => ratio(rows.ours?.[key] ?? null, bestPeer(rows, fig[key]))
@@ -151,25 +162,44 @@ function fairnessTable(summary) {
   return lines.join('\n')
 }
 
-/** The streaming cell against the best peer, at each concurrency; only the main thread has a target (≤ 0.2×), the rest are shown for comparison. */
-function streamTargetsTable(summary) {
-  const keys = workloads.filter((w) => WORKLOADS[w].stream).flatMap((w) => concurrencies.map((c) => `${w}@${c}`)).filter((k) => summary[k]?.ours)
+/**
+ * The streaming cell against the best peer, at each concurrency: only the main thread has a
+ * target (≤ 0.2×), the rest are shown for comparison. Read on main CPU, the main thread's own CPU
+ * time, which a busy machine does not inflate.
+ */
+const STREAM_TARGETS = [
+  { name: 'time to first text part, p50', key: 'ttfpP50Ms' },
+  { name: 'time to first text part, p99', key: 'ttfpP99Ms' },
+  { name: 'main-thread CPU per run ≤ 0.2× best peer', key: 'mainCpuUsPerRun', ok: (v) => v <= 0.2 },
+  { name: 'main-thread busy per run', key: 'mainUsPerRun' },
+  { name: 'CPU per run (all threads)', key: 'cpuUsPerRun' },
+  { name: 'runs/s', key: 'runsPerSec' },
+]
+
+/**
+ * The mcp cell against the best peer, at each concurrency: the same tool round as `order`, each
+ * call through an MCP client; a peer's is JS on the app's thread, so the targets are on the main
+ * thread's CPU (≤ 0.1×) and on CPU per run, every thread (≤ 0.5×).
+ */
+const MCP_TARGETS = [
+  { name: 'main-thread CPU per run ≤ 0.1× best peer', key: 'mainCpuUsPerRun', ok: (v) => v <= 0.1 },
+  { name: 'CPU per run (all threads) ≤ 0.5× best peer', key: 'cpuUsPerRun', ok: (v) => v <= 0.5 },
+  { name: 'main-thread busy per run', key: 'mainUsPerRun' },
+  { name: 'runs/s', key: 'runsPerSec' },
+  { name: 'p99', key: 'p99Ms' },
+  { name: 'peak RSS', key: 'peakRssMb' },
+]
+
+/** Ours ÷ the best peer in the cells of a form's workloads, a column a concurrency, a row a figure (marked when it has a target). */
+function vsBestPeerTable(summary, form, rowsOf) {
+  const keys = workloads.filter((w) => WORKLOADS[w].form === form).flatMap((w) => concurrencies.map((c) => `${w}@${c}`)).filter((k) => summary[k]?.ours)
   if (keys.length === 0 || !keys.some((k) => PEERS.some((p) => summary[k][p]))) return null
-  const fig = Object.fromEntries(STREAM_FIGURES.map((f) => [f.key, f]))
-  const vs = (key) => (rows) => ratio(rows.ours?.[key] ?? null, bestPeer(rows, fig[key]))
-  const rowsOf = [
-    { name: 'time to first text part, p50', value: vs('ttfpP50Ms') },
-    { name: 'time to first text part, p99', value: vs('ttfpP99Ms') },
-    { name: 'main-thread CPU per run ≤ 0.2× best peer', value: vs('mainCpuUsPerRun'), ok: (v) => v <= 0.2 },
-    { name: 'main-thread busy per run', value: vs('mainUsPerRun') },
-    { name: 'CPU per run (all threads)', value: vs('cpuUsPerRun') },
-    { name: 'runs/s', value: vs('runsPerSec') },
-  ]
+  const fig = Object.fromEntries(figuresOf(keys[0].split('@')[0]).map((f) => [f.key, f]))
   const head = ['ours ÷ best peer', ...keys.map((k) => `concurrency ${k.split('@')[1]}`)]
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => ' --- ').join('|')}|`]
   for (const t of rowsOf) {
     const vals = keys.map((k) => {
-      const v = t.value(summary[k])
+      const v = ratio(summary[k].ours?.[t.key] ?? null, bestPeer(summary[k], fig[t.key]))
       if (v === null || v === undefined) return '–'
       return t.ok ? `${fmtRatio(v)} ${t.ok(v) ? '✓' : '✗'}` : fmtRatio(v)
     })

@@ -10,6 +10,11 @@
 //          the call, then a ~170-character answer. The stand-in paces the events (STREAM_DELAY_MS
 //          between two events, the same for every contender), so time to the first text part means
 //          something. Its contenders are the streaming ones (bench/contenders/*-stream.mjs).
+//   mcp    order's one tool round, with the tool served by a local MCP server (bench/mcp-server.mjs,
+//          Streamable HTTP) instead of running in the contender's process: its contenders are the
+//          MCP forms (bench/contenders/*-mcp.mjs), each with its own MCP client. The MCP server's
+//          text comes back to the stand-in as the tool_result's content, a string or text blocks
+//          depending on the client; the check reads the text of either, as for every workload.
 //
 // The stand-in checks every tool_result against `toolOutput` and answers with a text that starts
 // `MISMATCH` when anything is off; each contender checks the final text and its tool call count.
@@ -109,6 +114,7 @@ export const WORKLOADS = {
   stream: {
     name: 'stream',
     stream: true,
+    form: 'stream',
     prompt: 'Where is my order #4821, and when will it arrive?',
     rounds: 1,
     callsPerRound: 1,
@@ -120,6 +126,19 @@ export const WORKLOADS = {
     finalText:
       'Your order #4821 has shipped with UPS and is on its way. The expected delivery date is 2026-12-02; ' +
       'you will get an email with the tracking link when it is out for delivery.',
+  },
+  mcp: {
+    name: 'mcp',
+    form: 'mcp',
+    prompt: "Ask the orders service: what's the status of order #4821?",
+    rounds: 1,
+    callsPerRound: 1,
+    tools: [ORDER_TOOL],
+    calls(k) {
+      return [{ id: `toolu_mcp_${k}_0`, name: 'get_order_status', input: { orderId: '4821' } }]
+    },
+    roundText: null,
+    finalText: 'Order #4821 is shipped. Carrier: UPS. Expected delivery: 2026-12-02.',
   },
 }
 
@@ -145,7 +164,7 @@ export const HEAVY_OUTPUT_CHARS = 20 * 1024
  * `z` is passed in: zod is a dependency of bench/ only.
  */
 export function zodSchemas(z, workload) {
-  if (workload.name === 'order' || workload.name === 'stream') {
+  if (workload.tools.includes(ORDER_TOOL)) {
     return { get_order_status: z.object({ orderId: z.string().describe('The order number, digits only') }).strict() }
   }
   return {

@@ -8,31 +8,38 @@ import { MODEL, MAX_TOKENS, executeTool } from '../workloads.mjs'
 const require = createRequire(import.meta.url)
 
 /**
- * The package as both of its contenders load it (this one and ours-stream.mjs): its module, the
- * workload's tools registered, the run options, and what the child reports it loaded.
+ * The package as its contenders load it: its module, the run options, and what the child reports
+ * it loaded; no tool registered yet (ours-mcp.mjs gets its tools from the MCP server).
  */
-export function loadPackage({ url, apiKey, workload }) {
+export function openPackage({ url, apiKey, workload }) {
   // bench/preconditions.mjs copies the package's JS and addon to BENCH_PACKAGE_DIR (see there); by hand, the tree's.
   const dir = process.env.BENCH_PACKAGE_DIR ?? new URL('../..', import.meta.url).pathname
   const binding = require(path.join(dir, 'binding.js'))
   const lib = require(path.join(dir, 'index.js'))
-  for (const definition of workload.tools) {
-    lib.registerTool({ definition, execute: (input) => executeTool(definition.name, input) })
-  }
   const options = { apiKey, baseURL: url, model: MODEL, maxTokens: MAX_TOKENS, maxToolIterations: workload.rounds }
   const info = { buildProfile: binding.buildProfile(), addon: process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? null, dir }
   return { lib, options, info }
 }
 
-export async function setup(config) {
-  const { workload } = config
-  const { lib, options, info } = loadPackage(config)
-  return {
-    info,
-    async run() {
-      const { data, error } = await lib.runWithTools(workload.prompt, options)
-      if (error) throw new Error(`${error.code}: ${error.message}`)
-      return { text: data.text, calls: data.toolCalls.length }
-    },
+/** The package as this contender and ours-stream.mjs load it: opened, with the workload's tools registered. */
+export function loadPackage(config) {
+  const opened = openPackage(config)
+  for (const definition of config.workload.tools) {
+    opened.lib.registerTool({ definition, execute: (input) => executeTool(definition.name, input) })
   }
+  return opened
+}
+
+/** One run: runWithTools on the workload's prompt, as this contender and ours-mcp.mjs do it. */
+export function runner(lib, options, workload) {
+  return async () => {
+    const { data, error } = await lib.runWithTools(workload.prompt, options)
+    if (error) throw new Error(`${error.code}: ${error.message}`)
+    return { text: data.text, calls: data.toolCalls.length }
+  }
+}
+
+export async function setup(config) {
+  const { lib, options, info } = loadPackage(config)
+  return { info, run: runner(lib, options, config.workload) }
 }

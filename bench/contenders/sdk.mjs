@@ -18,22 +18,27 @@ export async function setup({ url, apiKey, workload }) {
       run: async (input) => asText(await executeTool(t.name, input)),
     }),
   )
-  return {
-    info: { version: Anthropic.VERSION ?? null },
-    async run() {
-      const final = await client.beta.messages.toolRunner({
-        model: MODEL,
-        max_tokens: MAX_TOKENS,
-        messages: [{ role: 'user', content: workload.prompt }],
-        tools,
-        max_iterations: workload.rounds + 1,
-        thread: false,
-      })
-      const text = final.content
-        .filter((b) => b.type === 'text')
-        .map((b) => b.text)
-        .join('')
-      return { text, calls: undefined }
-    },
+  return { info: { version: Anthropic.VERSION ?? null }, run: runner(client, tools, workload) }
+}
+
+/**
+ * One run: the tool runner to the end, as this contender and sdk-mcp.mjs do it. The runner does
+ * not say how many calls it made: the tool count is checked where the tools run.
+ */
+export function runner(client, tools, workload) {
+  return async () => {
+    const final = await client.beta.messages.toolRunner({
+      model: MODEL,
+      max_tokens: MAX_TOKENS,
+      messages: [{ role: 'user', content: workload.prompt }],
+      tools,
+      max_iterations: workload.rounds + 1,
+      thread: false,
+    })
+    const text = final.content
+      .filter((b) => b.type === 'text')
+      .map((b) => b.text)
+      .join('')
+    return { text, calls: undefined }
   }
 }

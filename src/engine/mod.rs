@@ -16,6 +16,7 @@ pub mod events;
 pub mod execute_call;
 pub mod feedback;
 pub mod fields;
+pub mod mcp_connector;
 pub mod output;
 pub mod protocol;
 pub mod redact;

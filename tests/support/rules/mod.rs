@@ -39,8 +39,6 @@ pub use conversation::{
     check_no_final_thinking, check_pairing, check_server_pairing, check_thinking_placement,
 };
 #[allow(unused_imports)]
-pub use mcp_connector::{check_mcp_pairing, MCP_CLIENT_BETA};
-#[allow(unused_imports)]
 pub use output_format::{format_schema_of, TASK_BUDGETS_BETA};
 #[allow(unused_imports)]
 pub use signatures::{
@@ -54,7 +52,7 @@ use blocks::check_shapes;
 use context_management::check_context_management;
 use conversation::check_pending_code_execution;
 use fields::{check_fields, check_thinking_compatibility, thinking_on};
-use mcp_connector::{check_mcp_servers, check_mcp_toolsets};
+use mcp_connector::{check_mcp_pairing, check_mcp_servers, check_mcp_toolsets};
 use output_format::check_output_fields;
 use tools::{check_tool_choice, check_tools, offered_names};
 

@@ -239,6 +239,21 @@ export type ServerToolDefinition =
   | { type: 'web_search_20250305' | 'web_search_20260209'; name: 'web_search'; max_uses?: number; allowed_domains?: string[]; blocked_domains?: string[]; user_location?: { type: 'approximate'; city?: string; region?: string; country?: string; timezone?: string }; cache_control?: CacheControl; [field: string]: unknown }
   | { type: 'web_fetch_20250910' | (string & {}); name: string; [field: string]: unknown }
 
+/** One server of the `mcpServers` option (the API's MCP connector). */
+export interface McpConnectorServer {
+  /** The server's name, unique among the run's servers (the model sees it with the server's tools). */
+  name: string
+  /** Where Anthropic connects to the server: an `https://` URL. */
+  url: string
+  /**
+   * Sent as the server's `authorization_token` (an OAuth access token). A secret like the API key:
+   * taken out of any API text passed on, never in a message, log line, span or stream part.
+   */
+  authorizationToken?: string
+  /** The server's tools the model may call (the others are disabled). Default: every tool it lists. */
+  tools?: string[]
+}
+
 export interface CacheControl {
   type: 'ephemeral'
   ttl?: '5m' | '1h'
@@ -364,6 +379,14 @@ export interface RunOptions<C = unknown> {
   contextManagement?: Record<string, unknown>
   /** Server tools (web search, web fetch, code execution, tool search…), appended to `tools`. */
   serverTools?: ServerToolDefinition[]
+  /**
+   * Remote MCP servers that Anthropic's API connects to for this run (the MCP connector): sent as
+   * `mcp_servers`, each offered to the model by one `mcp_toolset` tool, with the beta
+   * `mcp-client-2025-11-20` added to `anthropic-beta`. Anthropic runs those calls; their
+   * `mcp_tool_use` / `mcp_tool_result` blocks are in `data.messages` like any server tool's.
+   * Each `url` must be `https://`, each `name` unique. Default: none.
+   */
+  mcpServers?: McpConnectorServer[]
   /** Sent as the `anthropic-beta` header, comma-joined. */
   betas?: string[]
   /**

@@ -18,6 +18,8 @@
 //   redactedThinking(data?)               redacted_thinking with valid signed data (valid `data` kept, else signed)
 //   serverToolUse(name, input, id?)       server_tool_use, id `srvtoolu_…` unless given
 //   webSearchResult(toolUseId, results?)  web_search_tool_result; results [{ url, title, encrypted_content?, page_age? }]
+//   mcpToolUse(server, name, input, id?)  mcp_tool_use (an MCP connector call), id `mcptoolu_…` unless given
+//   mcpToolResult(toolUseId, content, isError?)  its mcp_tool_result; content a string (one text block) or text blocks
 //   compaction(content, encrypted?, extra?)  compaction block (content null: a failed compaction)
 //   toolAddition(name), toolRemoval(name)  tool change blocks, the content of a `system` message
 //   reply(content, { stop_reason?, usage?, model?, stop_sequence?, container?, stop_details?, context_management? })
@@ -122,6 +124,12 @@
 //     edit has its own fields and needs its beta in anthropic-beta (compact_20260112:
 //     compact-2026-01-12; clear_tool_uses_20250919, clear_thinking_20251015:
 //     context-management-2025-06-27);
+//   - the MCP connector (beta mcp-client-2025-11-20): `mcp_servers` entries { type: 'url', url
+//     (https://), name (unique), authorization_token? } and nothing else, each named by exactly one
+//     `mcp_toolset` tool ({ mcp_server_name, default_config?, configs?, cache_control? }, configs of
+//     { enabled?, defer_loading? }), and each toolset naming a server of the request; `mcp_tool_use` /
+//     `mcp_tool_result` blocks are the assistant's, the result after its call in the same message
+//     (unless the call is in the final message);
 //   - `role: "system"` messages only with the beta mid-conversation-tool-changes-2026-07-01: a
 //     non-empty list of tool_addition / tool_removal blocks ({ type, tool: { type: 'tool_reference',
 //     name } }, a tool of `tools`), never first; a tool_use's results still come in the very next
@@ -142,7 +150,7 @@
 //
 // Layout: server.mjs (HTTP, records, routing), rules/ (what a request must meet: index.mjs runs
 // fields.mjs, output-format.mjs with schema-subset.mjs, context-management.mjs, tools.mjs,
-// blocks.mjs with tool-changes.mjs and conversation.mjs in the API's order), replies.mjs
+// blocks.mjs with tool-changes.mjs, mcp-connector.mjs and conversation.mjs in the API's order), replies.mjs
 // (builders), conforms.mjs (a final answer against the format), structured.mjs
 // (structuredAnswer), sse.mjs (streaming), faults.mjs, recorded.mjs (recorded replies), cache.mjs
 // (prompt-cache usage), compaction.mjs and context-editing.mjs (the long-loop simulation),
@@ -150,7 +158,8 @@
 
 export { startMockApi } from './server.mjs';
 export {
-  text, toolUse, thinking, redactedThinking, serverToolUse, webSearchResult, compaction, toolAddition, toolRemoval, reply,
+  text, toolUse, thinking, redactedThinking, serverToolUse, webSearchResult, mcpToolUse, mcpToolResult, compaction, toolAddition,
+  toolRemoval, reply,
 } from './replies.mjs';
 export { estimateInputTokens } from './compaction.mjs';
 export { signThinking } from './signatures.mjs';

@@ -56,6 +56,17 @@ export function serverToolUse(name, input, id) {
   return { type: 'server_tool_use', id: id ?? `srvtoolu_${randomId(24)}`, name, input };
 }
 
+/** An mcp_tool_use block: a call Anthropic makes through the MCP connector; id `mcptoolu_…` unless given. */
+export function mcpToolUse(serverName, name, input, id) {
+  return { type: 'mcp_tool_use', id: id ?? `mcptoolu_${randomId(24)}`, name, input, server_name: serverName };
+}
+
+/** The mcp_tool_result of `toolUseId`: `content` a string or text blocks (one text block for a string). */
+export function mcpToolResult(toolUseId, content, isError = false) {
+  const blocks = typeof content === 'string' ? [text(content)] : content;
+  return { type: 'mcp_tool_result', tool_use_id: toolUseId, is_error: isError, content: blocks };
+}
+
 /**
  * A web_search_tool_result for `toolUseId`; `results` are `{ url, title, encrypted_content?, page_age? }`
  * (one example result when omitted), each becoming a `web_search_result` entry.

@@ -39,7 +39,8 @@ function streamBlock(block) {
       return { start: { ...block, thinking: '', signature: '' }, deltas };
     }
     case 'tool_use':
-    case 'server_tool_use': {
+    case 'server_tool_use':
+    case 'mcp_tool_use': {
       const json = JSON.stringify(block.input ?? {});
       const deltas = ['', ...pieces(json, JSON_CHUNKS)].map((partial_json) => ({ type: 'input_json_delta', partial_json }));
       return { start: { ...block, input: {} }, deltas };

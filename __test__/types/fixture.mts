@@ -1,7 +1,7 @@
 // Type fixture for index.d.ts, checked by `tsc -p __test__/types` (types.test.mjs, in npm test).
 // Each `Expect<Equal<…>>` must hold; each `@ts-expect-error` line must be an error.
 import { z } from 'zod'
-import { registerTool, listTools, runWithTools, streamWithTools, ToolError, type InferToolInput, type RunResult, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
+import { registerTool, listTools, runWithTools, streamWithTools, ToolError, type InferToolInput, type McpConnectorServer, type RunResult, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 function expect<T extends true>(): void {}
@@ -175,3 +175,14 @@ void streamWithTools('hi', { telemetry: true })
 void runWithTools('hi', { telemetry: { recordContent: 'yes' } })
 // @ts-expect-error not a telemetry setting
 void runWithTools('hi', { telemetry: { recordContents: true } })
+
+// The API's MCP connector: servers by name and https URL, with a token and the tools to offer.
+const docs: McpConnectorServer = { name: 'docs', url: 'https://mcp.example.com/mcp', authorizationToken: 'tok', tools: ['search'] }
+void runWithTools('hi', { mcpServers: [docs, { name: 'files', url: 'https://files.example.com/mcp' }] })
+void streamWithTools('hi', { mcpServers: [docs] })
+// @ts-expect-error a server needs its url
+void runWithTools('hi', { mcpServers: [{ name: 'docs' }] })
+// @ts-expect-error the token is authorizationToken, not authorization_token
+void runWithTools('hi', { mcpServers: [{ name: 'docs', url: 'https://mcp.example.com/mcp', authorization_token: 'tok' }] })
+// @ts-expect-error tools are names
+void runWithTools('hi', { mcpServers: [{ ...docs, tools: [{ name: 'search' }] }] })

@@ -44,6 +44,9 @@ pub struct ApiConfig {
     /// Secrets of the run that are never sent (the approval secret), kept here so that they
     /// are taken out of what the API says back like the key is.
     pub unsent_secrets: Vec<Secret>,
+    /// Secrets the request body carries (the MCP connector's authorization tokens): they go to
+    /// the API and nowhere else, and are taken out of what it says back like the key is.
+    pub body_secrets: Vec<Secret>,
 }
 
 /// An HTTP client with its keep-alive connection pool. Build one per process (or per runtime,

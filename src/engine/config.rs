@@ -9,6 +9,7 @@ use super::approval::{Decision, Signer};
 use super::error::RunError;
 use super::feedback as fb;
 use super::fields::Fields;
+use super::mcp_connector::McpConnectorServer;
 use super::output::OutputFormat;
 use super::secret::Secret;
 use super::trace::Telemetry;
@@ -109,6 +110,9 @@ pub struct RunConfig {
     pub tool_choice: Option<ToolChoice>,
     /// Server tool definitions (`serverTools`), appended to `tools` as given.
     pub server_tools: Vec<Box<RawValue>>,
+    /// Remote MCP servers Anthropic connects to (`mcpServers`): sent as `mcp_servers`, each
+    /// offered by its `mcp_toolset` after the other tools. None by default.
+    pub mcp_servers: Vec<McpConnectorServer>,
     /// Request fields passed through as given, by wire name (`thinking`, `top_p`, …).
     pub fields: Vec<(&'static str, Box<RawValue>)>,
     /// `extraBody`: merged into the body last; a key here replaces a field of the same name.
@@ -224,6 +228,7 @@ impl RunConfig {
             temperature: None,
             tool_choice: None,
             server_tools: Vec::new(),
+            mcp_servers: Vec::new(),
             fields: Vec::new(),
             extra_body: Vec::new(),
             container: None,
@@ -249,6 +254,7 @@ impl RunConfig {
                 max_retries: DEFAULT_MAX_RETRIES,
                 headers: Vec::new(),
                 unsent_secrets: Vec::new(),
+                body_secrets: Vec::new(),
                 timeout: DEFAULT_TIMEOUT,
             },
         }

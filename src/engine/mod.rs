@@ -17,6 +17,7 @@ pub mod execute_call;
 pub mod feedback;
 pub mod fields;
 pub mod mcp;
+pub mod mcp_connector;
 pub mod output;
 pub mod protocol;
 pub mod redact;

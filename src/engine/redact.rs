@@ -47,13 +47,15 @@ impl Redactor {
     }
 
     /// The secrets of a run's API settings: the key, the auth token, the values of the `headers`
-    /// option (marked sensitive, at least [`MIN_HEADER_VALUE_CHARS`] long) and the secrets that
-    /// are never sent ([`ApiConfig::unsent_secrets`]).
+    /// option (marked sensitive, at least [`MIN_HEADER_VALUE_CHARS`] long), the secrets that
+    /// are never sent ([`ApiConfig::unsent_secrets`]) and those the body carries
+    /// ([`ApiConfig::body_secrets`]).
     pub fn of(cfg: &ApiConfig) -> Self {
         let credentials = [&cfg.api_key, &cfg.auth_token]
             .into_iter()
             .flatten()
             .chain(&cfg.unsent_secrets)
+            .chain(&cfg.body_secrets)
             .map(|s| s.expose());
         let headers = cfg
             .headers
@@ -263,6 +265,7 @@ mod tests {
         let mut cfg = crate::engine::RunConfig::new(Some("sk-key-1".into()), "http://x").api;
         cfg.auth_token = Some("tok-2".into());
         cfg.unsent_secrets = vec!["approval-3".into()];
+        cfg.body_secrets = vec!["mcp-token-4".into()];
         cfg.headers = vec![
             // `betas`: not a secret, and the API's message naming a bad beta is worth reading.
             (
@@ -276,9 +279,10 @@ mod tests {
             (HeaderName::from_static("x-short"), header("1234567", true)),
         ];
         assert_eq!(
-            Redactor::of(&cfg)
-                .redact("sk-key-1 tok-2 approval-3 long-enough 1234567 beta-2025-01-01"),
-            "[redacted] [redacted] [redacted] [redacted] 1234567 beta-2025-01-01"
+            Redactor::of(&cfg).redact(
+                "sk-key-1 tok-2 approval-3 mcp-token-4 long-enough 1234567 beta-2025-01-01"
+            ),
+            "[redacted] [redacted] [redacted] [redacted] [redacted] 1234567 beta-2025-01-01"
         );
     }
 

@@ -1,4 +1,5 @@
-//! The body of one `POST /v1/messages`: the run's settings, the tools and the history. Every
+//! The body of one `POST /v1/messages`: the run's settings, the tools (with the MCP connector's
+//! servers) and the history. Every
 //! part the caller gave (the history, `system`, `toolChoice`, pass-through fields) is copied as
 //! the JSON text it came as, never re-encoded, so keys keep their order byte for byte.
 
@@ -199,12 +200,20 @@ pub fn body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage], turn:
     if let Some(choice) = turn.tool_choice {
         o.raw("tool_choice", choice.get());
     }
-    if !tools.is_empty() || !cfg.server_tools.is_empty() {
+    // The MCP connector's entries are written for each request: the token stays a `Secret`
+    // in the config, and exists as plain text only in the body.
+    let toolsets: Vec<String> = cfg.mcp_servers.iter().map(|s| s.toolset()).collect();
+    if !tools.is_empty() || !cfg.server_tools.is_empty() || !toolsets.is_empty() {
         let all = tools
             .iter()
             .map(|t| t.get())
-            .chain(cfg.server_tools.iter().map(|t| t.get()));
+            .chain(cfg.server_tools.iter().map(|t| t.get()))
+            .chain(toolsets.iter().map(String::as_str));
         o.array("tools", all);
+    }
+    if !cfg.mcp_servers.is_empty() {
+        let servers: Vec<String> = cfg.mcp_servers.iter().map(|s| s.definition()).collect();
+        o.array("mcp_servers", servers.iter().map(String::as_str));
     }
     for (name, value) in &cfg.fields {
         o.raw(name, value.get());
@@ -278,6 +287,50 @@ mod tests {
         assert_eq!(
             std::str::from_utf8(&body.to_vec()).unwrap(),
             r#"{"model":"m","system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"tool_choice":{"type":"tool","name":"t"},"tools":[{"name":"t","input_schema":{"type":"object"}},{"type":"web_search_20250305","name":"web_search"}],"thinking":{"type":"enabled","budget_tokens":2048},"container":"cont_1","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi","z":1,"a":2}]},{"role":"assistant","content":"ok"}],"max_tokens":77,"zeta":{"b":1,"a":2}}"#
+        );
+    }
+
+    #[test]
+    fn mcp_servers_follow_the_tools_and_their_toolsets_end_the_tools() {
+        use crate::engine::mcp_connector::McpConnectorServer;
+        let mut cfg = RunConfig::new(None, "http://127.0.0.1:1");
+        cfg.model = "m".into();
+        cfg.server_tools
+            .push(raw(r#"{"type":"web_search_20250305","name":"web_search"}"#));
+        cfg.mcp_servers = vec![
+            McpConnectorServer {
+                name: "docs".into(),
+                url: "https://docs.example.com/mcp".into(),
+                authorization_token: Some("tok-1".into()),
+                tools: Some(vec!["search".into()]),
+            },
+            McpConnectorServer {
+                name: "files".into(),
+                url: "https://files.example.com/mcp".into(),
+                authorization_token: None,
+                tools: None,
+            },
+        ];
+        let tool = raw(r#"{"name":"t","input_schema":{"type":"object"}}"#);
+        let messages: Vec<RawMessage> = vec![raw(r#"{"role":"user","content":"hi"}"#).into()];
+        let turn = Turn {
+            tool_choice: None,
+            container: None,
+            stream: false,
+            max_tokens: 9,
+        };
+        let sent = body(&cfg, &[&tool], &messages, &turn).to_vec();
+        assert_eq!(
+            std::str::from_utf8(&sent).unwrap(),
+            r#"{"model":"m","max_tokens":9,"tools":[{"name":"t","input_schema":{"type":"object"}},{"type":"web_search_20250305","name":"web_search"},{"type":"mcp_toolset","mcp_server_name":"docs","default_config":{"enabled":false},"configs":{"search":{"enabled":true}}},{"type":"mcp_toolset","mcp_server_name":"files"}],"mcp_servers":[{"type":"url","url":"https://docs.example.com/mcp","name":"docs","authorization_token":"tok-1"},{"type":"url","url":"https://files.example.com/mcp","name":"files"}],"messages":[{"role":"user","content":"hi"}]}"#
+        );
+        // Without client or server tools, the toolsets are the tools.
+        cfg.server_tools.clear();
+        let sent = body(&cfg, &[], &messages, &turn).to_vec();
+        let sent = std::str::from_utf8(&sent).unwrap().to_owned();
+        assert!(
+            sent.contains(r#""tools":[{"type":"mcp_toolset","mcp_server_name":"docs""#),
+            "{sent}"
         );
     }
 }

@@ -6,6 +6,8 @@ import { validRedactedData, validSignature } from '../signatures.mjs';
 import { has, isObject } from '../values.mjs';
 import { badTag, checkBoolean, checkCacheControl, checkDict, checkString, onlyKeys, tagList } from './fields.mjs';
 import { checkSystemMessage, checkToolChangeList } from './tool-changes.mjs';
+import { needBeta } from './context-management.mjs';
+import { MCP_CLIENT_BETA } from './mcp-connector.mjs';
 
 const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
 const MESSAGE_FIELDS = new Set(['role', 'content']);
@@ -21,6 +23,8 @@ const TOOL_RESULT_FIELDS = new Set(['type', 'tool_use_id', 'content', 'is_error'
 const THINKING_FIELDS = new Set(['type', 'thinking', 'signature']);
 const REDACTED_THINKING_FIELDS = new Set(['type', 'data']);
 const COMPACTION_FIELDS = new Set(['type', 'content', 'encrypted_content', 'signature', 'tool_changes', 'cache_control']);
+const MCP_TOOL_USE_FIELDS = new Set(['type', 'id', 'name', 'server_name', 'input', 'cache_control']);
+const MCP_TOOL_RESULT_FIELDS = new Set(['type', 'tool_use_id', 'content', 'is_error', 'cache_control']);
 const IMAGE_MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 const SERVER_TOOL_NAMES = new Set([
   'web_search', 'web_fetch', 'code_execution', 'bash_code_execution', 'text_editor_code_execution',
@@ -36,7 +40,7 @@ export const SERVER_RESULT_TYPES = new Set([
 const FUTURE_BLOCK = 'x_future_block';
 const MESSAGE_BLOCK_TAGS = [
   'text', 'image', 'document', 'search_result', 'thinking', 'redacted_thinking', 'tool_use', 'tool_result',
-  'server_tool_use', ...SERVER_RESULT_TYPES, 'compaction',
+  'server_tool_use', ...SERVER_RESULT_TYPES, 'mcp_tool_use', 'mcp_tool_result', 'compaction',
 ];
 const CITATION_TYPES = new Set(['char_location', 'page_location', 'content_block_location', 'web_search_result_location', 'search_result_location']);
 
@@ -201,7 +205,34 @@ function isEmptyResult(content) {
   return Array.isArray(content) && content.length === 0;
 }
 
-function checkBlock(block, role, p) {
+/** A call Anthropic made through the MCP connector (`mcp_tool_use`), or its result: the assistant's, with the beta. */
+function checkMcpBlock(block, role, p, betas) {
+  onlyIn(role, 'assistant', block, p);
+  needBeta(betas, MCP_CLIENT_BETA, p, `an \`${block.type}\` block`);
+  if (block.type === 'mcp_tool_use') {
+    onlyKeys(block, MCP_TOOL_USE_FIELDS, `${p}.`);
+    for (const f of ['id', 'name', 'server_name', 'input']) if (!has(block, f)) fail(`${p}.${f}: Field required`);
+    for (const f of ['id', 'name', 'server_name']) checkString(block[f], `${p}.${f}`);
+    if (!isObject(block.input)) fail(`${p}.input: Input should be a valid dictionary`);
+  } else {
+    onlyKeys(block, MCP_TOOL_RESULT_FIELDS, `${p}.`);
+    if (!has(block, 'tool_use_id')) fail(`${p}.tool_use_id: Field required`);
+    checkString(block.tool_use_id, `${p}.tool_use_id`);
+    if (has(block, 'is_error')) checkBoolean(block.is_error, `${p}.is_error`);
+    if (has(block, 'content') && typeof block.content !== 'string') {
+      if (!Array.isArray(block.content)) fail(`${p}.content: Input should be a valid string or list`);
+      block.content.forEach((b, k) => {
+        const q = `${p}.content.${k}`;
+        checkDict(b, q);
+        if (b.type !== 'text') badTag(q, b.type, ['text']);
+        checkTextBlock(b, q);
+      });
+    }
+  }
+  checkCacheControl(block, `${p}.`);
+}
+
+function checkBlock(block, role, p, betas) {
   if (!isObject(block)) fail(`${p}: Input should be a valid dictionary`);
   switch (block.type) {
     case 'text':
@@ -273,6 +304,9 @@ function checkBlock(block, role, p) {
       for (const f of ['encrypted_content', 'signature']) if (has(block, f) && block[f] !== null) checkString(block[f], `${p}.${f}`);
       if (has(block, 'tool_changes')) checkToolChangeList(block.tool_changes, `${p}.tool_changes`);
       return checkCacheControl(block, `${p}.`);
+    case 'mcp_tool_use':
+    case 'mcp_tool_result':
+      return checkMcpBlock(block, role, p, betas);
     case 'tool_addition':
     case 'tool_removal':
       return onlyIn(role, 'system', block, p);
@@ -338,7 +372,7 @@ export function checkMessageShapes(messages, context = { betas: [], toolNames: n
       if (m.content.length === 0 && !finalAssistant) fail(`${p}: ${EMPTY_MESSAGE}`);
     } else if (Array.isArray(m.content)) {
       if (m.content.length === 0 && !finalAssistant) fail(`${p}: ${EMPTY_MESSAGE}`);
-      m.content.forEach((block, j) => checkBlock(block, m.role, `${p}.content.${j}`));
+      m.content.forEach((block, j) => checkBlock(block, m.role, `${p}.content.${j}`, context.betas));
     } else {
       fail(`${p}.content: Input should be a valid string or list`);
     }

@@ -13,7 +13,7 @@ export function onlyKeys(obj, allowed, prefix) {
 export const TOP_LEVEL = new Set([
   'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'temperature', 'top_k', 'top_p',
   'stop_sequences', 'stream', 'metadata', 'thinking', 'service_tier', 'cache_control', 'output_config',
-  'output_format', 'context_management', 'container', 'inference_geo',
+  'output_format', 'context_management', 'container', 'inference_geo', 'mcp_servers',
 ]);
 
 export const tagList = (tags) => tags.map((t) => `'${t}'`).join(', ');

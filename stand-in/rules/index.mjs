@@ -8,6 +8,7 @@ import { checkTools, checkToolChoice } from './tools.mjs';
 import { checkMessageShapes, checkSystem } from './blocks.mjs';
 import { checkContextManagement } from './context-management.mjs';
 import { checkOutputFields } from './output-format.mjs';
+import { checkMcpPairing, checkMcpServers, checkMcpToolsets } from './mcp-connector.mjs';
 import {
   checkNoFinalThinking, checkPairing, checkPendingCodeExecution, checkServerPairing, checkThinkingCompatibility, checkThinkingPlacement,
 } from './conversation.mjs';
@@ -17,7 +18,7 @@ export const API_VERSION = '2023-06-01';
 /**
  * Validates a parsed request body; throws a Refusal the way the real API would answer. `betas`: the
  * request's `anthropic-beta` names, which beta features (context management, system messages,
- * task budgets) need.
+ * task budgets, the MCP connector) need.
  */
 export function validateBody(body, betas = []) {
   if (!isObject(body)) fail('Input should be a valid dictionary (the request body must be a JSON object)');
@@ -40,13 +41,16 @@ export function validateBody(body, betas = []) {
   checkOptionalFields(body);
   checkOutputFields(body, betas);
   if (has(body, 'context_management') && body.context_management !== null) checkContextManagement(body.context_management, betas);
-  const names = has(body, 'tools') ? checkTools(body.tools) : new Set();
+  const servers = checkMcpServers(body, betas);
+  const names = has(body, 'tools') ? checkTools(body.tools, betas) : new Set();
+  checkMcpToolsets(body, servers);
   if (has(body, 'tool_choice')) checkToolChoice(body.tool_choice, names);
   checkThinkingCompatibility(body);
 
   checkMessageShapes(body.messages, { betas, toolNames: names });
   checkPairing(body.messages);
   checkServerPairing(body.messages);
+  checkMcpPairing(body.messages);
   if (thinkingOn(body)) checkThinkingPlacement(body.messages);
   else checkNoFinalThinking(body.messages);
   checkPendingCodeExecution(body);

@@ -4,6 +4,7 @@
 import { fail } from '../errors.mjs';
 import { has, isObject } from '../values.mjs';
 import { badTag, checkBoolean, checkCacheControl, checkDict, checkInteger, checkString, checkStringList, onlyKeys } from './fields.mjs';
+import { checkMcpToolset } from './mcp-connector.mjs';
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
 const TOOL_NAME_PATTERN = '^[a-zA-Z0-9_-]{1,128}$';
@@ -39,7 +40,7 @@ const TYPED_TOOLS = {
   computer_20250124: { name: 'computer', fields: [...COMMON_TOOL_FIELDS, 'display_width_px', 'display_height_px', 'display_number'] },
   computer_20251124: { name: 'computer', fields: [...COMMON_TOOL_FIELDS, 'display_width_px', 'display_height_px', 'display_number', 'enable_zoom'] },
 };
-const TOOL_TAGS = ['custom', ...Object.keys(TYPED_TOOLS)];
+const TOOL_TAGS = ['custom', ...Object.keys(TYPED_TOOLS), 'mcp_toolset'];
 const TOOL_CHOICE_FIELDS = {
   auto: new Set(['type', 'disable_parallel_tool_use']),
   any: new Set(['type', 'disable_parallel_tool_use']),
@@ -89,12 +90,16 @@ function checkTypedTool(tool, i) {
   for (const f of ['display_width_px', 'display_height_px']) if (has(tool, f) || tool.type.startsWith('computer')) checkInteger(tool[f], `${p}.${f}`, 1);
 }
 
-/** Checks `tools`; returns the offered names. */
-export function checkTools(tools) {
+/**
+ * Checks `tools`; returns the offered names. `betas`: the request's, which an `mcp_toolset` (a
+ * server's tools, which have no name here) needs.
+ */
+export function checkTools(tools, betas = []) {
   if (!Array.isArray(tools)) fail('tools: Input should be a valid list');
   const names = new Set();
   tools.forEach((tool, i) => {
     if (!isObject(tool)) fail(`tools.${i}: Input should be a valid dictionary`);
+    if (tool.type === 'mcp_toolset') return checkMcpToolset(tool, i, betas);
     if (has(tool, 'type') && tool.type !== 'custom' && tool.type !== null) {
       if (!has(TYPED_TOOLS, tool.type)) badTag(`tools.${i}`, tool.type, TOOL_TAGS);
       checkTypedTool(tool, i);

@@ -1,6 +1,6 @@
 //! The betas a run's features need, sent in `anthropic-beta` beside the `betas` option's, each
 //! once: compaction or clearing edits in `contextManagement`, system-role messages (tool
-//! changes) in the prompt, and a `task_budget` in `outputConfig`.
+//! changes) in the prompt, a `task_budget` in `outputConfig`, and `mcpServers`.
 
 use crate::engine::RunConfig;
 use serde::Deserialize;
@@ -14,6 +14,10 @@ pub const TOOL_CHANGES: &str = "mid-conversation-tool-changes-2026-07-01";
 
 /// Task budgets (`output_config.task_budget`).
 pub const TASK_BUDGETS: &str = "task-budgets-2026-03-13";
+/// The MCP connector (`mcp_servers` and their `mcp_toolset` tools in `tools`). A newer
+/// `mcp-client-2026-09-15` exists, but only for toolsets defined inline in a `tool_addition`,
+/// which this loop never sends.
+pub const MCP_CONNECTOR: &str = "mcp-client-2025-11-20";
 
 /// The betas the run's features need, in a fixed order. `tool_changes`: the prompt has
 /// system-role messages.
@@ -54,6 +58,9 @@ pub fn of_features(cfg: &RunConfig, tool_changes: bool) -> Vec<&'static str> {
         .is_some_and(|oc| oc.task_budget.is_some_and(|b| b.get() != "null"));
     if budgeted {
         out.push(TASK_BUDGETS);
+    }
+    if !cfg.mcp_servers.is_empty() {
+        out.push(MCP_CONNECTOR);
     }
     out
 }

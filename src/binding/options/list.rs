@@ -118,6 +118,10 @@ run_options! {
     /// Server tool definitions (web search, code execution …), sent after the client tools.
     /// Default: none.
     server_tools: "serverTools",
+    /// Remote MCP servers Anthropic's API connects to (the MCP connector): `[{ name, url,
+    /// authorizationToken?, tools? }]`, sent as `mcp_servers` with one `mcp_toolset` tool each.
+    /// Default: none.
+    mcp_servers: "mcpServers",
     /// Sent as the `anthropic-beta` header, comma-joined. Default: none.
     betas: "betas",
     /// Extra request headers; the loop's own (credentials, version, content type) are refused.

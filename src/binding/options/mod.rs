@@ -11,6 +11,7 @@ mod approvals;
 mod betas;
 mod connection;
 pub mod list;
+mod mcp_servers;
 mod output;
 mod prompt;
 pub mod read;
@@ -144,6 +145,12 @@ fn parse_options(
     cfg.container = o.container.string()?;
     cfg.approval_scope = o.approval_scope.string()?.unwrap_or_default();
     cfg.extra_body = wire::extra_body(o.extra_body)?;
+    cfg.mcp_servers = mcp_servers::mcp_servers(o.mcp_servers, &cfg.extra_body)?;
+    let tokens = cfg
+        .mcp_servers
+        .iter()
+        .filter_map(|s| s.authorization_token.clone());
+    cfg.api.body_secrets.extend(tokens);
     output::output(o.output, &mut cfg)?;
     cfg.trace = telemetry::telemetry(o.telemetry)?;
     if cfg.max_total_tokens.is_some() && cfg.extra_body.iter().any(|(k, _)| k == "max_tokens") {

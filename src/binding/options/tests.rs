@@ -423,7 +423,7 @@ fn an_unknown_option_is_told_every_known_one() {
         "Unknown option \"approvalz\". Known options: model, maxTokens, system, temperature, \
          toolChoice, tools, maxToolIterations, onMaxIterations, onToolError, maxToolFailures, \
          toolTimeoutMs, parallelToolCalls, maxTotalTokens, maxIdenticalCalls, apiKey, authToken, baseURL, apiVersion, maxRetries, \
-         timeoutMs, serverTools, betas, headers, extraBody, container, approvals, approvalSecret, \
+         timeoutMs, serverTools, mcpServers, betas, headers, extraBody, container, approvals, approvalSecret, \
          approvalTtlMs, approvalScope, thinking, stopSequences, topP, topK, metadata, serviceTier, \
          cacheControl, outputConfig, contextManagement, output, telemetry, signal, context, onToolCall, \
          onToolResult, onStepFinish. Nothing was sent."

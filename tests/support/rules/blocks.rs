@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::fields::{cache_control, extra_keys, unknown_tag};
+use super::mcp_connector;
 use super::signatures::{sign_thinking, valid_redacted_data};
 use super::tool_changes::{system_message_problems, tool_change_list};
 use super::EMPTY_MESSAGE;
@@ -314,6 +315,17 @@ pub(super) fn check_shapes(messages: &[Value], betas: &[String], offered: &[&str
                 }
                 (_, Some(kind @ ("tool_addition" | "tool_removal"))) => problems.push(format!(
                     "{at}: `{kind}` blocks can only be in `system` messages"
+                )),
+                ("assistant", Some("mcp_tool_use" | "mcp_tool_result")) => {
+                    problems.extend(mcp_connector::block_problems(
+                        block,
+                        &at,
+                        betas,
+                        text_problems,
+                    ));
+                }
+                (_, Some(kind @ ("mcp_tool_use" | "mcp_tool_result"))) => problems.push(format!(
+                    "{at}: `{kind}` blocks can only be in `assistant` messages"
                 )),
                 ("assistant", Some(FUTURE_BLOCK)) => {}
                 ("user", Some("tool_result")) => {

@@ -8,13 +8,15 @@
 //! (`output_config` and structured outputs, with `schema_subset` for the schema),
 //! `context_management` (its edits and their betas), `tools` (and `tool_choice`), `blocks`
 //! (messages and their blocks), `tool_changes` (system messages and their tool changes),
-//! `conversation` (rules across messages), `signatures`. The route, the credentials and the
+//! `mcp_connector` (`mcp_servers`, their toolsets and their calls' blocks), `conversation`
+//! (rules across messages), `signatures`. The route, the credentials and the
 //! headers are checked here.
 
 mod blocks;
 mod context_management;
 mod conversation;
 mod fields;
+mod mcp_connector;
 mod output_format;
 mod schema_subset;
 mod signatures;
@@ -50,6 +52,7 @@ use blocks::check_shapes;
 use context_management::check_context_management;
 use conversation::check_pending_code_execution;
 use fields::{check_fields, check_thinking_compatibility, thinking_on};
+use mcp_connector::{check_mcp_pairing, check_mcp_servers, check_mcp_toolsets};
 use output_format::check_output_fields;
 use tools::{check_tool_choice, check_tools, offered_names};
 
@@ -180,6 +183,7 @@ const TOP_LEVEL: &[&str] = &[
     "context_management",
     "container",
     "inference_geo",
+    "mcp_servers",
 ];
 
 /// The API's words when code-called tools are answered without the container they run in.
@@ -225,8 +229,13 @@ pub fn check_body_with_betas(body: &Value, betas: &[String]) -> Vec<String> {
     if let Some(cm) = body.get("context_management").filter(|v| !v.is_null()) {
         problems.extend(check_context_management(cm, betas));
     }
+    let (servers, server_problems) = check_mcp_servers(body, betas);
+    problems.extend(server_problems);
     if let Some(tools) = body.get("tools") {
-        problems.extend(check_tools(tools));
+        problems.extend(check_tools(tools, betas));
+    }
+    if problems.is_empty() {
+        problems.extend(check_mcp_toolsets(body, &servers));
     }
     if let Some(choice) = body.get("tool_choice") {
         problems.extend(check_tool_choice(choice, &offered_names(body)));
@@ -239,6 +248,7 @@ pub fn check_body_with_betas(body: &Value, betas: &[String]) -> Vec<String> {
                 let rules = [
                     check_pairing(messages),
                     check_server_pairing(messages),
+                    check_mcp_pairing(messages),
                     if thinking_on(body) {
                         check_thinking_placement(messages)
                     } else {

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::fields::{cache_control, integer_at_least, tagged};
+use super::mcp_connector::toolset_problems;
 
 /// The fields a custom tool may carry.
 const CUSTOM_TOOL_FIELDS: &[&str] = &[
@@ -68,13 +69,19 @@ fn typed_tool(kind: &str) -> Option<(&'static str, &'static [&'static str])> {
     })
 }
 
-pub(super) fn check_tools(tools: &Value) -> Vec<String> {
+/// `tools`; `betas`: the request's, which an `mcp_toolset` (a server's tools, which have no name
+/// here) needs.
+pub(super) fn check_tools(tools: &Value, betas: &[String]) -> Vec<String> {
     let Some(tools) = tools.as_array() else {
         return vec!["tools: must be an array".into()];
     };
     let mut problems = Vec::new();
     let mut names = HashSet::new();
     for (i, tool) in tools.iter().enumerate() {
+        if tool["type"] == "mcp_toolset" {
+            problems.extend(toolset_problems(tool, i, betas));
+            continue;
+        }
         let name = tool["name"].as_str().unwrap_or_default();
         let kind = tool["type"].as_str().filter(|k| *k != "custom");
         if let Some(kind) = kind {

@@ -27,9 +27,15 @@ function putBackOutputs(run, calls) {
  */
 function onParts(parts, run, streaming) {
   if (run.trace !== null && run.trace.recording) parts = run.trace.take(parts)
+  let told = false
   for (const part of parts) {
     if (part.type === 'tool-call') {
       run.inputs.set(part.toolUseId, part.input)
+    } else if (part.type === 'tool-start') {
+      // A call the engine runs itself (an MCP server's tool) is about to start: what a JS tool's
+      // wrapper tells right before execute. Not a StreamPart.
+      told = true
+      if (run.hooks !== null) callHook(run.hooks, 'onToolCall', { toolName: part.toolName, input: run.inputs.get(part.toolUseId), toolUseId: part.toolUseId })
     } else if (part.type === 'tool-result') {
       // null for a JS tool's success (put back here); an MCP tool's output comes as it is.
       if (!part.isError && run.outputs.has(part.toolUseId)) part.output = run.outputs.get(part.toolUseId)
@@ -43,6 +49,7 @@ function onParts(parts, run, streaming) {
       if (run.hooks !== null) callHook(run.hooks, 'onStepFinish', { step: part.step, stopReason: part.stopReason, usage: part.usage, toolCalls: part.toolCalls })
     }
   }
+  if (told) parts = parts.filter((part) => part.type !== 'tool-start')
   if (streaming !== null && parts.length > 0) streaming.push(parts)
 }
 

@@ -133,6 +133,12 @@ enum Part<'a> {
         tool_name: String,
         input: &'a RawValue,
     },
+    /// Not a StreamPart: lib/run.js tells `onToolCall` and keeps it from the stream.
+    #[serde(rename_all = "camelCase")]
+    ToolStart {
+        tool_use_id: &'a str,
+        tool_name: &'a str,
+    },
     #[serde(rename_all = "camelCase")]
     ToolResult {
         tool_use_id: &'a str,
@@ -246,6 +252,10 @@ fn part_of(event: &RunEvent) -> Option<Part<'_>> {
             tool_use_id: id.clone(),
             tool_name: name.clone(),
             input,
+        },
+        RunEvent::ToolStart { id, name } => Part::ToolStart {
+            tool_use_id: id,
+            tool_name: name,
         },
         RunEvent::ToolResult {
             call,

@@ -47,6 +47,14 @@ pub enum RunEvent {
         /// The model's input, verbatim.
         input: Arc<RawValue>,
     },
+    /// A call is about to run, on an executor that does not run where the run was started (an
+    /// MCP server's tool): what `onToolCall` is told.
+    ToolStart {
+        /// Its `tool_use` id.
+        id: String,
+        /// The tool.
+        name: String,
+    },
     /// A call settled. `model_text` is what the model is told when it failed.
     ToolResult {
         /// The call's record.

@@ -117,7 +117,7 @@ pub async fn execute_call(
 
 /// A successful call, marked when its executor holds the output's value itself.
 fn held(mut settled: Settled, executor: &dyn ToolExecutor) -> Settled {
-    settled.call.output_held = executor.holds_outputs();
+    settled.call.output_held = executor.runs_in_caller();
     settled
 }
 

@@ -186,16 +186,23 @@ fn dispatch<'t>(
     cfg: &RunConfig,
     answers: &mut Answers<'_>,
 ) -> Option<(usize, Ready<'t>)> {
-    let Some(limit) = cfg.max_identical_calls else {
-        return Some((i, r));
-    };
-    match answers.dispatch(i, &r.id, limit) {
-        Ok(()) => Some((i, r)),
-        Err(times) => {
+    if let Some(limit) = cfg.max_identical_calls {
+        if let Err(times) = answers.dispatch(i, &r.id, limit) {
             answers.settle(i, identical(r.into_call(), times));
-            None
+            return None;
         }
     }
+    // A tool that runs where the run was started tells its own start there (onToolCall).
+    if let Some(sink) = answers
+        .events()
+        .filter(|_| !r.tool.executor.runs_in_caller())
+    {
+        sink.emit(RunEvent::ToolStart {
+            id: r.id.clone(),
+            name: r.tool.name.clone(),
+        });
+    }
+    Some((i, r))
 }
 
 /// Runs the allowed calls, all at once or in order, settling each as it ends. In stop mode the

@@ -72,10 +72,10 @@ pub trait ToolExecutor: Send + Sync {
         false
     }
 
-    /// Whether the one who started the run already holds each successful call's output value
-    /// (the Node binding's tools return theirs in JS): the run's records then leave it out
-    /// rather than hand back a copy.
-    fn holds_outputs(&self) -> bool {
+    /// Whether the tool runs where the run was started (the Node binding's JS tools): that side
+    /// then sees each call start by itself and already holds each output value, so the run's
+    /// events do not tell the start and its records leave the output out rather than copy it.
+    fn runs_in_caller(&self) -> bool {
         false
     }
 

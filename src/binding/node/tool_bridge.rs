@@ -86,8 +86,9 @@ impl ToolExecutor for JsTool {
         true
     }
 
-    fn holds_outputs(&self) -> bool {
-        // lib/tool-bridge.js keeps each value its tool returned (`run.outputs`).
+    fn runs_in_caller(&self) -> bool {
+        // lib/tool-bridge.js calls onToolCall before execute and keeps each value its tool
+        // returned (`run.outputs`).
         true
     }
 

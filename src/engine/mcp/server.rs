@@ -88,10 +88,8 @@ impl McpServer {
     /// A peer of the open session, opening one first if there is none or it has closed.
     async fn peer(&self) -> Result<Peer<RoleClient>, String> {
         let mut slot = self.session.lock().await;
-        if let Some(session) = slot.as_ref() {
-            if !session.is_closed() {
-                return Ok(session.peer().clone());
-            }
+        if let Some(session) = slot.as_ref().filter(|s| is_open(s)) {
+            return Ok(session.peer().clone());
         }
         if self.shutdown.is_cancelled() {
             return Err("it was unregistered".into());
@@ -128,7 +126,7 @@ impl McpServer {
         let peer = {
             let slot = self.session.lock().await;
             match slot.as_ref() {
-                Some(s) if !s.is_closed() => s.peer().clone(),
+                Some(s) if is_open(s) => s.peer().clone(),
                 _ => return,
             }
         };
@@ -202,6 +200,12 @@ impl McpServer {
                 .await;
         }
     }
+}
+
+/// Whether a session can still carry a request: not closed by us, and its loop still running
+/// (a stdio server that exited, or a transport that failed, ends the loop by itself).
+fn is_open(session: &Session) -> bool {
+    !session.is_closed() && !session.peer().is_transport_closed()
 }
 
 /// Every page of `tools/list`, as JSON.

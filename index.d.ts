@@ -179,8 +179,63 @@ export declare function registerTool<const S extends ToolInputSchema, O = unknow
 export declare function registerTool<I = any, O = unknown, C = any>(tool: Tool<I, O, C> & { definition: ToolDefinition<InputSchema> }): void
 /** Removes a tool; whether it was registered. */
 export declare function unregisterTool(name: string): boolean
-/** The registered definitions, in registration order. */
+/** The registered definitions: `registerTool`'s in registration order, then each MCP server's. */
 export declare function listTools(): ToolDefinition[]
+
+/** What an MCP server's tools share, over either transport. */
+interface McpServerCommon<C = any> {
+  /** The server's name (1 to 64 letters, digits, `_` or `-`), unique among this thread's servers. */
+  name: string
+  /** Put before each of its tools' names (`docs_` + `search`). Default: the names as the server gives them. */
+  prefix?: string
+  /** Only these of its tools (the server's names). Default: every tool it lists. */
+  tools?: string[]
+  /**
+   * Its calls wait for a person's yes first: `true` for every call, or asked per call with the
+   * tool's name (as the model sees it) and the input. A throw or a rejection means "ask".
+   * Default: no approval.
+   */
+  needsApproval?: boolean | ((toolName: string, input: unknown, ctx: { toolUseId: string; context: C }) => boolean | Promise<boolean>)
+}
+
+/** An MCP server over Streamable HTTP. Redirects are not followed. */
+export interface McpHttpServerOptions<C = any> extends McpServerCommon<C> {
+  /** Its endpoint, `http://` or `https://`. */
+  url: string
+  /** Sent with every request (`authorization: Bearer …`). Secrets: in no error, log line or span. */
+  headers?: Record<string, string>
+  command?: never
+}
+
+/** An MCP server as a child process speaking on its stdin and stdout. */
+export interface McpStdioServerOptions<C = any> extends McpServerCommon<C> {
+  /** The program (`npx`, `process.execPath`, a path). */
+  command: string
+  args?: string[]
+  /**
+   * Added to the child's environment, which holds only PATH, HOME, USER, SHELL, TERM and LANG of
+   * this process's (no ANTHROPIC_* variable unless named here).
+   */
+  env?: Record<string, string>
+  /** Its working directory. Default: this process's. */
+  cwd?: string
+  url?: never
+}
+
+/** What `registerMcpServer` takes. */
+export type McpServerOptions<C = any> = McpHttpServerOptions<C> | McpStdioServerOptions<C>
+
+/**
+ * Connects to an MCP server, lists its tools (every page) and registers each as a tool the
+ * engine calls itself (`tools/call`, validated against its `inputSchema` first); resolves with
+ * the names registered. Rejects with a `TypeError` for bad options, and with an `Error` naming
+ * the server and the cause when it cannot connect or authenticate, or naming every tool whose
+ * name the Messages API would refuse or another tool or server already owns (nothing is
+ * registered then). Its tools follow the server's `notifications/tools/list_changed`.
+ */
+export declare function registerMcpServer<C = any>(options: McpServerOptions<C>): Promise<string[]>
+/** Closes an MCP server's session (a stdio child exits) and removes its tools; whether it was registered. */
+export declare function unregisterMcpServer(name: string): Promise<boolean>
 
 export declare const DEFAULT_MODEL: 'claude-sonnet-5-5'
 export declare const DEFAULT_MAX_TOKENS: 4096

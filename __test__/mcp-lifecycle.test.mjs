@@ -219,10 +219,23 @@ test('worker threads have their own MCP servers', async (t) => {
       .then((names) => parentPort.postMessage({ names, listed: lib.listTools().map((d) => d.name) }), (e) => parentPort.postMessage({ error: e.message }))
   `, { eval: true, workerData: { url: server.url, index: fileURLToPath(new URL('../index.js', import.meta.url)) } })
   const seen = await new Promise((resolve) => worker.once('message', resolve))
-  await worker.terminate()
   assert.deepEqual(seen, { names: ['w_add'], listed: ['w_add'] }, "the worker sees only its own server's tools")
   assert.ok(listTools().some((d) => d.name === `${prefix}add`))
   assert.ok(!listTools().some((d) => d.name === 'w_add'))
+  const sessions = server.log.filter((e) => e.kind === 'initialize').length
+  assert.equal(sessions, 2)
+  await worker.terminate()
+  await server.waitFor((e) => e.kind === 'closed')
+  assert.equal(server.log.filter((e) => e.kind === 'closed').length, 1, "the ended worker's session is closed, ours is not")
+})
+
+test('unregistering an HTTP server ends its session with the server', async (t) => {
+  const server = await httpServer(t)
+  const name = freshName('bye')
+  await registerMcpServer({ name, url: server.url, prefix: `${name}_`, tools: ['add'] })
+  assert.equal(await unregisterMcpServer(name), true)
+  await server.waitFor((e) => e.kind === 'closed')
+  assert.ok(!listTools().some((d) => d.name === `${name}_add`))
 })
 
 test('the process exits when its work is done, with an HTTP and a stdio session still open', async () => {

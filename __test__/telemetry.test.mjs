@@ -9,7 +9,8 @@ import { once } from 'node:events'
 import { trace, context, SpanStatusCode, SpanKind } from '@opentelemetry/api'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
-import { registerTool, runWithTools, streamWithTools, ToolError } from '../index.mjs'
+import { registerTool, runWithTools, streamWithTools, ToolError, registerMcpServer, unregisterMcpServer } from '../index.mjs'
+import { startMcpHttpServer } from './fixtures/mcp-server.mjs'
 import { z } from 'zod'
 import { reply, text, toolUse } from '../stand-in/replies.mjs'
 import { startApi, at, freshName, collect, KEY } from './helpers.mjs'
@@ -498,4 +499,38 @@ test('what the model or a gateway writes (a stop reason, a tool name) reaches no
   assert.ok(!everything.includes(KEY), everything)
   assert.equal(named('execute_tool').length, 1)
   assert.match(named('invoke_agent')[0].attributes['gen_ai.response.finish_reasons'][0], /^end_turn /)
+})
+
+test("an MCP server's tool: an execute_tool span from when the engine sent it, with its tools/call CLIENT span under it", async (t) => {
+  const api = await startApi(t)
+  const mcp = await startMcpHttpServer()
+  t.after(() => mcp.close())
+  const name = freshName('traced_mcp')
+  await registerMcpServer({ name, url: mcp.url, prefix: `${name}_`, tools: ['slow', 'failing'] })
+  t.after(() => unregisterMcpServer(name))
+  api.script(reply([toolUse(`${name}_slow`, { ms: 60 }, 'toolu_m1'), toolUse(`${name}_failing`, {}, 'toolu_m2')]), reply([text('Done.')]))
+  const result = await runWithTools('Go', at(api, { onToolError: 'continue' }))
+  assert.equal(result.error, null, JSON.stringify(result.error))
+  const [agent] = named('invoke_agent')
+  const execs = named('execute_tool')
+  const calls = named('tools/call')
+  assert.equal(execs.length, 2)
+  assert.equal(calls.length, 2)
+  for (const exec of execs) {
+    assert.equal(parentOf(exec), agent.spanContext().spanId)
+    const call = calls.find((c) => parentOf(c) === exec.spanContext().spanId)
+    assert.ok(call, `${exec.name} has its tools/call span`)
+    assert.equal(call.kind, SpanKind.CLIENT)
+    assert.equal(call.attributes['mcp.method.name'], 'tools/call')
+    assert.equal(call.attributes['gen_ai.tool.call.id'], exec.attributes['gen_ai.tool.call.id'])
+  }
+  const slow = execs.find((s) => s.name === `execute_tool ${name}_slow`)
+  assert.equal(slow.attributes['anthropic_tool_calling.tool.outcome'], 'ok')
+  assert.ok(ms(slow.duration) >= 55, `the span covers the call (${ms(slow.duration)} ms)`)
+  const [chat1, chat2] = named('chat').sort((a, b) => ms(a.startTime) - ms(b.startTime))
+  assert.ok(ms(slow.startTime) >= ms(chat1.endTime) && ms(slow.endTime) <= ms(chat2.startTime), 'between the two requests')
+  const failing = execs.find((s) => s.name === `execute_tool ${name}_failing`)
+  assert.equal(failing.status.code, SpanStatusCode.ERROR)
+  assert.equal(failing.attributes['error.type'], 'tool_error')
+  assert.equal(calls.find((c) => parentOf(c) === failing.spanContext().spanId).status.code, SpanStatusCode.ERROR)
 })

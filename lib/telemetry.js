@@ -111,6 +111,8 @@ class RunTrace {
     this.first = true
     /** The last reply's stop reason, as the engine gave it (its secrets taken out). */
     this.finish = null
+    /** toolUseId → when the engine handed a call to a tool it runs itself (an MCP server's), engine ms. */
+    this.remote = new Map()
   }
 
   /** Calls `fn(...args)` with the call's `execute_tool` span active (spans the tool makes are its children). */
@@ -137,6 +139,7 @@ class RunTrace {
     for (let i = 0; i < parts.length; i++) {
       const part = parts[i]
       const type = part.type
+      if (type === 'tool-start') this.remote.set(part.toolUseId, part.startedAt)
       if (type === 'trace-request' || type === 'trace-call') {
         if (kept === null) kept = parts.slice(0, i)
         try {
@@ -198,16 +201,36 @@ class RunTrace {
   call(part) {
     this.settled.add(part.toolUseId)
     const endedAt = this.clock.of(part.endedAt)
+    const remote = this.remote.get(part.toolUseId)
     let span = this.tools.get(part.toolUseId)
     if (span === undefined) {
       const attributes = toolAttributes(part.toolName, part.toolUseId)
-      span = this.tracer.startSpan(`execute_tool ${part.toolName}`, { kind: this.api.SpanKind.INTERNAL, startTime: endedAt - part.durationMs, attributes }, this.ctx)
+      const startTime = remote === undefined ? endedAt - part.durationMs : this.clock.of(remote)
+      span = this.tracer.startSpan(`execute_tool ${part.toolName}`, { kind: this.api.SpanKind.INTERNAL, startTime, attributes }, this.ctx)
     } else {
       this.tools.delete(part.toolUseId)
     }
+    if (remote !== undefined) this.mcpCall(part, span, this.clock.of(remote), endedAt)
     span.setAttribute(OUTCOME, part.outcome)
     if (part.arguments !== undefined) span.setAttribute('gen_ai.tool.call.arguments', part.arguments)
     if (part.result !== undefined) span.setAttribute('gen_ai.tool.call.result', part.result)
+    if (part.failed) {
+      span.setAttribute('error.type', part.outcome)
+      span.setStatus({ code: this.api.SpanStatusCode.ERROR })
+    }
+    span.end(endedAt)
+  }
+
+  /**
+   * The `tools/call` request of a call the engine sent to an MCP server itself: a CLIENT span under
+   * its `execute_tool` span, over the same time (the engine's executor is that one request, with a
+   * reconnect first when the session had dropped).
+   */
+  mcpCall(part, parent, startTime, endedAt) {
+    this.remote.delete(part.toolUseId)
+    const attributes = { 'mcp.method.name': 'tools/call', 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': part.toolName, 'gen_ai.tool.call.id': part.toolUseId }
+    const ctx = this.api.trace.setSpan(this.ctx, parent)
+    const span = this.tracer.startSpan(`tools/call ${part.toolName}`, { kind: this.api.SpanKind.CLIENT, startTime, attributes }, ctx)
     if (part.failed) {
       span.setAttribute('error.type', part.outcome)
       span.setStatus({ code: this.api.SpanStatusCode.ERROR })

@@ -1,7 +1,7 @@
 // Type fixture for index.d.ts, checked by `tsc -p __test__/types` (types.test.mjs, in npm test).
 // Each `Expect<Equal<…>>` must hold; each `@ts-expect-error` line must be an error.
 import { z } from 'zod'
-import { registerTool, listTools, runWithTools, streamWithTools, ToolError, type InferToolInput, type McpConnectorServer, type RunResult, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
+import { registerTool, listTools, runWithTools, streamWithTools, registerMcpServer, unregisterMcpServer, ToolError, type InferToolInput, type McpConnectorServer, type McpServerOptions, type RunResult, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 function expect<T extends true>(): void {}
@@ -186,3 +186,19 @@ void runWithTools('hi', { mcpServers: [{ name: 'docs' }] })
 void runWithTools('hi', { mcpServers: [{ name: 'docs', url: 'https://mcp.example.com/mcp', authorization_token: 'tok' }] })
 // @ts-expect-error tools are names
 void runWithTools('hi', { mcpServers: [{ ...docs, tools: [{ name: 'search' }] }] })
+
+// MCP servers run by the engine: an HTTP one with headers, a stdio one with env; the approval
+// function gets the tool's name first.
+const names: Promise<string[]> = registerMcpServer({ name: 'docs', url: 'http://127.0.0.1:3001/mcp', headers: { authorization: 'Bearer t' }, prefix: 'docs_' })
+void names
+void registerMcpServer({ name: 'files', command: 'npx', args: ['-y', 'srv'], env: { ROOT: '/data' }, tools: ['read'], needsApproval: (toolName: string, input: unknown) => toolName === 'delete' && input !== null })
+const stdio: McpServerOptions = { name: 'f', command: 'node', needsApproval: true }
+void stdio
+const removed: Promise<boolean> = unregisterMcpServer('docs')
+void removed
+// @ts-expect-error a server has a url or a command, not both
+void registerMcpServer({ name: 'x', url: 'http://127.0.0.1/mcp', command: 'node' })
+// @ts-expect-error headers are for HTTP servers
+void registerMcpServer({ name: 'x', command: 'node', headers: {} })
+// @ts-expect-error needsApproval's function gets the tool name first
+void registerMcpServer({ name: 'x', command: 'node', needsApproval: (input: { a: number }) => input.a > 1 })

@@ -138,6 +138,8 @@ enum Part<'a> {
     ToolStart {
         tool_use_id: &'a str,
         tool_name: &'a str,
+        /// The engine's clock (`clock.rs`), for a traced run's spans.
+        started_at: f64,
     },
     #[serde(rename_all = "camelCase")]
     ToolResult {
@@ -206,7 +208,8 @@ pub fn batch_json(events: Vec<RunEvent>, trace: Option<&Traced>) -> String {
             }
         }
         match part_of(event) {
-            Some(part) if stream_parts => {
+            // A traced run's spans need to know when an engine-run call began, hooks or not.
+            Some(part) if stream_parts || matches!(part, Part::ToolStart { .. }) => {
                 next(&mut out);
                 serde_json::to_writer(&mut out, &part).expect("parts are strings, numbers and JSON")
             }
@@ -253,9 +256,10 @@ fn part_of(event: &RunEvent) -> Option<Part<'_>> {
             tool_name: name.clone(),
             input,
         },
-        RunEvent::ToolStart { id, name } => Part::ToolStart {
+        RunEvent::ToolStart { id, name, at } => Part::ToolStart {
             tool_use_id: id,
             tool_name: name,
+            started_at: super::clock::ms(*at),
         },
         RunEvent::ToolResult {
             call,

@@ -54,6 +54,8 @@ pub enum RunEvent {
         id: String,
         /// The tool.
         name: String,
+        /// When it was handed to its executor.
+        at: std::time::Instant,
     },
     /// A call settled. `model_text` is what the model is told when it failed.
     ToolResult {

@@ -200,6 +200,7 @@ fn dispatch<'t>(
         sink.emit(RunEvent::ToolStart {
             id: r.id.clone(),
             name: r.tool.name.clone(),
+            at: std::time::Instant::now(),
         });
     }
     Some((i, r))

@@ -256,3 +256,15 @@ test('the process exits when its work is done, with an HTTP and a stdio session 
   assert.match(child.stdout, /registered/)
   assert.ok(Date.now() - started < 15000)
 })
+
+test("a stdio server that exits at start: the rejection says so, and its own stderr reaches this process's", async () => {
+  const script = `
+    import { registerMcpServer } from ${JSON.stringify(new URL('../index.mjs', import.meta.url).href)}
+    const failing = "process.stderr.write('missing DATABASE_URL: cannot start\\n'); process.exit(3)"
+    await registerMcpServer({ name: 'dies', command: process.execPath, args: ['-e', failing] }).catch((e) => console.log(e.message))
+  `
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20000 })
+  assert.equal(child.status, 0, child.stderr)
+  assert.match(child.stdout, /could not connect to the MCP server "dies" .*: it closed the connection before it answered initialize/)
+  assert.match(child.stderr, /missing DATABASE_URL: cannot start/)
+})

@@ -31,6 +31,8 @@ enum Slot {
         id: String,
         input: Arc<RawValue>,
         started: Instant,
+        /// Its executor runs where the run was started ([`ToolExecutor::runs_in_caller`]).
+        in_caller: bool,
     },
     Settled(ToolCall),
 }
@@ -48,14 +50,23 @@ impl CallLog {
         inner.round.resize_with(calls, || Slot::Waiting);
     }
 
-    /// Call `index` of the round was handed to its tool.
-    pub fn started(&self, index: usize, name: &str, id: &str, input: &Arc<RawValue>) {
+    /// Call `index` of the round was handed to its tool; `in_caller`: its executor runs where
+    /// the run was started, which alone knows whether the call really began.
+    pub fn started(
+        &self,
+        index: usize,
+        name: &str,
+        id: &str,
+        input: &Arc<RawValue>,
+        in_caller: bool,
+    ) {
         if let Some(slot) = self.lock().round.get_mut(index) {
             *slot = Slot::Running {
                 name: name.to_owned(),
                 id: id.to_owned(),
                 input: input.clone(),
                 started: Instant::now(),
+                in_caller,
             };
         }
     }
@@ -78,6 +89,7 @@ impl CallLog {
                 id,
                 input,
                 started,
+                in_caller,
             } = slot
             {
                 let input = RawValue::from_string(input.get().to_owned())
@@ -90,7 +102,9 @@ impl CallLog {
                     error: Some(why.to_owned()),
                     duration_ms: started.elapsed().as_secs_f64() * 1000.0,
                     tool_use_id: std::mem::take(id),
-                    interrupted: true,
+                    // One the engine handed to its own executor (an MCP server's) began: it
+                    // is reported like any stopped call.
+                    interrupted: *in_caller,
                     output_held: false,
                 };
                 interrupted.push(call.clone());
@@ -153,7 +167,7 @@ mod tests {
         log.end_round();
         log.begin_round(3);
         let input: Arc<RawValue> = Arc::from(RawValue::from_string(r#"{"x":1}"#.into()).unwrap());
-        log.started(0, "slow", "b", &input);
+        log.started(0, "slow", "b", &input, true);
         log.settled(1, call("c"));
         // slot 2 never started
         let calls = log.take("aborted");

@@ -21,7 +21,13 @@ pub async fn execute_call(
     index: usize,
 ) -> Settled {
     let Ready { tool, id, input } = ready;
-    log.started(index, &tool.name, &id, &input);
+    log.started(
+        index,
+        &tool.name,
+        &id,
+        &input,
+        tool.executor.runs_in_caller(),
+    );
     let started = Instant::now();
     let future = tool.executor.execute(ToolInvocation {
         tool_use_id: id.clone(),
@@ -83,7 +89,9 @@ pub async fn execute_call(
             (Why::Timeout, words)
         }
         Some(ToolOutcome::ToolError(message)) => {
-            let dev = format!("The tool {name} threw a ToolError: {message}");
+            let dev = format!(
+                "The tool {name} failed in its own words (a ToolError, or an MCP result with isError): {message}"
+            );
             let stop = format!(
                 "The tool {name} failed: {} {}",
                 fb::sentence(&message),

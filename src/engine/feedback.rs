@@ -49,7 +49,7 @@ pub fn timeout_for_model(name: &str, ms: u128) -> String {
 
 /// Developer: the tool did not finish in time.
 pub fn timeout_for_developer(name: &str, ms: u128) -> String {
-    format!("The tool {name} timed out after {ms} ms (toolTimeoutMs); its ctx.signal was aborted.")
+    format!("The tool {name} timed out after {ms} ms (toolTimeoutMs) and was told to stop (a JS tool's ctx.signal is aborted; an MCP server is sent notifications/cancelled).")
 }
 
 /// Model, in-order calls: this call was not run because an earlier one of its turn waits for

@@ -26,8 +26,9 @@ pub struct ToolCall {
     pub duration_ms: f64,
     /// The call's `tool_use` id.
     pub tool_use_id: String,
-    /// Stopped while running (an abort, or a failed sibling in stop mode): whether it had really
-    /// begun is known only to the executor (the Node binding leaves out those that never did).
+    /// Stopped while running (an abort, or a failed sibling in stop mode) on an executor that
+    /// runs where the run was started: whether it had really begun is known only there (the Node
+    /// binding leaves out those that never did).
     #[serde(skip)]
     pub interrupted: bool,
     /// Whoever called the run already holds the output's value (the Node binding's JS tools

@@ -90,13 +90,12 @@ impl Registry {
         execute: Arc<ToolFn>,
         approval: Approval,
     ) -> std::result::Result<(), String> {
-        if let Some(server) = self.mcp.owner(&spec.name) {
+        if let Err(server) = self.mcp.claim_js(&spec.name) {
             return Err(format!(
                 "the name {:?} is a tool of the MCP server {server:?}; pick another name, or unregisterMcpServer({server:?}) first",
                 spec.name
             ));
         }
-        self.mcp.set_js(&spec.name, true);
         let entry = Entry {
             spec,
             execute,
@@ -119,7 +118,7 @@ impl Registry {
         self.entries.retain(|e| e.spec.name != name);
         let removed = before != self.entries.len();
         if removed {
-            self.mcp.set_js(name, false);
+            self.mcp.release_js(name);
         }
         removed
     }

@@ -31,8 +31,9 @@ struct Entry<A> {
 /// Told by a server's session when its tools changed (the catalog, seen from the server).
 pub trait ToolsChanged: Send + Sync {
     /// Replaces the tools of `server` with `listed`, skipping names another owner holds; the
-    /// skipped ones, each with why.
-    fn update(&self, server: &str, listed: Vec<Listed>) -> Vec<String>;
+    /// skipped ones, each with why. Nothing for a server no longer registered (a later one of
+    /// the same name is another server).
+    fn update(&self, server: &McpServer, listed: Vec<Listed>) -> Vec<String>;
 }
 
 impl<A> Default for Catalog<A> {
@@ -47,15 +48,19 @@ impl<A> Default for Catalog<A> {
 }
 
 impl<A: Clone + Send + Sync> ToolsChanged for Catalog<A> {
-    fn update(&self, server: &str, listed: Vec<Listed>) -> Vec<String> {
+    fn update(&self, server: &McpServer, listed: Vec<Listed>) -> Vec<String> {
         let mut inner = self.lock();
-        let Some(at) = inner.servers.iter().position(|e| e.server.name() == server) else {
+        let Some(at) = inner
+            .servers
+            .iter()
+            .position(|e| std::ptr::eq(Arc::as_ptr(&e.server), server))
+        else {
             return Vec::new();
         };
         let mut skipped = Vec::new();
         let mut kept = Vec::new();
         for l in listed {
-            match inner.taken_by(&l.spec.name, server) {
+            match inner.taken_by(&l.spec.name, server.name()) {
                 Some(why) => skipped.push(why),
                 None => kept.push(l),
             }
@@ -72,24 +77,24 @@ impl<A: Clone> Catalog<A> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The server that offers a tool of this name, if one does.
-    pub fn owner(&self, name: &str) -> Option<String> {
-        let inner = self.lock();
-        inner
+    /// A JS tool takes `name`, unless a server's tool holds it (checked and taken in one step,
+    /// so a server registering at the same moment cannot take it too): the server's name.
+    pub fn claim_js(&self, name: &str) -> Result<(), String> {
+        let mut inner = self.lock();
+        if let Some(e) = inner
             .servers
             .iter()
             .find(|e| e.tools.iter().any(|t| t.name == name))
-            .map(|e| e.server.name().to_owned())
+        {
+            return Err(e.server.name().to_owned());
+        }
+        inner.js.insert(name.to_owned());
+        Ok(())
     }
 
-    /// Records that a JS tool holds `name` (or no longer does).
-    pub fn set_js(&self, name: &str, held: bool) {
-        let mut inner = self.lock();
-        if held {
-            inner.js.insert(name.to_owned());
-        } else {
-            inner.js.remove(name);
-        }
+    /// A JS tool no longer holds `name`.
+    pub fn release_js(&self, name: &str) {
+        self.lock().js.remove(name);
     }
 
     /// Whether a server of this name is registered.

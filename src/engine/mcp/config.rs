@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+use base64::Engine;
+
+use super::super::redact::MIN_HEADER_VALUE_CHARS;
 use super::super::secret::Secret;
 
 /// How long connecting, initialising and listing the tools may take together before
@@ -73,19 +76,59 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// The secrets to take out of anything this server or its transport says: the header values.
-    pub fn secrets(&self) -> Vec<&str> {
-        match &self.transport {
-            Transport::Http { headers, .. } => headers.iter().map(|(_, v)| v.expose()).collect(),
-            Transport::Stdio { .. } => Vec::new(),
+    /// The secrets to take out of anything this server, its transport or its results say: each
+    /// header value, the credential after its scheme (`Bearer <token>`: a server may echo the
+    /// token alone; `Basic` decoded to its password too), and the password and query values of
+    /// the URL. Values shorter than [`MIN_HEADER_VALUE_CHARS`] are no secret (`1`, `v2`) and are
+    /// left alone, as for the `headers` run option.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let Transport::Http { url, headers } = &self.transport else {
+            return out;
+        };
+        for (_, value) in headers {
+            let value = value.expose().trim();
+            out.push(value.to_owned());
+            if let Some((scheme, credential)) = value.split_once(' ') {
+                let credential = credential.trim();
+                out.push(credential.to_owned());
+                if scheme.eq_ignore_ascii_case("basic") {
+                    let decoded = base64::engine::general_purpose::STANDARD
+                        .decode(credential)
+                        .ok()
+                        .and_then(|b| String::from_utf8(b).ok());
+                    if let Some(pair) = decoded {
+                        out.extend(pair.split_once(':').map(|(_, pw)| pw.to_owned()));
+                        out.push(pair);
+                    }
+                }
+            }
         }
+        if let Ok(url) = reqwest::Url::parse(url) {
+            out.extend(url.password().map(str::to_owned));
+            out.extend(url.query_pairs().map(|(_, v)| v.into_owned()));
+        }
+        out.retain(|s| s.chars().count() >= MIN_HEADER_VALUE_CHARS);
+        out
     }
 
-    /// Where the server is, for messages: its URL or its command (never a header or `env` value).
-    pub fn location(&self) -> &str {
+    /// Where the server is, for messages: its command, or its URL without what may carry a
+    /// credential (the user and password, the query).
+    pub fn location(&self) -> String {
         match &self.transport {
-            Transport::Http { url, .. } => url,
-            Transport::Stdio { command, .. } => command,
+            Transport::Http { url, .. } => match reqwest::Url::parse(url) {
+                Ok(u) => format!(
+                    "{}://{}{}",
+                    u.scheme(),
+                    u.host_str().map_or(String::new(), |h| match u.port() {
+                        Some(p) => format!("{h}:{p}"),
+                        None => h.to_owned(),
+                    }),
+                    u.path()
+                ),
+                Err(_) => "(a URL)".to_owned(),
+            },
+            Transport::Stdio { command, .. } => command.clone(),
         }
     }
 }
@@ -115,6 +158,41 @@ pub fn child_env(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_secrets_of_a_server_are_its_credentials_wherever_they_may_be_echoed() {
+        let basic = base64::engine::general_purpose::STANDARD.encode("alice:pw-0123456789");
+        let config = ServerConfig {
+            name: "docs".into(),
+            transport: Transport::Http {
+                url: "https://bob:url-pass-123@mcp.example.com:8443/mcp?api_key=KEY-0123456789&v=2"
+                    .into(),
+                headers: vec![
+                    ("authorization".into(), Secret::new("Bearer tok-0123456789")),
+                    ("x-basic".into(), Secret::new(format!("Basic {basic}"))),
+                    ("x-version".into(), Secret::new("2")),
+                ],
+            },
+            prefix: String::new(),
+            tools: None,
+        };
+        let secrets = config.secrets();
+        for s in [
+            "Bearer tok-0123456789",
+            "tok-0123456789",
+            "pw-0123456789",
+            "alice:pw-0123456789",
+            "url-pass-123",
+            "KEY-0123456789",
+        ] {
+            assert!(secrets.iter().any(|x| x == s), "{s} in {secrets:?}");
+        }
+        assert!(
+            !secrets.iter().any(|x| x == "2"),
+            "a short value is no secret"
+        );
+        assert_eq!(config.location(), "https://mcp.example.com:8443/mcp");
+    }
 
     #[test]
     fn a_child_inherits_only_the_minimal_variables_plus_env() {

@@ -77,7 +77,7 @@ pub async fn open(
                 cmd.current_dir(cwd);
             }
             let (child, _) = TokioChildProcess::builder(cmd)
-                .stderr(std::process::Stdio::inherit())
+                .stderr(own_stderr())
                 .spawn()
                 .map_err(|e| format!("it could not be started ({e})"))?;
             handler
@@ -86,6 +86,24 @@ pub async fn open(
                 .map_err(|e| init_error(&e))
         }
     }
+}
+
+/// This process's stderr for a stdio server's own (its logs, why it failed to start). Node opens
+/// its fd 2 close-on-exec, so a child merely inheriting it would find it closed; a duplicate is
+/// put in its place in the child without that flag.
+fn own_stderr() -> std::process::Stdio {
+    #[cfg(unix)]
+    let copy = {
+        use std::os::fd::AsFd;
+        std::io::stderr().as_fd().try_clone_to_owned()
+    };
+    #[cfg(windows)]
+    let copy = {
+        use std::os::windows::io::AsHandle;
+        std::io::stderr().as_handle().try_clone_to_owned()
+    };
+    copy.map(std::process::Stdio::from)
+        .unwrap_or_else(|_| std::process::Stdio::inherit())
 }
 
 /// The HTTP client of one server: its headers on every request (marked sensitive, so that no
@@ -126,6 +144,9 @@ fn init_error(error: &ClientInitializeError) -> String {
     if error.is_authorization_required() || error.auth_challenge().is_some() {
         return "it refused the credentials (HTTP 401/403): check the headers (an Authorization header with a valid token)".into();
     }
+    if let ClientInitializeError::ConnectionClosed(_) = error {
+        return "it closed the connection before it answered initialize (a stdio server that exited at start says why on stderr)".into();
+    }
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
@@ -139,12 +160,20 @@ fn init_error(error: &ClientInitializeError) -> String {
     if let Some(status) = redirect_status(&text) {
         return format!("it answered with a redirect (HTTP {status}), which is not followed: give registerMcpServer the final URL");
     }
+    // What the server wrote (an error body) is quoted; a server cannot make the sentence endless.
+    if text.chars().count() > MAX_CAUSE_CHARS {
+        text = text.chars().take(MAX_CAUSE_CHARS).collect::<String>() + "…";
+    }
     text
 }
 
-/// A redirect status named in an error text (the transport reports it as an unexpected status).
+/// How much of a failure's cause is quoted, in characters.
+const MAX_CAUSE_CHARS: usize = 400;
+
+/// The redirect status of a refused response (the transport reports a 3xx as an unexpected
+/// response, `HTTP 307 Temporary Redirect: …`).
 fn redirect_status(text: &str) -> Option<&'static str> {
     ["301", "302", "303", "307", "308"]
         .into_iter()
-        .find(|code| text.contains(code))
+        .find(|code| text.contains(&format!("HTTP {code} ")))
 }

@@ -29,7 +29,12 @@ pub fn outcome(result: &Value) -> ToolOutcome {
         .get("content")
         .and_then(Value::as_array)
         .unwrap_or(&empty);
-    let blocks: Vec<Value> = content.iter().map(block).collect();
+    // The API refuses an empty text block, which would end the whole run: leave those out.
+    let blocks: Vec<Value> = content
+        .iter()
+        .map(block)
+        .filter(|b| b["type"] != "text" || b["text"].as_str().is_some_and(|t| !t.trim().is_empty()))
+        .collect();
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         return ToolOutcome::ToolError(words(&blocks));
     }
@@ -114,7 +119,7 @@ fn resource(r: &Value) -> Value {
     let mime = str_of(r, "mimeType");
     let mut doc = Map::new();
     doc.insert("type".into(), "document".into());
-    if let Some(t) = str_of(r, "text") {
+    if let Some(t) = str_of(r, "text").filter(|t| !t.trim().is_empty()) {
         doc.insert(
             "source".into(),
             json!({ "type": "text", "media_type": "text/plain", "data": t }),
@@ -192,6 +197,20 @@ mod tests {
                 json: false
             }
         );
+    }
+
+    #[test]
+    fn blank_text_blocks_are_left_out() {
+        let r = json!({ "content": [{ "type": "text", "text": "" }, { "type": "text" }, { "type": "text", "text": " a " }, { "type": "text", "text": "  " }] });
+        assert_eq!(
+            outcome(&r),
+            ToolOutcome::Output {
+                content: " a ".into(),
+                json: false
+            }
+        );
+        let r = json!({ "content": [{ "type": "text", "text": "" }, { "type": "image", "mimeType": "image/png", "data": "AA" }] });
+        assert_eq!(blocks(r).as_array().unwrap().len(), 1);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! One registered MCP server: its session (opened again when it dropped), its tools (listed
 //! again when it says they changed), and its calls.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
 use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
@@ -30,6 +31,11 @@ pub struct McpServer {
     shutdown: CancellationToken,
     /// Where its tools are offered; told when they change.
     catalog: Weak<dyn ToolsChanged>,
+    /// The tools may have changed since they were last listed.
+    stale: AtomicBool,
+    /// Held while the tools are listed again: a burst of list changes makes one listing at a
+    /// time (and one more after it), never one per notification.
+    refreshing: tokio::sync::Mutex<()>,
     me: Weak<McpServer>,
 }
 
@@ -41,18 +47,21 @@ impl McpServer {
         catalog: Weak<dyn ToolsChanged>,
         shutdown: CancellationToken,
     ) -> Result<(Arc<McpServer>, Vec<Listed>, Vec<String>), String> {
-        let redactor = Redactor::new(config.secrets());
+        let secrets = config.secrets();
+        let redactor = Redactor::new(secrets.iter().map(String::as_str));
         let server = Arc::new_cyclic(|me| McpServer {
             config,
             redactor,
             session: tokio::sync::Mutex::new(None),
             shutdown,
             catalog,
+            stale: AtomicBool::new(false),
+            refreshing: tokio::sync::Mutex::new(()),
             me: me.clone(),
         });
         let listed = async {
             let peer = server.peer().await?;
-            list_all(&peer).await
+            list_all(&peer, &server.redactor).await
         };
         let listed = match tokio::time::timeout(CONNECT_TIMEOUT, listed).await {
             Ok(Ok(listed)) => listed,
@@ -96,33 +105,42 @@ impl McpServer {
         }
         let me = self.me.clone();
         let handler = Handler {
-            on_tools_changed: Arc::new(move || {
-                let me = me.clone();
-                tokio::spawn(async move {
-                    if let Some(server) = me.upgrade() {
-                        server.refresh().await;
-                    }
-                });
-            }),
+            on_tools_changed: Arc::new(move || spawn_refresh(me.clone())),
         };
         let reopened = slot.is_some();
-        let session = open(&self.config.transport, handler, self.shutdown.child_token()).await?;
+        let opening = open(&self.config.transport, handler, self.shutdown.child_token());
+        let session = tokio::time::timeout(CONNECT_TIMEOUT, opening)
+            .await
+            .map_err(|_| format!("it did not answer within {} s", CONNECT_TIMEOUT.as_secs()))??;
         let peer = session.peer().clone();
         *slot = Some(session);
         if reopened {
             // Its tools may have changed while it was away.
-            let me = self.me.clone();
-            tokio::spawn(async move {
-                if let Some(server) = me.upgrade() {
-                    server.refresh().await;
-                }
-            });
+            spawn_refresh(self.me.clone());
         }
         Ok(peer)
     }
 
-    /// Lists the tools again and tells the catalog; what cannot be offered is logged.
+    /// Lists the tools again and tells the catalog, once more for changes told meanwhile.
     async fn refresh(&self) {
+        self.stale.store(true, Ordering::SeqCst);
+        loop {
+            // A listing under way takes this change too (it looks at `stale` before it stops).
+            let Ok(listing) = self.refreshing.try_lock() else {
+                return;
+            };
+            while self.stale.swap(false, Ordering::SeqCst) {
+                self.list_again().await;
+            }
+            drop(listing);
+            if !self.stale.load(Ordering::SeqCst) {
+                return;
+            }
+        }
+    }
+
+    /// Lists the tools and tells the catalog; what cannot be offered is logged.
+    async fn list_again(&self) {
         let peer = {
             let slot = self.session.lock().await;
             match slot.as_ref() {
@@ -130,7 +148,7 @@ impl McpServer {
                 _ => return,
             }
         };
-        let listed = match list_all(&peer).await {
+        let listed = match list_all(&peer, &self.redactor).await {
             Ok(listed) => listed,
             Err(why) => {
                 let why = self.redactor.redact(&why).into_owned();
@@ -146,7 +164,7 @@ impl McpServer {
             return;
         };
         let mut skipped = problems;
-        skipped.extend(catalog.update(&self.config.name, kept));
+        skipped.extend(catalog.update(self, kept));
         if !skipped.is_empty() {
             warn(&format!(
                 "the tools of the MCP server {:?} changed; these are not offered: {}",
@@ -167,7 +185,10 @@ impl McpServer {
         params.arguments = serde_json::from_str(input).ok();
         match peer.call_tool(params).await {
             Ok(result) => match serde_json::to_value(&result) {
-                Ok(json) => content::outcome(&json),
+                Ok(mut json) => {
+                    redact_strings(&mut json, &self.redactor);
+                    content::outcome(&json)
+                }
                 Err(e) => ToolOutcome::Failed(format!("its result could not be read ({e})")),
             },
             Err(error) => ToolOutcome::Failed(self.call_error(remote, &error)),
@@ -202,14 +223,40 @@ impl McpServer {
     }
 }
 
+/// Lists the server's tools again on a task of its own (never on the session's task, which
+/// must go on reading the answers the listing waits for).
+fn spawn_refresh(server: Weak<McpServer>) {
+    tokio::spawn(async move {
+        if let Some(server) = server.upgrade() {
+            server.refresh().await;
+        }
+    });
+}
+
 /// Whether a session can still carry a request: not closed by us, and its loop still running
 /// (a stdio server that exited, or a transport that failed, ends the loop by itself).
 fn is_open(session: &Session) -> bool {
     !session.is_closed() && !session.peer().is_transport_closed()
 }
 
-/// Every page of `tools/list`, as JSON.
-async fn list_all(peer: &Peer<RoleClient>) -> Result<Vec<Value>, String> {
+/// Every string in `value` with the server's secrets taken out: what the server says goes to
+/// the model, the page and the developer, and it may echo the credentials it was sent (a name
+/// with one in it is then no name the API takes, and is refused as such).
+fn redact_strings(value: &mut Value, redactor: &Redactor) {
+    match value {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(clean) = redactor.redact(s) {
+                *s = clean;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, redactor)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact_strings(v, redactor)),
+        _ => {}
+    }
+}
+
+/// Every page of `tools/list`, as JSON, the server's secrets taken out.
+async fn list_all(peer: &Peer<RoleClient>, redactor: &Redactor) -> Result<Vec<Value>, String> {
     let mut out = Vec::new();
     let mut cursor = None;
     for _ in 0..MAX_LIST_PAGES {
@@ -218,10 +265,10 @@ async fn list_all(peer: &Peer<RoleClient>) -> Result<Vec<Value>, String> {
             .await
             .map_err(|e| format!("its tools/list failed ({e})"))?;
         for tool in &page.tools {
-            out.push(
-                serde_json::to_value(tool)
-                    .map_err(|e| format!("its tool list could not be read ({e})"))?,
-            );
+            let mut json = serde_json::to_value(tool)
+                .map_err(|e| format!("its tool list could not be read ({e})"))?;
+            redact_strings(&mut json, redactor);
+            out.push(json);
         }
         match page.next_cursor {
             Some(next) => cursor = Some(next),

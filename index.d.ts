@@ -182,6 +182,47 @@ export declare function unregisterTool(name: string): boolean
 /** The registered definitions, in registration order. */
 export declare function listTools(): ToolDefinition[]
 
+/** What an MCP server registered with `registerMcpServer` is, and how its tools are offered. */
+interface McpServerCommon {
+  /** The server's name, unique among registered servers; `unregisterMcpServer(name)` removes it. */
+  name: string
+  /** Put before each tool's name (`"docs_"` → `docs_search`). Default: the names as the server gives them. */
+  prefix?: string
+  /** Only these of the server's tools (their names as the server gives them). Default: all. */
+  tools?: readonly string[]
+  /**
+   * Every call of the server's tools waits for a person's yes (`true`), or a function is asked per
+   * call (anything but `false`, or a throw, means it waits). See `Tool.needsApproval`.
+   */
+  needsApproval?: boolean | ((toolName: string, input: unknown, ctx: { toolUseId: string; context: unknown }) => boolean | Promise<boolean>)
+}
+/** A server over Streamable HTTP; redirects are not followed. `headers` (a bearer token…) never appear in a message or log. */
+export interface McpHttpServer extends McpServerCommon {
+  url: string
+  headers?: Record<string, string>
+}
+/**
+ * A server started as a child process, spoken to over stdin/stdout. It gets only `PATH`, `HOME`,
+ * `USER`, `SHELL`, `TERM` and `LANG` of this process's environment, plus `env`.
+ */
+export interface McpStdioServer extends McpServerCommon {
+  command: string
+  args?: readonly string[]
+  env?: Record<string, string>
+  cwd?: string
+}
+export type McpServer = McpHttpServer | McpStdioServer
+
+/**
+ * Connects to an MCP server, lists its tools and registers each as a tool; resolves with their
+ * names. Rejects with an Error naming the server and the cause when it cannot connect or
+ * authenticate, when the name is already registered, or when a tool's name is one the Messages API
+ * refuses or another tool already has.
+ */
+export declare function registerMcpServer(server: McpServer): Promise<string[]>
+/** Closes an MCP server's session (a stdio child exits) and removes its tools; whether it was registered. */
+export declare function unregisterMcpServer(name: string): Promise<boolean>
+
 export declare const DEFAULT_MODEL: 'claude-sonnet-5-5'
 export declare const DEFAULT_MAX_TOKENS: 4096
 export declare const DEFAULT_MAX_TOOL_ITERATIONS: 5

@@ -1,7 +1,7 @@
 // Type fixture for index.d.ts, checked by `tsc -p __test__/types` (types.test.mjs, in npm test).
 // Each `Expect<Equal<…>>` must hold; each `@ts-expect-error` line must be an error.
 import { z } from 'zod'
-import { registerTool, listTools, runWithTools, streamWithTools, ToolError, type InferToolInput, type RunResult, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
+import { registerTool, listTools, registerMcpServer, unregisterMcpServer, runWithTools, streamWithTools, ToolError, type InferToolInput, type RunResult, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 function expect<T extends true>(): void {}
@@ -175,3 +175,16 @@ void streamWithTools('hi', { telemetry: true })
 void runWithTools('hi', { telemetry: { recordContent: 'yes' } })
 // @ts-expect-error not a telemetry setting
 void runWithTools('hi', { telemetry: { recordContents: true } })
+
+// MCP servers: over HTTP or stdio; they resolve with the names registered.
+async function mcpServers() {
+  const names = await registerMcpServer({ name: 'docs', url: 'https://mcp.example.com/mcp', headers: { authorization: 'Bearer t' }, prefix: 'docs_' })
+  expect<Equal<typeof names, string[]>>()
+  void registerMcpServer({ name: 'files', command: 'node', args: ['server.mjs'], env: { ROOT: '/data' }, tools: ['read'], needsApproval: (toolName, input) => toolName !== 'read' || input === null })
+  expect<Equal<Awaited<ReturnType<typeof unregisterMcpServer>>, boolean>>()
+  // @ts-expect-error a server needs a url or a command
+  void registerMcpServer({ name: 'nowhere' })
+  // @ts-expect-error args are strings
+  void registerMcpServer({ name: 'files', command: 'node', args: [1] })
+}
+void mcpServers

@@ -510,6 +510,37 @@ test('demoModel: a return, an unknown order, recovery with the other number, the
   assert.deepEqual(demoModel({ ...ask, messages: otherError }).content, [text('I could not complete that: Internal error while running solicitar_devolucion.')]);
 });
 
+/** As the example app's MCP server lists it (the MCP SDK adds `$schema`). */
+const SHIPPING_TOOL = {
+  name: 'get_shipping_estimate',
+  description: 'Estimate where an order ships from and how many business days delivery takes.',
+  input_schema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { order_id: { type: 'string', pattern: '^[0-9]+$' } }, required: ['order_id'] },
+};
+
+test('demoModel: asked when an order arrives, it calls get_shipping_estimate when offered and answers with its words', () => {
+  const ask = request([user('When will order 4821 arrive?')], { tools: [ORDER_TOOL, RETURN_TOOL, SHIPPING_TOOL] });
+  const step1 = demoModel(ask);
+  assert.equal(step1.stop_reason, 'tool_use');
+  assert.equal(step1.content[0].name, 'get_shipping_estimate');
+  assert.deepEqual(step1.content[0].input, { order_id: '4821' });
+  const estimate = 'Order 4821 ships from Rotterdam; estimated delivery 2 business days.';
+  const step2 = demoModel({ ...ask, messages: [...ask.messages, assistant(step1.content), user([result(step1.content[0].id, [text(estimate)])])] });
+  assert.deepEqual(step2, reply([text(estimate)]));
+
+  // The other questions keep their tools, and without the shipping tool the status is looked up.
+  const questions = [
+    ['Where does #4821 ship from?', 'get_shipping_estimate'],
+    ['¿Cuándo llega el pedido 4821?', 'get_shipping_estimate'],
+    ["What's the status of order #4821?", 'get_order_status'],
+    ['Has #4821 shipped?', 'get_order_status'],
+    ['It arrived broken, I want to return #4821', 'solicitar_devolucion'],
+  ];
+  for (const [said, tool] of questions) {
+    assert.equal(demoModel(request([user(said)], { tools: [ORDER_TOOL, RETURN_TOOL, SHIPPING_TOOL] })).content[0].name, tool, said);
+  }
+  assert.equal(demoModel(request([user('When will order 4821 arrive?')], { tools: [ORDER_TOOL] })).content[0].name, 'get_order_status');
+});
+
 test('demoModel: no order number, or no matching tool offered → asks which order', () => {
   const fallback = [text('I can help with order questions. Which order do you mean?')];
   assert.deepEqual(demoModel(request([user('hello')], { tools: [ORDER_TOOL] })).content, fallback);

@@ -3,7 +3,7 @@
 // Screenshots of every case go to examples/nextjs/test-results/.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -193,7 +193,7 @@ test('the seed question: the answer and the tool call with its input and output'
     // The app talked to the stand-in (ANTHROPIC_BASE_URL), with the key from the environment.
     assert.equal(requests.length, 2)
     assert.equal(requests[0].headers['x-api-key'], KEY)
-    assert.deepEqual(requests[0].body.tools.map((t) => t.name).sort(), ['get_order_status', 'solicitar_devolucion'])
+    assert.deepEqual(requests[0].body.tools.map((t) => t.name).sort(), ['get_order_status', 'get_shipping_estimate', 'solicitar_devolucion'])
   })
 })
 
@@ -941,6 +941,62 @@ test('/chat: an unknown chat id in the address opens a new chat', { timeout: 30_
     assert.equal(chatRow(unknown), undefined)
     assert.deepEqual(problems, [])
   })
+})
+
+// --- MCP: mcp-servers.ts registers mcp/shipping-server.mjs (stdio) once per server process ---------
+
+const ESTIMATE = 'Order 4821 ships from Rotterdam; estimated delivery 2 business days.'
+const REGISTERED = /\[tool-calling\] MCP server shipping registered: get_shipping_estimate\n/g
+
+/**
+ * The processes of `next start`'s process group that run `script`, each with the names of its
+ * environment variables (read from /proc: the example's MCP server has no tool that would tell).
+ */
+function processesRunning(script) {
+  const found = []
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const group = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) // after the name: state, ppid, pgrp
+      if (group !== server.child.pid) continue
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').some((arg) => arg.endsWith(script))) continue
+      const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => kv.slice(0, kv.indexOf('=')))
+      found.push({ pid, env })
+    } catch {
+      // It ended while being read.
+    }
+  }
+  return found
+}
+
+test('MCP on /: the server action\'s run calls get_shipping_estimate on the shipping MCP server and answers with its estimate', { timeout: 60_000 }, async () => {
+  await ask('23-mcp-shipping', 'When will order 4821 arrive?', {}, async (page, requests) => {
+    assert.equal((await text(page.getByTestId('answer'))).replace(/^Answer\s*/, ''), ESTIMATE)
+    assert.deepEqual(await toolCalls(page), [{ name: 'get_shipping_estimate', input: { order_id: '4821' }, output: ESTIMATE }])
+    // The definition the model got is the MCP server's (input_schema from its inputSchema).
+    const tool = requests[0].body.tools.find((t) => t.name === 'get_shipping_estimate')
+    assert.deepEqual(tool.input_schema.required, ['order_id'])
+    assert.equal(tool.input_schema.properties.order_id.pattern, '^[0-9]+$')
+    assert.equal(requests.length, 2)
+    assert.deepEqual(requests[1].body.messages.at(-1).content.map((b) => [b.type, b.content]), [['tool_result', ESTIMATE]])
+  })
+})
+
+test('MCP on /chat: the streamed run shows the get_shipping_estimate call and the answer; one shipping server for the whole process, without the API key', { timeout: 60_000 }, async () => {
+  await onPage('24-chat-mcp-shipping', async (page, problems) => {
+    await page.goto(`${base}/chat`, { waitUntil: 'networkidle' })
+    const reply = await chat(page, 'When will order 4821 arrive?', 0)
+    assert.deepEqual(await chatToolCalls(reply), [{ name: 'get_shipping_estimate', state: 'output-available', input: { order_id: '4821' }, output: ESTIMATE }])
+    assert.match(await text(reply.getByTestId('text')), /ships from Rotterdam/)
+    assert.deepEqual(problems, [])
+  })
+  // The server action and the route handler are bundled apart, yet registered the server once
+  // between them, on the first run of the process, and one child runs it.
+  assert.equal(server.output.match(REGISTERED)?.length, 1, server.output)
+  const children = processesRunning('/mcp/shipping-server.mjs')
+  assert.equal(children.length, 1, `shipping servers running: ${JSON.stringify(children)}`)
+  // Its environment is the engine's minimal one: the key and the approval secret of `next start` stay out.
+  assert.deepEqual(children[0].env.filter((k) => !['PATH', 'HOME', 'USER', 'SHELL', 'TERM', 'LANG'].includes(k)), [])
 })
 
 // --- Tracing: instrumentation.ts registers @vercel/otel; the package's spans join Next.js's ------

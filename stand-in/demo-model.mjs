@@ -1,5 +1,7 @@
 // demoModel: a tiny deterministic rule-based "model" for the demo and the example app: it calls
-// the order tools it is offered, then sums up their results. Asked for structured output
+// the order tools it is offered, then sums up their results. Asked when an order arrives or ships,
+// it calls get_shipping_estimate when that is offered (the example app's MCP server has it) and
+// answers with the estimate's own words. Asked for structured output
 // (`output_config.format`), its answer is JSON matching the schema instead of its sentence: the
 // facts of the tool results it read, with the sentence for free text (structured.mjs).
 
@@ -10,6 +12,7 @@ import { blocksOf, isObject } from './values.mjs';
 
 const ORDER_NUMBER = /#?(\d{3,})/;
 const RETURN_INTENT = /\breturn|devoluci[oó]n|devolver/i;
+const SHIPPING_INTENT = /\barriv|\bships?\b|\bshipping\b|\bwhen\b.*\bdeliver|\bllega/i;
 const UNKNOWN_ORDER = /unknown|not found|does not exist|doesn't exist|no such|no existe|desconocid|no encontrad/i;
 
 function textOf(content) {
@@ -52,7 +55,15 @@ function inputFor(tool, orderId) {
   return input;
 }
 
+/** Input for get_shipping_estimate: the order number under the name its schema gives it (`order_id` on the MCP server). */
+function shippingInput(tool, orderId) {
+  const names = Object.keys(tool.input_schema?.properties ?? {});
+  return { [names.find((n) => /^order_?id$/i.test(n)) ?? 'orderId']: orderId };
+}
+
 function summarise(name, content, input) {
+  // The estimate is already a sentence for the customer.
+  if (name === 'get_shipping_estimate') return content;
   if (name === 'get_order_status') {
     let data = null;
     try {
@@ -135,6 +146,9 @@ function sayingModel(body) {
   if (order && mayCallTools) {
     if (RETURN_INTENT.test(said) && tools.has('solicitar_devolucion')) {
       return reply([toolUse('solicitar_devolucion', inputFor(tools.get('solicitar_devolucion'), order[1]))]);
+    }
+    if (SHIPPING_INTENT.test(said) && tools.has('get_shipping_estimate')) {
+      return reply([toolUse('get_shipping_estimate', shippingInput(tools.get('get_shipping_estimate'), order[1]))]);
     }
     if (tools.has('get_order_status')) {
       return reply([toolUse('get_order_status', { orderId: order[1] })]);

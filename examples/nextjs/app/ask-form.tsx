@@ -3,7 +3,7 @@ import { useActionState } from 'react'
 import { answerApproval, ask } from '@/lib/ai/anthropic/tool-calling/actions'
 import type { AskResult, AskState, JsonValue, ToolCallView } from '@/lib/ai/anthropic/tool-calling/types'
 
-const EXAMPLES = ["What's the status of order #4821?", 'I want to return order #2468', 'I want to return order #7777', 'Quiero devolver el pedido #9999 o #1234']
+const EXAMPLES = ["What's the status of order #4821?", 'When will order 4821 arrive?', 'I want to return order #2468', 'I want to return order #7777', 'Quiero devolver el pedido #9999 o #1234']
 
 /**
  * Both forms (the question, and the answer to a pending approval) post through this one state: a

@@ -28,7 +28,8 @@ export default async function Page() {
         <h1>Order assistant</h1>
         <p className="lead">
           Ask about an order. A server action runs <code>runWithTools</code>: the model calls{' '}
-          <code>get_order_status</code> and <code>solicitar_devolucion</code>, which read and write the SQLite database below.
+          <code>get_order_status</code> and <code>solicitar_devolucion</code>, which read and write the SQLite database below,
+          and <code>get_shipping_estimate</code>, the tool of a shipping partner&apos;s MCP server.
         </p>
       </header>
 

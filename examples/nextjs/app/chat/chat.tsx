@@ -19,7 +19,7 @@ import {
 } from 'ai'
 import { useState, type FormEvent } from 'react'
 
-const EXAMPLES = ["What's the status of order #4821?", 'And order #1234?', 'I want to return order #6060']
+const EXAMPLES = ["What's the status of order #4821?", 'And order #1234?', 'When will order 4821 arrive?', 'I want to return order #6060']
 
 type Answer = (response: { id: string; approved: boolean; reason?: string }) => void | PromiseLike<void>
 

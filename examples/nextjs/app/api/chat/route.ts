@@ -6,6 +6,7 @@
 // stores the conversation once the run has succeeded.
 import { streamWithTools, type ApprovalDecision, type MessageParam } from 'anthropic-tool-calling'
 import '@/lib/ai/anthropic/tool-calling/tools' // registers get_order_status and solicitar_devolucion
+import { ensureMcpServers } from '@/lib/ai/anthropic/tool-calling/mcp-servers'
 import { claimChat, findChat, releaseChat, saveRun } from '@/lib/chats'
 import { ChatRequestError, readChatPost, type ChatPost } from '@/lib/ai/anthropic/tool-calling/chat-request'
 import { APPROVAL_REFUSED, logRun, runOptions, userMessage } from '@/lib/ai/anthropic/tool-calling/service'
@@ -45,6 +46,8 @@ export async function POST(req: Request) {
     approvals = post.approvals
   }
 
+  // The shipping MCP server's tool, registered on the first run of this process (or without it, if that failed).
+  await ensureMcpServers()
   const stream = streamWithTools(prompt, {
     ...runOptions(chat), // the server's system prompt; approvalScope: the chat's id
     // The browser went away (closed tab, stop button): the run is aborted, no further request is made.

@@ -5,6 +5,7 @@ import { runWithTools, ToolError, type AIError, type ApprovalDecision, type Mess
 import { z } from 'zod'
 import { claimChat, createChat, findChat, releaseChat, saveRun, type StoredChat } from '@/lib/chats'
 import './tools' // registers the tools (again, on a dev reload: a name registered again is replaced)
+import { ensureMcpServers } from './mcp-servers'
 import type { AskResult, AskState, JsonValue, OnToolError, PendingApprovalView, ToolCallView } from './types'
 
 export const SYSTEM =
@@ -35,6 +36,7 @@ export async function askAssistant(question: string, { onToolError = 'stop' }: {
   const chat = createChat('ask', onToolError)
   const lease = await claimChat(chat.id)
   if (!lease) return refusal(BUSY)
+  await ensureMcpServers() // the shipping MCP server's tool, from the first run of this process on
   // The key, base URL and model come from the environment (.env.local), read at every call.
   const result = await runWithTools(question, runOptions(chat))
   saveRun(lease, chat, result)
@@ -64,6 +66,7 @@ export async function resumeAssistant(conversationId: string, approvals: Approva
     console.error('[tool-calling] invalid_request: an answer was posted for a conversation that waits for none')
     return { question, onToolError: chat.onToolError, result: refusal(APPROVAL_REFUSED) }
   }
+  await ensureMcpServers()
   const result = await runWithTools(chat.messages, { ...runOptions(chat), approvals })
   saveRun(lease, chat, result, approvals)
   return { question, onToolError: chat.onToolError, result: outcome(result, chat, { resuming: true }) }

@@ -509,7 +509,7 @@ test("an MCP server's tool: an execute_tool span from when the engine sent it, w
   await registerMcpServer({ name, url: mcp.url, prefix: `${name}_`, tools: ['slow', 'failing'] })
   t.after(() => unregisterMcpServer(name))
   api.script(reply([toolUse(`${name}_slow`, { ms: 60 }, 'toolu_m1'), toolUse(`${name}_failing`, {}, 'toolu_m2')]), reply([text('Done.')]))
-  const result = await runWithTools('Go', at(api, { onToolError: 'continue' }))
+  const result = await runWithTools('Go', at(api, { onToolError: 'continue', tools: [`${name}_slow`, `${name}_failing`] }))
   assert.equal(result.error, null, JSON.stringify(result.error))
   const [agent] = named('invoke_agent')
   const execs = named('execute_tool')

@@ -139,7 +139,7 @@ async function ask(name, question, { continueOnToolError = false, failedCalls = 
 /** The line a failed tool call shows in the browser (service.ts). */
 const FAILED_CALL = 'This step did not work.'
 /** Words only the engine's developer text uses ("The tool x threw a ToolError: …"). */
-const DEVELOPER_WORDING = /threw a ToolError|The tool \w+ (threw|failed)/
+const DEVELOPER_WORDING = /failed in its own words|The tool \w+ (threw|failed)/
 
 /**
  * What the server logged for this question with console.error (each failed call's `error`, the

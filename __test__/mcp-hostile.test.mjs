@@ -8,6 +8,8 @@ import { registerMcpServer, unregisterMcpServer, registerTool, unregisterTool, r
 import { reply, text, toolUse } from '../stand-in/index.mjs'
 import { startHostile } from './fixtures/mcp-hostile-server.mjs'
 import { startMcpHttpServer, PNG_BASE64 } from './fixtures/mcp-server.mjs'
+import { fileURLToPath } from 'node:url'
+import { listTools } from '../index.mjs'
 import { at, startApi, freshName, collect } from './helpers.mjs'
 
 const TOKEN = 'mcp-tok-SECRET-abcdef0123456789'
@@ -137,3 +139,49 @@ for (const how of ['an abort', 'a failed sibling in stop mode']) {
     await server.waitFor((e) => e.kind === 'cancelled')
   })
 }
+
+test('a token echoed as an object key (a property name, a structuredContent key) is taken out too', async (t) => {
+  const server = await hostile(t, {
+    list: (ctx) => ctx.answer({ tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { [bare(ctx)]: { type: 'string' } } } }] }),
+    call: (ctx) => ctx.answer({ content: [], structuredContent: { [bare(ctx)]: 'you' } }),
+  })
+  const prefix = await register(t, server.url)
+  noToken('listTools', listTools())
+  const api = await startApi(t)
+  api.script(reply([toolUse(`${prefix}echo`, {}, 'toolu_k')]), reply([text('done')]))
+  const r = await runWithTools('go', at(api, { tools: [`${prefix}echo`] }))
+  noToken('the requests', api.requests.map((q) => q.body))
+  noToken('the result', r)
+})
+
+test('a content block type this version does not know is described to the model, not a failed call', async (t) => {
+  const server = await hostile(t, { call: (ctx) => ctx.answer({ content: [{ type: 'text', text: 'Here:' }, { type: 'hologram', data: 'x' }] }) })
+  const prefix = await register(t, server.url)
+  const api = await startApi(t)
+  api.script(reply([toolUse(`${prefix}echo`, {}, 'toolu_u')]), reply([text('done')]))
+  const r = await runWithTools('go', at(api, { tools: [`${prefix}echo`] }))
+  assert.equal(r.error, null, JSON.stringify(r.error))
+  assert.equal(r.data.toolCalls[0].isError, undefined)
+  const sent = api.requests[1].body.messages.at(-1).content[0].content
+  assert.deepEqual(sent[0], { type: 'text', text: 'Here:' })
+  assert.match(sent[1].text, /content of type hologram, which is not passed on/)
+})
+
+test('a list change told while the server is being registered is not lost', async () => {
+  const name = freshName('racy')
+  const names = await registerMcpServer({ name, command: process.execPath, args: [fileURLToPath(new URL('./fixtures/mcp-racy-server.mjs', import.meta.url))], prefix: `${name}_` })
+  try {
+    assert.deepEqual(names, [`${name}_a`], 'the first listing')
+    const deadline = Date.now() + 5000
+    while (!listTools().some((d) => d.name === `${name}_b`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    assert.ok(listTools().some((d) => d.name === `${name}_b`), 'the change was listed once the server was registered')
+  } finally {
+    await unregisterMcpServer(name)
+  }
+})
+
+test('a credential in the URL path is in no message', async () => {
+  const err = await registerMcpServer({ name: freshName('path'), url: 'http://127.0.0.1:9/s/zk-SECRET-0123456789abcdef/mcp' }).catch((e) => e)
+  assert.ok(err instanceof Error)
+  assert.ok(!err.message.includes('zk-SECRET'), err.message)
+})

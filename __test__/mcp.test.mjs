@@ -56,6 +56,7 @@ test("a call goes to the server as tools/call and its text is the tool's output;
   assert.equal(result.error, null, JSON.stringify(result.error))
   assert.equal(result.data.text, 'Order 4821 has shipped.')
   assert.deepEqual(callsOf(server).map((c) => [c.name, c.arguments]), [['get_order_status', { order_id: '4821' }]], 'the bad input never reached the server')
+  assert.equal(callsOf(server)[0].meta['anthropic-tool-calling/toolUseId'], 'toolu_ok', "the call's id is in _meta, a key to do it once by")
   const [bad, ok] = toolResults(api, 1)
   assert.equal(bad.is_error, true)
   assert.match(bad.content, /Invalid input for .*get_order_status: order_id/)
@@ -175,6 +176,7 @@ test('bad options are a TypeError naming the option, and nothing is registered',
     [{ name: 'x', command: 'node', needsApproval: 'yes' }, /needsApproval .* must be true, false or a function/],
     [{ name: 'x', command: 'node', tool: ['a'] }, /tool of the MCP server "x" is not an option/],
     [{ name: 'x', url: 'http://127.0.0.1:1/mcp', headers: { authorization: 5 } }, /the value of "authorization" must be a string/],
+    [{ name: 'x', url: 'http://127.0.0.1:1/mcp', headers: { authorization: 'Bearer a\nb' } }, /the value of "authorization" is not a valid header value/],
   ]
   for (const [options, expected] of cases) {
     await assert.rejects(registerMcpServer(options), (e) => e instanceof TypeError && expected.test(e.message), JSON.stringify(options))
@@ -196,7 +198,7 @@ test('a server that cannot be reached, or refuses the credentials, rejects namin
   const closed = await startMcpHttpServer()
   const url = closed.url
   await closed.close()
-  await assert.rejects(registerMcpServer({ name: freshName('down'), url }), /could not connect to the MCP server "down_\d+" \(http:\/\/127\.0\.0\.1:\d+\/mcp\): /)
+  await assert.rejects(registerMcpServer({ name: freshName('down'), url }), /could not connect to the MCP server "down_\d+" \(http:\/\/127\.0\.0\.1:\d+\/mcp\): .*refused/i, 'the cause, down to the refused connection')
   await assert.rejects(registerMcpServer({ name: freshName('nocmd'), command: '/nonexistent/mcp-server' }), /could not connect to the MCP server "nocmd_\d+" \(\/nonexistent\/mcp-server\): it could not be started/)
 })
 

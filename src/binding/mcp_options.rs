@@ -60,12 +60,21 @@ pub fn read(json: &str) -> Result<ServerConfig, String> {
                     return Err(format!("{} is for a stdio server (command); this one has url", at(key)));
                 }
             }
+            let headers = strings(o.get("headers"), &at("headers"))?;
+            for (key, value) in &headers {
+                if reqwest::header::HeaderName::from_bytes(key.as_bytes()).is_err() {
+                    return Err(format!("{}: {key:?} is not a valid HTTP header name", at("headers")));
+                }
+                if reqwest::header::HeaderValue::from_str(value).is_err() {
+                    return Err(format!(
+                        "{}: the value of {key:?} is not a valid header value (no line breaks or control characters)",
+                        at("headers")
+                    ));
+                }
+            }
             Transport::Http {
                 url: http_url(url, &at("url"))?,
-                headers: strings(o.get("headers"), &at("headers"))?
-                    .into_iter()
-                    .map(|(k, v)| (k, Secret::new(v)))
-                    .collect(),
+                headers: headers.into_iter().map(|(k, v)| (k, Secret::new(v))).collect(),
             }
         }
         (None, Some(command)) => {
@@ -239,6 +248,8 @@ mod tests {
             (r#"{"name":"d","url":"not a url"}"#, "url of the MCP server \"d\" is not a URL"),
             (r#"{"name":"d","url":"http://a","headers":{"x":1}}"#, "headers of the MCP server \"d\": the value of \"x\" must be a string, got a number"),
             (r#"{"name":"d","url":"http://a","args":[]}"#, "args of the MCP server \"d\" is for a stdio server"),
+            (r#"{"name":"d","url":"http://a","headers":{"a b":"x"}}"#, "\"a b\" is not a valid HTTP header name"),
+            (r#"{"name":"d","url":"http://a","headers":{"x":"1\n2"}}"#, "the value of \"x\" is not a valid header value"),
             (r#"{"name":"d","command":""}"#, "command of the MCP server \"d\" must be a non-empty string"),
             (r#"{"name":"d","command":"x","args":[1]}"#, "args of the MCP server \"d\" must be an array of strings, got a number in it"),
             (r#"{"name":"d","command":"x","headers":{}}"#, "is for an HTTP server"),

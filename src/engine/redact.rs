@@ -140,7 +140,7 @@ impl Redactor {
     }
 
     /// Redacts every string (and key) of a JSON value in place; whether anything changed.
-    fn redact_json(&self, value: &mut Value) -> bool {
+    pub fn redact_json(&self, value: &mut Value) -> bool {
         let clean = |s: &mut String| match self.redact(s) {
             Cow::Owned(clean) => {
                 *s = clean;

@@ -60,6 +60,9 @@ pub fn register_mcp_server(
         } else {
             Err(problems)
         };
+        if added.is_ok() {
+            server.added();
+        }
         if let Err(problems) = added {
             server.close().await;
             return Err(fail(format!(

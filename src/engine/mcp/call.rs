@@ -21,7 +21,11 @@ impl ToolExecutor for McpCall {
         let remote = self.remote.clone();
         Box::pin(async move {
             match server {
-                Some(server) => server.call(&remote, call.input.get()).await,
+                Some(server) => {
+                    server
+                        .call(&remote, call.input.get(), &call.tool_use_id)
+                        .await
+                }
                 None => ToolOutcome::Failed(format!(
                     "the MCP server of the tool {remote:?} was unregistered during the run"
                 )),

@@ -31,9 +31,9 @@ struct Entry<A> {
 /// Told by a server's session when its tools changed (the catalog, seen from the server).
 pub trait ToolsChanged: Send + Sync {
     /// Replaces the tools of `server` with `listed`, skipping names another owner holds; the
-    /// skipped ones, each with why. Nothing for a server no longer registered (a later one of
-    /// the same name is another server).
-    fn update(&self, server: &McpServer, listed: Vec<Listed>) -> Vec<String>;
+    /// skipped ones, each with why. `None` for a server not (or no longer, or not yet) in the
+    /// catalog: a later one of the same name is another server.
+    fn update(&self, server: &McpServer, listed: Vec<Listed>) -> Option<Vec<String>>;
 }
 
 impl<A> Default for Catalog<A> {
@@ -48,15 +48,12 @@ impl<A> Default for Catalog<A> {
 }
 
 impl<A: Clone + Send + Sync> ToolsChanged for Catalog<A> {
-    fn update(&self, server: &McpServer, listed: Vec<Listed>) -> Vec<String> {
+    fn update(&self, server: &McpServer, listed: Vec<Listed>) -> Option<Vec<String>> {
         let mut inner = self.lock();
-        let Some(at) = inner
+        let at = inner
             .servers
             .iter()
-            .position(|e| std::ptr::eq(Arc::as_ptr(&e.server), server))
-        else {
-            return Vec::new();
-        };
+            .position(|e| std::ptr::eq(Arc::as_ptr(&e.server), server))?;
         let mut skipped = Vec::new();
         let mut kept = Vec::new();
         for l in listed {
@@ -67,7 +64,7 @@ impl<A: Clone + Send + Sync> ToolsChanged for Catalog<A> {
         }
         let tools = bind(&inner.servers[at].server, kept);
         inner.servers[at].tools = tools;
-        skipped
+        Some(skipped)
     }
 }
 

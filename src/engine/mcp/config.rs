@@ -39,6 +39,9 @@ pub const INHERITED_ENV: &[&str] = &[
     "PROGRAMFILES",
 ];
 
+/// A URL path segment this long is taken for a credential (no route name is).
+const PATH_SECRET_CHARS: usize = 20;
+
 /// How the engine reaches an MCP server.
 #[derive(Clone, Debug)]
 pub enum Transport {
@@ -107,6 +110,14 @@ impl ServerConfig {
         if let Ok(url) = reqwest::Url::parse(url) {
             out.extend(url.password().map(str::to_owned));
             out.extend(url.query_pairs().map(|(_, v)| v.into_owned()));
+            // Some hosted servers put the key in the path (`/s/<key>/mcp`): a long segment is one.
+            out.extend(
+                url.path_segments()
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| s.len() >= PATH_SECRET_CHARS)
+                    .map(str::to_owned),
+            );
         }
         out.retain(|s| s.chars().count() >= MIN_HEADER_VALUE_CHARS);
         out
@@ -165,8 +176,7 @@ mod tests {
         let config = ServerConfig {
             name: "docs".into(),
             transport: Transport::Http {
-                url: "https://bob:url-pass-123@mcp.example.com:8443/mcp?api_key=KEY-0123456789&v=2"
-                    .into(),
+                url: "https://bob:url-pass-123@mcp.example.com:8443/s/zk-0123456789abcdefghij/mcp?api_key=KEY-0123456789&v=2".into(),
                 headers: vec![
                     ("authorization".into(), Secret::new("Bearer tok-0123456789")),
                     ("x-basic".into(), Secret::new(format!("Basic {basic}"))),
@@ -184,6 +194,7 @@ mod tests {
             "alice:pw-0123456789",
             "url-pass-123",
             "KEY-0123456789",
+            "zk-0123456789abcdefghij",
         ] {
             assert!(secrets.iter().any(|x| x == s), "{s} in {secrets:?}");
         }
@@ -191,7 +202,12 @@ mod tests {
             !secrets.iter().any(|x| x == "2"),
             "a short value is no secret"
         );
-        assert_eq!(config.location(), "https://mcp.example.com:8443/mcp");
+        assert!(!secrets.iter().any(|x| x == "mcp" || x == "s"));
+        assert_eq!(
+            config.location(),
+            "https://mcp.example.com:8443/s/zk-0123456789abcdefghij/mcp",
+            "the path is kept where it is quoted, and redacted there"
+        );
     }
 
     #[test]

@@ -8,7 +8,9 @@ use std::time::Duration;
 use reqwest_mcp::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{ClientInitializeError, NotificationContext, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransportConfig, StreamableHttpError,
+};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio_util::sync::CancellationToken;
@@ -147,15 +149,24 @@ fn init_error(error: &ClientInitializeError) -> String {
     if let ClientInitializeError::ConnectionClosed(_) = error {
         return "it closed the connection before it answered initialize (a stdio server that exited at start says why on stderr)".into();
     }
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
+    let mut text = plain(&error.to_string());
+    // The transport's own error holds the cause (connection refused, a DNS failure) a few
+    // sources down: follow it to the end.
+    let mut source: Option<&(dyn std::error::Error + 'static)> = match error {
+        ClientInitializeError::TransportError { error, .. } => Some(error.error.as_ref()),
+        other => std::error::Error::source(other),
+    };
     while let Some(cause) = source {
-        let more = cause.to_string();
+        let more = plain(&cause.to_string());
         if !text.contains(&more) {
             text.push_str(": ");
             text.push_str(&more);
         }
-        source = cause.source();
+        source = match cause.downcast_ref::<StreamableHttpError<reqwest_mcp::Error>>() {
+            // The HTTP client's error is not given as the transport error's source.
+            Some(StreamableHttpError::Client(client)) => Some(client),
+            _ => cause.source(),
+        };
     }
     if let Some(status) = redirect_status(&text) {
         return format!("it answered with a redirect (HTTP {status}), which is not followed: give registerMcpServer the final URL");
@@ -165,6 +176,26 @@ fn init_error(error: &ClientInitializeError) -> String {
         text = text.chars().take(MAX_CAUSE_CHARS).collect::<String>() + "…";
     }
     text
+}
+
+/// An error's text without the Rust type names the SDK puts in it (`Transport [rmcp::…]`):
+/// they say nothing to a developer of a Node app.
+pub fn plain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find(']').map(|c| open + c) else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        let inside = &rest[open + 1..close];
+        if !inside.contains("::") {
+            out.push_str(&rest[open..=close]);
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// How much of a failure's cause is quoted, in characters.

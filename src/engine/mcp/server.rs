@@ -4,8 +4,11 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
-use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
-use rmcp::service::{Peer, ServiceError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    PaginatedRequestParams, RequestId, RequestMetaObject, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use rmcp::RoleClient;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -33,6 +36,8 @@ pub struct McpServer {
     catalog: Weak<dyn ToolsChanged>,
     /// The tools may have changed since they were last listed.
     stale: AtomicBool,
+    /// A change was listed before the catalog had this server (while it was registering).
+    early_change: AtomicBool,
     /// Held while the tools are listed again: a burst of list changes makes one listing at a
     /// time (and one more after it), never one per notification.
     refreshing: tokio::sync::Mutex<()>,
@@ -56,6 +61,7 @@ impl McpServer {
             shutdown,
             catalog,
             stale: AtomicBool::new(false),
+            early_change: AtomicBool::new(false),
             refreshing: tokio::sync::Mutex::new(()),
             me: me.clone(),
         });
@@ -77,6 +83,14 @@ impl McpServer {
         };
         let (kept, problems) = definitions(&server.config, &listed);
         Ok((server, kept, problems))
+    }
+
+    /// Just added to the catalog: a change the server told while it was registering, which the
+    /// catalog could not take then, is listed now.
+    pub fn added(&self) {
+        if self.early_change.swap(false, Ordering::SeqCst) {
+            spawn_refresh(self.me.clone());
+        }
     }
 
     /// The server's name.
@@ -148,7 +162,13 @@ impl McpServer {
                 _ => return,
             }
         };
-        let listed = match list_all(&peer, &self.redactor).await {
+        let listing = tokio::time::timeout(CONNECT_TIMEOUT, list_all(&peer, &self.redactor));
+        let listed = match listing.await.unwrap_or_else(|_| {
+            Err(format!(
+                "it did not answer within {} s",
+                CONNECT_TIMEOUT.as_secs()
+            ))
+        }) {
             Ok(listed) => listed,
             Err(why) => {
                 let why = self.redactor.redact(&why).into_owned();
@@ -164,7 +184,16 @@ impl McpServer {
             return;
         };
         let mut skipped = problems;
-        skipped.extend(catalog.update(self, kept));
+        // Set first: a registration that adds this server right after this update missed it
+        // sees the flag (`listed_before_added`) and lists once more.
+        self.early_change.store(true, Ordering::SeqCst);
+        match catalog.update(self, kept) {
+            Some(refused) => {
+                self.early_change.store(false, Ordering::SeqCst);
+                skipped.extend(refused);
+            }
+            None => return,
+        }
         if !skipped.is_empty() {
             warn(&format!(
                 "the tools of the MCP server {:?} changed; these are not offered: {}",
@@ -174,37 +203,66 @@ impl McpServer {
         }
     }
 
-    /// Calls `remote` (the server's name of the tool) with `input` (a JSON object's text).
-    /// Dropping the future before it ends sends `notifications/cancelled`.
-    pub async fn call(&self, remote: &str, input: &str) -> ToolOutcome {
+    /// Calls `remote` (the server's name of the tool) with `input` (a JSON object's text), the
+    /// call's `tool_use` id in `_meta` (a server's idempotency key, as `ctx.toolUseId` is a JS
+    /// tool's). Dropping the future before it ends sends `notifications/cancelled`.
+    pub async fn call(&self, remote: &str, input: &str, tool_use_id: &str) -> ToolOutcome {
         let peer = match self.peer().await {
             Ok(peer) => peer,
             Err(why) => return ToolOutcome::Failed(self.failure(&why)),
         };
         let mut params = CallToolRequestParams::new(remote.to_owned());
         params.arguments = serde_json::from_str(input).ok();
-        match peer.call_tool(params).await {
-            Ok(result) => match serde_json::to_value(&result) {
-                Ok(mut json) => {
-                    redact_strings(&mut json, &self.redactor);
-                    content::outcome(&json)
-                }
-                Err(e) => ToolOutcome::Failed(format!("its result could not be read ({e})")),
-            },
-            Err(error) => ToolOutcome::Failed(self.call_error(remote, &error)),
+        let mut meta = serde_json::Map::new();
+        meta.insert(TOOL_USE_ID_META.into(), tool_use_id.into());
+        params.meta = Some(RequestMetaObject::from(meta));
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = match peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => handle,
+            Err(error) => return ToolOutcome::Failed(self.call_error(remote, &error)),
+        };
+        let mut abandoned = CancelOnDrop(Some((peer.clone(), handle.id.clone())));
+        let answer = handle.await_response().await;
+        abandoned.0 = None;
+        // Read as JSON, not as the SDK's typed result: a block type it does not know would
+        // otherwise fail the whole call instead of being described to the model.
+        let json = match answer {
+            Ok(ServerResult::CallToolResult(result)) => serde_json::to_value(&result).ok(),
+            Ok(ServerResult::CustomResult(custom)) => Some(custom.0),
+            Ok(_) => None,
+            Err(error) => return ToolOutcome::Failed(self.call_error(remote, &error)),
+        };
+        match json {
+            Some(mut json) if json.get("content").is_some_and(Value::is_array) || json.get("structuredContent").is_some() => {
+                self.redactor.redact_json(&mut json);
+                content::outcome(&json)
+            }
+            _ => ToolOutcome::Failed(format!(
+                "the MCP server {:?} answered tools/call {remote:?} with something that is not a tool result",
+                self.config.name
+            )),
         }
     }
 
     /// What a failed `tools/call` tells the developer (never the model).
     fn call_error(&self, remote: &str, error: &ServiceError) -> String {
         let server = &self.config.name;
+        if self.shutdown.is_cancelled() {
+            return format!(
+                "the MCP server {server:?} was unregistered during the call of {remote:?}"
+            );
+        }
         let text = match error {
             ServiceError::McpError(e) => format!(
                 "the MCP server {server:?} answered tools/call {remote:?} with a JSON-RPC error (code {}): {}",
                 e.code.0, e.message
             ),
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => format!(
-                "the connection to the MCP server {server:?} dropped during the call of {remote:?} ({error}); it was not sent again, as it may have had effects. The next call reconnects."
+                "the connection to the MCP server {server:?} dropped during the call of {remote:?} ({}); it was not sent again, as it may have reached the server. The next call reconnects.",
+                super::connect::plain(&error.to_string())
             ),
             other => format!("the MCP server {server:?} failed the call of {remote:?}: {other}"),
         };
@@ -239,19 +297,26 @@ fn is_open(session: &Session) -> bool {
     !session.is_closed() && !session.peer().is_transport_closed()
 }
 
-/// Every string in `value` with the server's secrets taken out: what the server says goes to
-/// the model, the page and the developer, and it may echo the credentials it was sent (a name
-/// with one in it is then no name the API takes, and is refused as such).
-fn redact_strings(value: &mut Value, redactor: &Redactor) {
-    match value {
-        Value::String(s) => {
-            if let std::borrow::Cow::Owned(clean) = redactor.redact(s) {
-                *s = clean;
-            }
+/// The key of a `tools/call` request's `_meta` that carries the call's `tool_use_id`.
+pub const TOOL_USE_ID_META: &str = "anthropic-tool-calling/toolUseId";
+
+/// Sends `notifications/cancelled` for a request when dropped armed: the run gave up on the
+/// call (a timeout, an abort, a failed sibling in stop mode).
+struct CancelOnDrop(Option<(Peer<RoleClient>, RequestId)>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some((peer, id)) = self.0.take() else {
+            return;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let reason = "the run no longer waits for this call".to_owned();
+                let _ = peer
+                    .notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason)))
+                    .await;
+            });
         }
-        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, redactor)),
-        Value::Object(map) => map.values_mut().for_each(|v| redact_strings(v, redactor)),
-        _ => {}
     }
 }
 
@@ -267,7 +332,9 @@ async fn list_all(peer: &Peer<RoleClient>, redactor: &Redactor) -> Result<Vec<Va
         for tool in &page.tools {
             let mut json = serde_json::to_value(tool)
                 .map_err(|e| format!("its tool list could not be read ({e})"))?;
-            redact_strings(&mut json, redactor);
+            // What the server lists goes to the model and the developer; it may echo the
+            // credentials it was sent (a name holding one is then no name the API takes).
+            redactor.redact_json(&mut json);
             out.push(json);
         }
         match page.next_cursor {

@@ -172,7 +172,7 @@ export declare class ToolError extends Error {
 
 /**
  * Registers a tool, replacing one of the same name. Throws a `TypeError` (`registerTool: …`) for a
- * bad tool. `execute`'s input is inferred from `input_schema` (a zod schema's output type; a JSON
+ * bad tool, or for a name an MCP server's tool holds (`registerMcpServer`). `execute`'s input is inferred from `input_schema` (a zod schema's output type; a JSON
  * Schema literal's described type), or given as `registerTool<Input>(…)`.
  */
 export declare function registerTool<const S extends ToolInputSchema, O = unknown, C = any>(tool: ToolFromSchema<S, O, C>): void

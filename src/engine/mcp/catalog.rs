@@ -162,15 +162,6 @@ impl<A: Clone> Catalog<A> {
             .flat_map(|e| e.tools.iter().map(|t| (t.clone(), e.extra.clone())))
             .collect()
     }
-
-    /// Every registered server, to close them all.
-    pub fn servers(&self) -> Vec<Arc<McpServer>> {
-        self.lock()
-            .servers
-            .iter()
-            .map(|e| e.server.clone())
-            .collect()
-    }
 }
 
 impl<A> Inner<A> {

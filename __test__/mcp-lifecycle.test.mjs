@@ -268,3 +268,20 @@ test("a stdio server that exits at start: the rejection says so, and its own std
   assert.match(child.stdout, /could not connect to the MCP server "dies" .*: it closed the connection before it answered initialize/)
   assert.match(child.stderr, /missing DATABASE_URL: cannot start/)
 })
+
+test('a new tool whose name another tool holds is skipped with a line on stderr naming it', async () => {
+  const script = `
+    import { registerMcpServer, registerTool, listTools } from ${JSON.stringify(new URL('../index.mjs', import.meta.url).href)}
+    import { startMcpHttpServer } from ${JSON.stringify(new URL('./fixtures/mcp-server.mjs', import.meta.url).href)}
+    const server = await startMcpHttpServer({ tools: ['add'] })
+    await registerMcpServer({ name: 'lc', url: server.url, prefix: 'lc_' })
+    await server.waitFor((e) => e.kind === 'stream')
+    registerTool({ definition: { name: 'lc_late_tool', input_schema: { type: 'object' } }, execute: async () => 'js' })
+    await server.setTools(['add', 'late_tool', 'image'])
+    while (!listTools().some((d) => d.name === 'lc_image')) await new Promise((r) => setTimeout(r, 10))
+    await server.close()
+  `
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20000, env: { ...process.env, ANTHROPIC_TOOL_CALLING_LOG: '' } })
+  assert.equal(child.status, 0, child.stderr)
+  assert.match(child.stderr, /the tools of the MCP server "lc" changed; these are not offered: "lc_late_tool" \(already registered with registerTool\)/)
+})

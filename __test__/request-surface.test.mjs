@@ -4,7 +4,8 @@
 // summed prompt-cache usage. Each test reads what the strict stand-in API received.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { runWithTools } from '../index.mjs'
+import { createServer, request } from 'node:http'
+import { runWithTools, streamWithTools } from '../index.mjs'
 import { reply, text, toolUse, thinking, redactedThinking } from '../stand-in/index.mjs'
 import { at, startApi, orderTool, orderSchema, toolResults } from './helpers.mjs'
 
@@ -448,4 +449,69 @@ test('without cache_control there is no cache usage', async (t) => {
   assert.equal(r.data.usage.cacheCreationInputTokens, 0)
   assert.equal(r.data.usage.cacheReadInputTokens, 0)
   assert.equal(r.data.usage.inputTokens, sum(usages, 'input_tokens'))
+})
+
+/**
+ * A gateway in front of the stand-in that records each request line and passes the request on to
+ * `/v1/messages` (as a gateway would, after taking its own path and query off).
+ */
+async function recordingGateway(t, api) {
+  const lines = []
+  const server = createServer((req, res) => {
+    lines.push(`${req.method} ${req.url}`)
+    const { port } = new URL(api.url)
+    const { host, authorization, ...headers } = req.headers
+    const onward = request({ host: '127.0.0.1', port, method: req.method, path: '/v1/messages', headers }, (answer) => {
+      res.writeHead(answer.statusCode, answer.headers)
+      answer.pipe(res)
+    })
+    req.pipe(onward)
+  })
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  t.after(() => new Promise((r) => server.close(r)))
+  return { url: `http://127.0.0.1:${server.address().port}`, lines }
+}
+
+test('a baseURL with a path and a query is requested at {path}/v1/messages?{query}, with or without a trailing slash', async (t) => {
+  const api = await startApi(t)
+  const gateway = await recordingGateway(t, api)
+  for (const base of [`${gateway.url}/proxy?key=gw-key-123456789`, `${gateway.url}/proxy/?key=gw-key-123456789`, `${gateway.url}/a/b?key=gw-key-123456789&x=1`]) {
+    api.script(reply([text('hi')]))
+    const r = await runWithTools('Hi', { ...at(api), baseURL: base })
+    assert.equal(r.error, null, JSON.stringify(r.error))
+  }
+  api.script(reply([text('hi')]))
+  const streamed = streamWithTools('Hi', { ...at(api), baseURL: `${gateway.url}/proxy?key=gw-key-123456789` })
+  for await (const _ of streamed);
+  assert.equal((await streamed.result).error, null)
+  assert.deepEqual(gateway.lines, [
+    'POST /proxy/v1/messages?key=gw-key-123456789',
+    'POST /proxy/v1/messages?key=gw-key-123456789',
+    'POST /a/b/v1/messages?key=gw-key-123456789&x=1',
+    'POST /proxy/v1/messages?key=gw-key-123456789',
+  ])
+})
+
+test('a baseURL with a user, a password or a query is quoted without them: network_error (streamed or not) and a refused option', async () => {
+  const secrets = ['alice', 'pw-SECRET-12345', 'KEY-SECRET-6789']
+  const clean = (where, message) => {
+    for (const secret of secrets) assert.ok(!message.includes(secret), `${secret} in ${where}: ${message}`)
+  }
+  const base = 'http://alice:pw-SECRET-12345@127.0.0.1:9/proxy?key=KEY-SECRET-6789'
+  const options = { apiKey: 'sk-ant-test', baseURL: base, maxRetries: 0 }
+  const plain = await runWithTools('Hi', options)
+  assert.equal(plain.error.code, 'network_error', JSON.stringify(plain.error))
+  assert.match(plain.error.message, /http:\/\/127\.0\.0\.1:9\/proxy\/v1\/messages/)
+  clean('runWithTools', JSON.stringify(plain))
+  const stream = streamWithTools('Hi', options)
+  const parts = []
+  for await (const part of stream) parts.push(part)
+  assert.equal(parts.at(-1).result.error.code, 'network_error')
+  clean('streamWithTools', JSON.stringify(parts))
+  for (const bad of ['ftp://alice:pw-SECRET-12345@127.0.0.1/x?key=KEY-SECRET-6789', 'http://alice:pw-SECRET-12345@127.0.0.1/v1?key=KEY-SECRET-6789']) {
+    const refused = await runWithTools('Hi', { ...options, baseURL: bad })
+    assert.equal(refused.error.code, 'invalid_request')
+    assert.match(refused.error.message, /Option baseURL "(ftp|http):\/\/127\.0\.0\.1\/(x|v1)"/)
+    clean('the refusal', refused.error.message)
+  }
 })

@@ -56,7 +56,8 @@
 // or `sseError`, a `body` step, a 3xx step's headers), `{echo:NAME}` becomes the value of the
 // request's header NAME as it arrived (`(none)` without one), and `{echo-escaped:NAME}` the same
 // written as JSON \uXXXX escapes (inside a JSON string it decodes to the value, yet never matches
-// it as text). E.g. { status: 401, error: { message: 'invalid x-api-key {echo:x-api-key}' } }.
+// it as text), and `{echo-token:NAME}` the value's last word: the token of `Bearer <token>`.
+// E.g. { status: 401, error: { message: 'invalid x-api-key {echo:x-api-key}' } }.
 //
 // SSE step options (on a reply step, used when the request streams):
 //   streamDelayMs: N      pause between events (default: the server's `streamDelayMs`, 0 = just yield)

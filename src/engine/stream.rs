@@ -132,8 +132,9 @@ pub async fn read_reply(
             fail(match e {
                 EventStreamError::Transport(Body::Http(e)) => {
                     // reqwest's own sentence ("error decoding response body") is kept: it says
-                    // what was being done when the connection failed.
-                    StreamFailure::Connection(source_chain(&e, Chain::Whole))
+                    // what was being done when the connection failed. Not its URL: the query
+                    // of a baseURL may hold a key.
+                    StreamFailure::Connection(source_chain(&e.without_url(), Chain::Whole))
                 }
                 EventStreamError::Transport(Body::TooLarge) => StreamFailure::TooLarge,
                 other => {

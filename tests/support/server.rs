@@ -16,8 +16,9 @@
 //!
 //! A gateway that echoes the request back (see [`echo`]): in the wire text of an error (an
 //! [`Step::Error`]'s body and headers, a [`Step::Raw`] body, the `sse_error_after` event),
-//! `{echo:NAME}` is replaced by the value of the request's header NAME, and `{echo-escaped:NAME}`
-//! by the same written as JSON `\uXXXX` escapes.
+//! `{echo:NAME}` is replaced by the value of the request's header NAME, `{echo-escaped:NAME}`
+//! by the same written as JSON `\uXXXX` escapes, and `{echo-token:NAME}` by its last word (the
+//! token of `Bearer <token>`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;

@@ -33,8 +33,9 @@ impl ApiClient {
             .body(body.to_http())
             .send()
             .await;
-        let network =
-            |e: reqwest::Error| AttemptFailure::network(RunError::network(&e, url, cfg.timeout));
+        let network = |e: reqwest::Error| {
+            AttemptFailure::network(RunError::network(&e, &target.shown, cfg.timeout))
+        };
         let response = sent.map_err(network)?;
         let status = response.status();
         let headers = response.headers().clone();

@@ -202,7 +202,10 @@ interface McpServerCommon<C = any> {
 export interface McpHttpServerOptions<C = any> extends McpServerCommon<C> {
   /** Its endpoint, `http://` or `https://`. */
   url: string
-  /** Sent with every request (`authorization: Bearer …`). Secrets: in no error, log line or span. */
+  /**
+   * Sent with every request (`authorization: Bearer …`). Secrets: in no error, log line or span,
+   * nor the token after a scheme, a `Basic` password, or the URL's password and query values.
+   */
   headers?: Record<string, string>
   command?: never
 }
@@ -232,6 +235,12 @@ export type McpServerOptions<C = any> = McpHttpServerOptions<C> | McpStdioServer
  * the server and the cause when it cannot connect or authenticate, or naming every tool whose
  * name the Messages API would refuse or another tool or server already owns (nothing is
  * registered then). Its tools follow the server's `notifications/tools/list_changed`.
+ *
+ * A tool list has a byte budget, weighed as it arrives, before it is parsed: 2 MiB of JSON in all
+ * (every page), 256 KiB for one tool's definition, 128 KiB for its input schema. A list past the
+ * budget rejects naming the server and the limit; a tool past its own limit is named among those
+ * that cannot be registered. A later list past the budget keeps the tools offered before, and
+ * says why on stderr (or the log).
  */
 export declare function registerMcpServer<C = any>(options: McpServerOptions<C>): Promise<string[]>
 /** Closes an MCP server's session (a stdio child exits) and removes its tools; whether it was registered. */
@@ -375,7 +384,12 @@ export interface RunOptions<C = unknown> {
   apiKey?: string
   /** Sent as `Authorization: Bearer`. Default: `ANTHROPIC_AUTH_TOKEN`. */
   authToken?: string
-  /** Default: `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`. No `/v1` suffix. */
+  /**
+   * Default: `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`. No `/v1` suffix: `/v1/messages`
+   * is added to its path, before its query (`https://gw/proxy?key=k` is requested at
+   * `https://gw/proxy/v1/messages?key=k`). Its password and query values are secrets, and
+   * messages show it without its user, password and query.
+   */
   baseURL?: string
   /** The `anthropic-version` header. Default `2023-06-01`. */
   apiVersion?: string
@@ -446,7 +460,8 @@ export interface RunOptions<C = unknown> {
   betas?: string[]
   /**
    * Extra request headers. `x-api-key`, `authorization`, `anthropic-version` and `content-type` are refused.
-   * Their values (of 8 characters or more) are taken out of any API text passed on, like the key.
+   * Their values (of 8 characters or more) are taken out of any API text passed on, like the key,
+   * and so is the token of a value with a scheme (`Bearer <token>`) and a `Basic` password.
    */
   headers?: Record<string, string>
   /** Merged into the request body last. `model`, `messages`, `tools` and `stream` are refused. */
@@ -575,6 +590,7 @@ export interface RunData {
 
 /** A call waiting for a person's decision (`needsApproval`): the run stopped with `approval_required`. */
 export interface PendingApproval {
+  /** `apr_<issued-at ms>_<64 lower-case hex>`: accepted back only in exactly this spelling. */
   approvalId: string
   toolUseId: string
   toolName: string

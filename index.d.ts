@@ -266,7 +266,9 @@ export interface ToolResultValue {
 /**
  * Return it from `execute` to send content blocks (text, image, document, search_result,
  * tool_reference) as the `tool_result` content, as given. `output` in `toolCalls` is the array.
- * Throws a `TypeError` (`toolResult: …`) for a block of another type.
+ * Throws a `TypeError` (`toolResult: …`) for a block of another type. Under API version
+ * 2026-10-21 (the default) a text block with non-empty `citations` (also inside a search_result or
+ * a document's content) is a `tool_execution_error`: the API refuses citations in a user message.
  */
 export declare function toolResult(blocks: ToolResultBlockParam[]): ToolResultValue
 
@@ -341,6 +343,11 @@ export interface RunOptions<C = unknown> {
   /** Per request. Default 4096. */
   maxTokens?: number
   system?: string | TextBlockParam[]
+  /**
+   * Sent as `temperature`, from 0 to 1 — only under an `apiVersion` before `2026-10-21` (pin
+   * `"2023-06-01"`): API version 2026-10-21 removed it, so under it (the default) the run resolves
+   * with `invalid_request` and nothing is sent.
+   */
   temperature?: number
   toolChoice?: ToolChoice
   /** Names of the registered tools to offer in this run. Default: all. */
@@ -391,7 +398,12 @@ export interface RunOptions<C = unknown> {
    * messages show it without its user, password and query.
    */
   baseURL?: string
-  /** The `anthropic-version` header. Default `2023-06-01`. */
+  /**
+   * The `anthropic-version` header: a version date `YYYY-MM-DD`, sent as given (a version newer
+   * than this package knows is not blocked). Default `"2026-10-21"`, the version the official SDKs
+   * send since their 1.0. `"2023-06-01"` keeps `temperature`, `topP` and `topK`, which 2026-10-21
+   * (and, as far as this package knows, every later version) refuses. Anything else is `invalid_request`.
+   */
   apiVersion?: string
   /** API retries. Default 2. */
   maxRetries?: number
@@ -407,9 +419,9 @@ export interface RunOptions<C = unknown> {
   thinking?: ThinkingConfig
   /** Sent as `stop_sequences`. */
   stopSequences?: string[]
-  /** Sent as `top_p`. */
+  /** Sent as `top_p` — only under an `apiVersion` before `2026-10-21` (see `temperature`). */
   topP?: number
-  /** Sent as `top_k`. */
+  /** Sent as `top_k` — only under an `apiVersion` before `2026-10-21` (see `temperature`). */
   topK?: number
   /** Sent as `metadata`. */
   metadata?: { user_id?: string; [field: string]: unknown }
@@ -548,6 +560,13 @@ export interface AIError {
   toolName?: string
   status?: number
   requestId?: string
+  /**
+   * The stable code an API refusal names its cause with (`error.details.error_code` of its body,
+   * or of an `error` event in a stream after HTTP 200): `thread_not_found`,
+   * `image_dimensions_too_large` …. Branch on it rather than on `message`; treat a code you do not
+   * know as the bare `code`. Absent when the API gave none.
+   */
+  apiErrorCode?: string
   /**
    * What the tool threw (stop mode). With `output_validation_error`: the issues, as a Standard
    * Schema gives them (`{ message, path }[]`), or what its `validate` threw.

@@ -42,7 +42,8 @@ test('the seed conversation: get_order_status, one tool round, the answer and ev
   for (const r of api.requests) {
     assert.equal(r.status, 200)
     assert.equal(r.headers['x-api-key'], KEY)
-    assert.equal(r.headers['anthropic-version'], '2023-06-01')
+    // The version the official SDKs send since their 1.0.
+    assert.equal(r.headers['anthropic-version'], '2026-10-21')
     assert.match(r.headers['content-type'], /^application\/json/)
     assert.equal(r.body.model, DEFAULT_MODEL)
     assert.equal(r.body.max_tokens, 4096)
@@ -112,7 +113,8 @@ test('bad options and prompts resolve with invalid_request naming the option; no
   const cases = [
     ['hi', { maxTokens: 0 }, /maxTokens/],
     ['hi', { maxTokens: 'lots' }, /maxTokens/],
-    ['hi', { temperature: 2 }, /temperature/],
+    ['hi', { apiVersion: '2023-06-01', temperature: 2 }, /temperature must be a number from 0 to 1/],
+    ['hi', { temperature: 0.5 }, /temperature was removed in API version 2026-10-21/],
     ['hi', { maxToolIterations: -1 }, /maxToolIterations/],
     ['hi', { maxRetries: 1.5 }, /maxRetries/],
     ['hi', { timeoutMs: -5 }, /timeoutMs/],

@@ -252,6 +252,19 @@ pub struct ErrorDetail {
     /// The API's own sentence.
     #[serde(default)]
     pub message: String,
+    /// Machine-readable detail about the cause: its `error_code` names it (`thread_not_found`,
+    /// `image_dimensions_too_large` …). Read as any JSON, so that a shape we do not expect
+    /// never costs the type and message.
+    #[serde(default)]
+    pub details: Option<serde_json::Value>,
+}
+
+impl ErrorDetail {
+    /// `details.error_code`, when it is a string: the stable code that names the cause.
+    pub fn error_code(&self) -> Option<String> {
+        let code = self.details.as_ref()?.get("error_code")?.as_str()?;
+        Some(code.to_owned())
+    }
 }
 
 /// A `tool_result` block of the user message that answers one `tool_use`.

@@ -121,6 +121,13 @@ impl Redactor {
         if let Some(Cow::Owned(clean)) = error.request_id.as_deref().map(|id| self.redact(id)) {
             error.request_id = Some(clean);
         }
+        let code = error
+            .api_error_code
+            .as_deref()
+            .map(|code| self.redact(code));
+        if let Some(Cow::Owned(clean)) = code {
+            error.api_error_code = Some(clean);
+        }
         error
     }
 

@@ -83,6 +83,8 @@ pub enum StreamFailure {
         kind: String,
         /// The API's `error.message` (or a quote of the data that is not the API's JSON).
         message: String,
+        /// The API's `error.details.error_code`, when it gives one.
+        code: Option<String>,
     },
     /// The connection failed while the body was read (reset, timeout…).
     Connection(String),
@@ -177,6 +179,7 @@ impl std::fmt::Display for Body {
 fn api_failure(data: &str, secrets: &Redactor) -> StreamFailure {
     match serde_json::from_str::<ErrorBody>(data) {
         Ok(body) => StreamFailure::Api {
+            code: body.error.error_code(),
             kind: body.error.kind,
             message: body.error.message,
         },
@@ -186,6 +189,7 @@ fn api_failure(data: &str, secrets: &Redactor) -> StreamFailure {
                 "(no JSON error body; data starts {:?})",
                 secrets.quote(data.as_bytes())
             ),
+            code: None,
         },
     }
 }
@@ -210,7 +214,11 @@ impl StreamError {
     /// cut short `network_error`, anything unreadable `unknown_error`.
     pub fn run_error(&self) -> RunError {
         let error = match &self.failure {
-            StreamFailure::Api { kind, message } => RunError::stream_error_event(kind, message),
+            StreamFailure::Api {
+                kind,
+                message,
+                code,
+            } => RunError::stream_error_event(kind, message).with_api_error_code(code.clone()),
             StreamFailure::Connection(why) => RunError::stream_broken(why),
             StreamFailure::Ended => RunError::stream_ended(),
             StreamFailure::UnknownDelta(kind) => RunError::unknown_delta(kind),

@@ -7,7 +7,9 @@
 //! sequence as the JS stand-in: message_start, ping, per block content_block_start / deltas /
 //! content_block_stop, message_delta, message_stop. Step options (builder methods on a reply):
 //! `stream_delay`, `sse_error_after`, `sse_cut_after`, `unknown_delta`, `require_container`,
-//! `ignoring_format`. A final answer to a request with a structured-output format must be JSON
+//! `ignoring_format`; `error_code` gives an error step, or a reply's `sse_error_after` event, the
+//! API's `error.details.error_code`. It speaks the API versions 2023-06-01 and 2026-10-21, each
+//! with its own rules (`rules::versions`). A final answer to a request with a structured-output format must be JSON
 //! matching its schema (`conform`): one that is not is answered with a 500 and remembered as a
 //! broken rule, unless the step is built `.ignoring_format()`.
 //! A reply may hold compaction blocks (`rules::compaction_block`), `iterations` and a top-level
@@ -303,8 +305,12 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 kind,
                 message,
                 headers,
+                details,
             } => {
-                let body = json!({ "type": "error", "error": { "type": kind, "message": message }, "request_id": request_id });
+                let mut body = json!({ "type": "error", "error": { "type": kind, "message": message }, "request_id": request_id });
+                if let Some(details) = details {
+                    body["error"]["details"] = details;
+                }
                 let headers: Vec<(String, String)> = headers
                     .into_iter()
                     .map(|(name, value)| (name, echo(&value, &sent_headers)))

@@ -14,6 +14,8 @@ pub struct ReplyOptions {
     pub stream_delay: Duration,
     /// After this many events, an `event: error` with `(error.type, error.message)`, then the end.
     pub sse_error_after: Option<(usize, String, String)>,
+    /// The `error.details` of that event (`{"error_code": …}`), when it has any.
+    pub sse_error_details: Option<Value>,
     /// After this many events the connection is reset (no message_stop).
     pub sse_cut_after: Option<usize>,
     /// A content_block_delta of this unknown type in the first block.
@@ -35,6 +37,8 @@ pub enum Step {
         kind: String,
         message: String,
         headers: Vec<(String, String)>,
+        /// The body's `error.details` (`{"error_code": …}`), when it has any.
+        details: Option<Value>,
     },
     /// Any status and body, as given.
     Raw {
@@ -170,6 +174,29 @@ impl Step {
             kind: kind.to_owned(),
             message: message.to_owned(),
             headers: Vec::new(),
+            details: None,
+        }
+    }
+
+    /// Gives an API error, or the error event of a streamed reply (`sse_error_after`), the
+    /// `error.details` `{"error_code": code}` the API names the cause with.
+    pub fn error_code(self, code: &str) -> Step {
+        let details = json!({ "error_code": code });
+        match self {
+            Step::Error {
+                status,
+                kind,
+                message,
+                headers,
+                ..
+            } => Step::Error {
+                status,
+                kind,
+                message,
+                headers,
+                details: Some(details),
+            },
+            reply => reply.edit(|_, o| o.sse_error_details = Some(details)),
         }
     }
 

@@ -156,8 +156,11 @@ pub(crate) fn http_error(
     secrets: &Redactor,
 ) -> RunError {
     let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();
-    let (kind, api_message, request_id) = match parsed {
-        Some(b) => (b.error.kind, b.error.message, b.request_id),
+    let (kind, api_message, code, request_id) = match parsed {
+        Some(b) => {
+            let code = b.error.error_code();
+            (b.error.kind, b.error.message, code, b.request_id)
+        }
         None => (
             String::new(),
             format!(
@@ -165,7 +168,10 @@ pub(crate) fn http_error(
                 secrets.quote(body)
             ),
             None,
+            None,
         ),
     };
-    RunError::http(status.as_u16(), &kind, &api_message, hint.asked()).or_request_id(request_id)
+    RunError::http(status.as_u16(), &kind, &api_message, hint.asked())
+        .with_api_error_code(code)
+        .or_request_id(request_id)
 }

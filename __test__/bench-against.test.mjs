@@ -224,6 +224,8 @@ test('the table of ratios: working tree ÷ ref per cell and contender, the media
   assert.match(report, /Below 1\.00× the working tree costs less/)
   // Ratios only: no absolute figure of the input appears in the report.
   assert.doesNotMatch(report, /µs|\bms\b|\b110\b|\b900\b/)
+  assert.doesNotMatch(report, /QUICK/)
+  assert.match(againstReport(raw, { cells, pairs, against: { ref: 'main', short: 'abc123456' }, quick: true }), /\nQUICK: a smoke run .*its ratios are noise/)
 
   assert.equal(againstTable([measurement('ours', 'order', 1, 0, [1, 1, 1, 1, 1, 1])], { cells, pairs }), null)
   assert.match(againstReport([], { cells, pairs, against: { ref: 'abc123456', short: 'abc123456' } }), /Nothing to compare/)

@@ -78,8 +78,11 @@ export function againstTable(raw, { cells, pairs }) {
   return lines.length > 2 ? lines.join('\n') : null
 }
 
-/** The section printed after the cell tables: what is compared, the table, and how to read it. */
-export function againstReport(raw, { cells, pairs, against }) {
+/**
+ * The section printed after the cell tables: what is compared, the table, and how to read it.
+ * `quick`: a smoke run (one round of counted runs), whose ratios are said to be noise.
+ */
+export function againstReport(raw, { cells, pairs, against, quick = false }) {
   const table = againstTable(raw, { cells, pairs })
   const what = `${against.ref === against.short ? against.short : `${against.ref} (${against.short})`}`
   if (table === null) return `### This working tree ÷ ${what}\n\nNothing to compare: no contender was measured at both commits.`
@@ -87,6 +90,7 @@ export function againstReport(raw, { cells, pairs, against }) {
     `### This working tree ÷ ${what}, same run`,
     '',
     `Each figure is the working tree's ÷ ${against.short}'s, measured side by side in each round; the median of the rounds, with the lowest–highest in brackets.`,
+    ...(quick ? ['', 'QUICK: a smoke run (one round of a few counted runs): it shows that both builds run and are checked, and its ratios are noise; measure without --quick to compare.'] : []),
     '',
     table,
     '',

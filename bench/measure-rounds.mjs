@@ -22,7 +22,13 @@ export async function measureAll({ cells, machine: m, load0, addon, env, raw, pr
   console.log(`bench: ${quick ? 'QUICK (smoke run, figures are not measurements)' : 'full run'}: ${rounds} round(s) × ${cells.length} cell(s), ${measurements} measurement(s) a round, ${quick ? 'counted runs' : `${warmup} s warm-up + ${seconds} s measured each`}`)
   console.log(`machine: ${m.nproc} × ${m.cpu}, ${m.memGiB} GiB, Node ${m.node}; load average ${load0.map((x) => x.toFixed(2)).join(' ')}`)
   if (addon) console.log(`addon: ${addon.source}: ${addon.profile} build, ${(addon.size / 2 ** 20).toFixed(1)} MiB, built ${new Date(addon.mtimeMs).toISOString()}, sha256 ${addon.sha256}… (measured from a copy)`)
-  if (ref) console.log(`against: ${ref.addon.ref} = ${ref.addon.sha}: ${ref.addon.source}: ${ref.addon.profile} build, ${(ref.addon.size / 2 ** 20).toFixed(1)} MiB, sha256 ${ref.addon.sha256}… (measured from a copy)`)
+  if (ref) {
+    console.log(`against: ${ref.addon.ref} = ${ref.addon.sha}: ${ref.addon.source}: ${ref.addon.profile} build, ${(ref.addon.size / 2 ** 20).toFixed(1)} MiB, sha256 ${ref.addon.sha256}… (measured from a copy)`)
+    // Byte for byte the same package: whatever the ratios say is this machine's noise, which is worth knowing too.
+    if (addon && ref.addon.sha256 === addon.sha256 && ref.addon.jsSha256 === addon.jsSha256) {
+      console.log(`against: ${ref.addon.ref} is this tree's package byte for byte (addon and JS): the ratios will show this machine's noise alone`)
+    } else if (addon && ref.addon.sha256 === addon.sha256) console.log(`against: the same addon as this tree's; only the JS differs`)
+  }
   if (!quick && load0[0] > 0.5 * m.nproc) {
     console.log(`bench: warning: the machine is busy (1-min load ${load0[0].toFixed(2)} on ${m.nproc} cores); figures will be noisy`)
   }

@@ -90,6 +90,17 @@ export function prepareRef(env) {
   return { env: refEnv, addon: { ...addon, ref: against.ref, sha: against.sha } }
 }
 
+/** One hash of the package's JS as copied: each file's path and bytes, in name order. */
+function hashFiles(dir, files) {
+  const hash = createHash('sha256')
+  for (const file of [...files].sort()) {
+    const full = path.join(dir, file)
+    if (!statSync(full).isFile()) continue
+    hash.update(`${file.split(path.sep).join('/')}\0`).update(readFileSync(full)).update('\0')
+  }
+  return hash.digest('hex').slice(0, 12)
+}
+
 /**
  * Copies a package (its top-level .js / .mjs / .cjs, package.json and lib/, from `from`) and the
  * addon `addonSource` into `to`, removed when the bench exits, and points `env` at the copy.
@@ -101,10 +112,15 @@ function copyPackage(from, addonSource, to, env) {
   mkdirSync(to, { recursive: true })
   process.on('exit', () => rmSync(to, { recursive: true, force: true }))
   copyFileSync(addonSource, addonCopy)
+  const js = []
   for (const file of readdirSync(from)) {
-    if (file === 'package.json' || /\.(c|m)?js$/.test(file)) copyFileSync(path.join(from, file), path.join(to, file))
+    if (file === 'package.json' || /\.(c|m)?js$/.test(file)) {
+      copyFileSync(path.join(from, file), path.join(to, file))
+      js.push(file)
+    }
   }
   cpSync(path.join(from, 'lib'), path.join(to, 'lib'), { recursive: true })
+  for (const file of readdirSync(path.join(to, 'lib'), { recursive: true })) js.push(path.join('lib', file))
   // The copy finds `@opentelemetry/api` (its optional peer) where an app's installed package
   // would: in the app's node_modules, here bench/node_modules. So `ours` is a run with the API
   // installed and no tracer provider, and `ours-traced` registers its provider on the very
@@ -130,5 +146,6 @@ function copyPackage(from, addonSource, to, env) {
     mtimeMs: st.mtimeMs,
     size: st.size,
     sha256: createHash('sha256').update(readFileSync(addonCopy)).digest('hex').slice(0, 12),
+    jsSha256: hashFiles(to, js),
   }
 }

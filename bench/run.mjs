@@ -81,7 +81,7 @@ const load1 = saved ? (saved.load1 ?? null) : os.loadavg()
 if (!saved) console.log(`bench: load average at the end ${load1.map((x) => x.toFixed(2)).join(' ')}`)
 const { report, streamReport, mcpReport } = buildReports(summary, cells)
 const refAddon = ref?.addon ?? saved?.against?.addon ?? null
-const comparison = against ? againstReport(raw, { cells, pairs: refs.map((r) => ({ tree: baseOf(r), ref: r })), against }) : null
+const comparison = against ? againstReport(raw, { cells, pairs: refs.map((r) => ({ tree: baseOf(r), ref: r })), against, quick }) : null
 
 console.log(`\n${[report, streamReport, mcpReport, comparison].filter(Boolean).join('\n\n')}\n`)
 if (allFailed.length > 0) console.log(`FAILED — a contender's conversations were not all correct:\n${allFailed.map((f) => `  ${f}`).join('\n')}\n`)

@@ -13,10 +13,12 @@ const JSON_CHUNKS: [usize; 4] = [6, 9, 4, 11];
 
 /// How a streamed response ended.
 pub enum End {
-    /// Every event (or the scripted error event) was written.
+    /// Every event, message_stop included, was written.
     Finished,
     /// `sse_cut_after`: the connection is to be reset.
     Cut,
+    /// An error event ended the stream before message_stop.
+    Broken,
 }
 
 /// `s` in small pieces of cycling sizes, split between chars.
@@ -193,11 +195,15 @@ pub async fn respond(
     );
     stream.write_all(head.as_bytes()).await?;
     let events = events(message, options.unknown_delta.as_deref());
+    let mut end = End::Finished;
     for i in 0..=events.len() {
         if let Some((n, kind, text)) = &options.sse_error_after {
             if *n == i {
                 let error = json!({ "type": "error", "error": { "type": kind, "message": text } });
                 chunk(stream, &echo(&frame("error", &error), sent_headers)).await?;
+                if i < events.len() {
+                    end = End::Broken;
+                }
                 break;
             }
         }
@@ -218,7 +224,7 @@ pub async fn respond(
     }
     stream.write_all(b"0\r\n\r\n").await?;
     stream.flush().await?;
-    Ok(End::Finished)
+    Ok(end)
 }
 
 /// The message the events give back, assembled as the official SDK's MessageStream does.

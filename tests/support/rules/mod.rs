@@ -65,6 +65,22 @@ pub fn check_request(
     body: &[u8],
     credentials: &[String],
 ) -> (Value, Vec<String>) {
+    let (body, mut problems) = check_head(method, path, headers, body, credentials);
+    if !body.is_null() {
+        problems.extend(check_body_with_betas(&body, &betas_of(headers)));
+    }
+    (body, problems)
+}
+
+/// Checks the route, the credentials and the headers of one request, and parses its body
+/// (`Null` if not JSON); the body's own rules are [`check_body_with_betas`]'s.
+pub fn check_head(
+    method: &str,
+    path: &str,
+    headers: &BTreeMap<String, String>,
+    body: &[u8],
+    credentials: &[String],
+) -> (Value, Vec<String>) {
     let mut problems = Vec::new();
     // In the order the API checks: the route, the credentials, then the other headers.
     let route = path.split('?').next().unwrap_or_default();
@@ -107,15 +123,13 @@ pub fn check_request(
                 .map_or("null".to_owned(), |v| format!("{v:?}"))
         ));
     }
-    let body: Value = match serde_json::from_slice(body) {
-        Ok(v) => v,
+    match serde_json::from_slice(body) {
+        Ok(v) => (v, problems),
         Err(e) => {
             problems.push(format!("the body is not JSON: {e}"));
-            return (Value::Null, problems);
+            (Value::Null, problems)
         }
-    };
-    problems.extend(check_body_with_betas(&body, &betas_of(headers)));
-    (body, problems)
+    }
 }
 
 /// The `anthropic-beta` header, split on commas.
@@ -156,6 +170,7 @@ pub fn refusal(problem: &str) -> Step {
             kind: "invalid_request_error".into(),
             message: problem.into(),
             headers: vec![("allow".into(), "POST".into())],
+            details: None,
         }
     } else {
         Step::error(400, problem)

@@ -76,7 +76,8 @@ test('the JS stand-in holds threads as stand-in/rules.json lists it', async () =
       const want = { status: r.status, type: r.type, message: r.message, code: r.code, unsupported: r.unsupported };
       if (r.status === 200) {
         const content = r.reply?.content ?? 'ok';
-        api.script({ ...reply(content, { stop_reason: r.reply?.stop_reason ?? 'end_turn' }), ...(r.state ? { threadState: r.state } : {}) });
+        const options = { stop_reason: r.reply?.stop_reason ?? 'end_turn', ...(r.reply?.usage ? { usage: r.reply.usage } : {}) };
+        api.script({ ...reply(content, options), ...(r.state ? { threadState: r.state } : {}) });
       }
       const headers = merged(merged(table.headers, threads.headers), r.headers);
       const body = JSON.stringify(withReplyIds(merged(table.base, r.set), ids));

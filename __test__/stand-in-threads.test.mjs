@@ -114,3 +114,18 @@ test('a test may lose, spend or busy a held reply, and an error step sends its d
   const scripted = await (await post(api, create())).json();
   assert.deepEqual(scripted.error.details, { error_code: 'thread_unsupported_request', unsupported: ['x_new'] });
 });
+
+test('a thread holds every recorded stream as the official SDK assembles it', async () => {
+  const { recordingNames, recordedReplies, sdkMessage } = await import('./recorded-replay.mjs');
+  const { assembled } = await import('../stand-in/threads.mjs');
+  const streams = recordingNames().filter((n) => n.endsWith('.chunks.txt') && !n.startsWith('duplicate-') && !n.startsWith('spliced-'));
+  assert.ok(streams.length > 10);
+  for (const name of streams) {
+    for (const events of recordedReplies(name)) {
+      const held = assembled(events);
+      const sdk = await sdkMessage(events);
+      assert.deepEqual(held?.content, sdk.content, name);
+      assert.equal(held.stop_reason, sdk.stop_reason, name);
+    }
+  }
+});

@@ -11,7 +11,8 @@
 //   - `messages: []` continues only a reply that did not finish its turn (pause_turn, compaction):
 //     the reply that continues it joins that turn's assistant message, as a client joins them;
 //   - a reply is held once it is whole: a stream cut before message_stop holds nothing, and the
-//     reply it continued may be continued again;
+//     reply it continued may be continued again; a reply a fallback model wrote (a
+//     `fallback_message` usage iteration) is not held either, though it spent the one it continued;
 //   - `thread_unsupported_request` (its `details.unsupported` naming why) for what a test says
 //     Threads do not support (`refuse(names)`: a request field — `thinking`, `context_management`,
 //     `cache_control` anywhere — refused where the request has it; any other name an organization
@@ -163,7 +164,8 @@ export function createThreads() {
       turn.held = true;
       const before = turn.previous ? held.get(turn.previous) : undefined;
       if (before) keep(turn.previous, { state: 'continued' });
-      if (state === 'lost') return;
+      const fallback = Array.isArray(message.usage?.iterations) && message.usage.iterations.some((it) => it?.type === 'fallback_message');
+      if (state === 'lost' || fallback) return;
       keep(message.id, {
         system: turn.full.system,
         tools: turn.full.tools,
@@ -190,7 +192,8 @@ export function assembled(events) {
   const json = new Map();
   for (const event of events) {
     if (!isObject(event)) continue;
-    if (event.type === 'message_start' && isObject(event.message)) message = { ...event.message, content: [] };
+    // A message_start may carry whole blocks already (a code-called tool's turn does).
+    if (event.type === 'message_start' && isObject(event.message)) message = { ...event.message, content: Array.isArray(event.message.content) ? [...event.message.content] : [] };
     if (!message) continue;
     if (event.type === 'content_block_start') message.content[event.index] = { ...event.content_block };
     if (event.type === 'content_block_delta' && isObject(message.content[event.index])) {

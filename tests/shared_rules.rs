@@ -171,10 +171,10 @@ async fn the_test_server_holds_threads_as_listed() {
                 r["reply"]["content"].clone(),
                 r["reply"]["stop_reason"].as_str().unwrap_or("end_turn"),
             );
-            let step = if r["reply"].is_null() {
-                Step::text("ok")
-            } else {
-                step
+            let step = match (&r["reply"], &r["reply"]["usage"]) {
+                (Value::Null, _) => Step::text("ok"),
+                (_, Value::Null) => step,
+                (_, usage) => step.usage(usage.clone()),
             };
             match r["state"].as_str() {
                 Some("lost") => step.thread_state(Held::Lost),

@@ -56,6 +56,10 @@ pub struct RunError {
     /// The answer that does not match `output`, as the model wrote it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The API's `error.details.error_code` (`thread_not_found`, …): what the loop reads to
+    /// recover from a refusal of its API thread.
+    #[serde(skip)]
+    pub api_error_code: Option<String>,
 }
 
 /// How every internal error's sentence starts: a bug of ours…
@@ -83,6 +87,7 @@ impl RunError {
             usage: None,
             cause: None,
             text: None,
+            api_error_code: None,
         }
     }
 

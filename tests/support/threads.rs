@@ -10,7 +10,8 @@
 //!   is `thread_fingerprint_mismatch`;
 //! - `messages: []` continues only a reply whose turn is unfinished (pause_turn, compaction); the
 //!   reply that continues it joins that turn's assistant message;
-//! - a reply is held once whole: a stream cut or failed before message_stop holds nothing;
+//! - a reply is held once whole: a stream cut or failed before message_stop holds nothing; a
+//!   reply a fallback model wrote (a `fallback_message` usage iteration) is not held either;
 //! - `thread_unsupported_request` for what a test says Threads do not support
 //!   ([`Threads::refuse`]: `thinking`, `context_management`, `cache_control` where the request has
 //!   them; any other name, an organization setting, refuses every thread request).
@@ -370,7 +371,10 @@ impl Threads {
                 flight: 0,
             };
         }
-        if state == Held::Lost {
+        let fallback = reply["usage"]["iterations"]
+            .as_array()
+            .is_some_and(|its| its.iter().any(|it| it["type"] == "fallback_message"));
+        if state == Held::Lost || fallback {
             return;
         }
         let messages = turn.full["messages"]

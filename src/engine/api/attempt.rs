@@ -76,6 +76,7 @@ impl ApiClient {
             error,
             retryable: retry::should_retry(status, &headers),
             hint,
+            reply_started: false,
         })
     }
 }
@@ -105,6 +106,7 @@ async fn read_streamed(
                 error,
                 retryable: e.retryable() && !shown,
                 hint: Hint::None,
+                reply_started: e.started,
             })
         }
     }
@@ -155,8 +157,8 @@ pub(crate) fn http_error(
     secrets: &Redactor,
 ) -> RunError {
     let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();
-    let (kind, api_message, request_id) = match parsed {
-        Some(b) => (b.error.kind, b.error.message, b.request_id),
+    let (kind, api_message, request_id, code) = match parsed {
+        Some(b) => (b.error.kind, b.error.message, b.request_id, b.error.details),
         None => (
             String::new(),
             format!(
@@ -164,7 +166,10 @@ pub(crate) fn http_error(
                 secrets.quote(body)
             ),
             None,
+            None,
         ),
     };
-    RunError::http(status.as_u16(), &kind, &api_message, hint.asked()).or_request_id(request_id)
+    let mut error = RunError::http(status.as_u16(), &kind, &api_message, hint.asked());
+    error.api_error_code = code;
+    error.or_request_id(request_id)
 }

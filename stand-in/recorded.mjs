@@ -64,13 +64,13 @@ export async function serveRecorded(ctx, step, body, record, res) {
     if (i > 0) await pause(delay, ctx.timers);
     if (res.destroyed) return;
     record.sseEvents.push(event.type);
+    // Held as its last event goes out, before the client can continue it.
+    if (event.type === 'message_stop') ctx.hold(record, ctx.assembled(step.recordedEvents), step.threadState);
     if (!res.write(sseFrame(event.type, event))) {
       await new Promise((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
     }
   }
-  if (res.destroyed) return;
-  ctx.hold(record, ctx.assembled(step.recordedEvents), step.threadState);
-  res.end();
+  if (!res.destroyed) res.end();
 }
 
 /** A pause between two events: a timer close() can clear, or just a turn of the event loop. */

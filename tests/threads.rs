@@ -8,6 +8,7 @@ mod support;
 use anthropic_tool_calling::engine::run::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, RunConfig, RunError, RunOutput, Tool};
 use serde_json::{json, Value};
+use support::rules;
 use support::server::Recorded;
 use support::threads::{Held, THREADS_BETA};
 use support::*;
@@ -176,7 +177,81 @@ async fn a_paused_turn_and_a_compaction_pause_continue_with_no_message() {
                 .collect::<Vec<_>>()),
             "the API holds what the run returns"
         );
+
+        // A compaction pause: the same, and it is no tool round.
+        let block = rules::compaction_block(Some("Summary."), "ZW5j");
+        let steps = vec![
+            Step::compaction_pause(block, 1000, 10),
+            Step::text("Answered."),
+        ];
+        let (server, out) = run_on(steps, stream, &[], prompt("go"), |cfg, _| {
+            cfg.max_tool_iterations = 0;
+            cfg.fields.push((
+                "context_management",
+                serde_json::value::RawValue::from_string(
+                    r#"{"edits":[{"type":"compact_20260112","pause_after_compaction":true}]}"#
+                        .into(),
+                )
+                .unwrap(),
+            ));
+            cfg.api.headers.push((
+                reqwest::header::HeaderName::from_static("anthropic-beta"),
+                reqwest::header::HeaderValue::from_static(rules::COMPACT_BETA),
+            ));
+        })
+        .await;
+        let out = out.unwrap();
+        let r = server.requests();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[1].messages(), &[] as &[Value]);
+        assert_eq!(
+            thread_of(&r[1])["previous_message_id"],
+            r[0].reply_id.as_deref().unwrap()
+        );
+        assert!(r[1].betas.iter().any(|b| b == rules::COMPACT_BETA) && has_threads_beta(&r[1]));
+        assert_eq!(out.messages.len(), 2);
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replayed_step_is_one_traced_request() {
+    use anthropic_tool_calling::engine::trace::Telemetry;
+    use anthropic_tool_calling::engine::RunEvent;
+    let mut steps = two_rounds();
+    steps[0] = steps[0].clone().thread_state(Held::Lost);
+    let server = Server::start(steps).await;
+    let mut cfg = config(&server);
+    cfg.trace = Some(Telemetry {
+        record_content: false,
+    });
+    let (seen, sink) = recorder();
+    let (order, _) = order_tool();
+    run_observed(
+        &ApiClient::new(),
+        &cfg,
+        &[order],
+        prompt("1 and 2?"),
+        &CancellationToken::new(),
+        Some(&sink),
+    )
+    .await
+    .unwrap();
+    assert_eq!(server.requests().len(), 4, "one refused continue, replayed");
+    let events = seen.lock().unwrap();
+    let traced: Vec<Option<Option<String>>> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Request(t) => Some(t.outcome.as_ref().ok().map(|o| o.id.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(traced.len(), 3, "a span per step, its replay inside it");
+    assert_eq!(traced[1], Some(server.requests()[2].reply_id.clone()));
+    let starts = events
+        .iter()
+        .filter(|e| matches!(e, RunEvent::StepStart { .. }))
+        .count();
+    assert_eq!(starts, 3);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -279,7 +354,14 @@ async fn a_request_the_api_cannot_thread_goes_on_whole_without_a_thread() {
 async fn a_stream_cut_once_its_reply_began_is_retried_in_a_new_thread() {
     let mut steps = two_rounds();
     // message_start and a ping, then the connection is cut: nothing was shown, so it is retried.
-    steps.insert(1, steps[1].clone().sse_cut_after(2));
+    // (A pause before the ping, so the client has read message_start when the cut comes.)
+    steps.insert(
+        1,
+        steps[1]
+            .clone()
+            .sse_cut_after(2)
+            .stream_delay(std::time::Duration::from_millis(50)),
+    );
     let (order, calls) = order_tool();
     let (server, out) = run_on(steps, true, &[order], prompt("1 and 2?"), |_, _| {}).await;
     out.unwrap();

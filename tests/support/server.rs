@@ -346,12 +346,18 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         let written = match step {
             Step::ReplyWith(body, options) if wants_stream => {
                 state.lock().unwrap().requests[index].streamed = true;
-                match sse::respond(&mut stream, &body, &options, &request_id, &sent_headers).await {
-                    Ok(sse::End::Finished) => {
-                        hold(&body, Some(&options));
-                        Ok(())
-                    }
-                    Ok(sse::End::Broken) => Ok(()),
+                let mut whole = || hold(&body, Some(&options));
+                match sse::respond(
+                    &mut stream,
+                    &body,
+                    &options,
+                    &request_id,
+                    &sent_headers,
+                    &mut whole,
+                )
+                .await
+                {
+                    Ok(sse::End::Finished) => Ok(()),
                     Ok(sse::End::Cut) => {
                         let _ = stream.set_zero_linger();
                         return;

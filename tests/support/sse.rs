@@ -13,12 +13,10 @@ const JSON_CHUNKS: [usize; 4] = [6, 9, 4, 11];
 
 /// How a streamed response ended.
 pub enum End {
-    /// Every event, message_stop included, was written.
+    /// Every event (or the scripted error event) was written.
     Finished,
     /// `sse_cut_after`: the connection is to be reset.
     Cut,
-    /// An error event ended the stream before message_stop.
-    Broken,
 }
 
 /// `s` in small pieces of cycling sizes, split between chars.
@@ -181,13 +179,15 @@ fn frame(name: &str, data: &Value) -> String {
 }
 
 /// Writes `message` as a 200 `text/event-stream` (chunked), with the step's options; the
-/// error event echoes `sent_headers` (see [`echo`]).
+/// error event echoes `sent_headers` (see [`echo`]). `whole` is called as message_stop is about
+/// to be written: the reply is then whole (a thread holds it before the client can continue it).
 pub async fn respond(
     stream: &mut TcpStream,
     message: &Value,
     options: &ReplyOptions,
     request_id: &str,
     sent_headers: &std::collections::BTreeMap<String, String>,
+    whole: &mut (dyn FnMut() + Send),
 ) -> std::io::Result<End> {
     let head = format!(
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
@@ -195,15 +195,11 @@ pub async fn respond(
     );
     stream.write_all(head.as_bytes()).await?;
     let events = events(message, options.unknown_delta.as_deref());
-    let mut end = End::Finished;
     for i in 0..=events.len() {
         if let Some((n, kind, text)) = &options.sse_error_after {
             if *n == i {
                 let error = json!({ "type": "error", "error": { "type": kind, "message": text } });
                 chunk(stream, &echo(&frame("error", &error), sent_headers)).await?;
-                if i < events.len() {
-                    end = End::Broken;
-                }
                 break;
             }
         }
@@ -220,11 +216,14 @@ pub async fn respond(
                 tokio::time::sleep(options.stream_delay).await;
             }
         }
+        if name == "message_stop" {
+            whole();
+        }
         chunk(stream, &frame(name, data)).await?;
     }
     stream.write_all(b"0\r\n\r\n").await?;
     stream.flush().await?;
-    Ok(end)
+    Ok(End::Finished)
 }
 
 /// The message the events give back, assembled as the official SDK's MessageStream does.

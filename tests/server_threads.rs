@@ -7,7 +7,7 @@ mod support;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use support::threads::{Held, THREADS_BETA};
+use support::threads::{ThreadState, THREADS_BETA};
 use support::*;
 
 async fn post(server: &Server, body: &Value) -> (u16, Value, String) {
@@ -134,9 +134,9 @@ async fn a_test_may_lose_spend_or_busy_a_held_reply() {
     let (_, first, _) = post(&server, &create(false)).await;
     let first = first["id"].as_str().unwrap().to_owned();
     for (state, code) in [
-        (Held::InFlight, "thread_continue_in_flight"),
-        (Held::Continued, "thread_already_continued"),
-        (Held::Lost, "thread_not_found"),
+        (ThreadState::InFlight, "thread_continue_in_flight"),
+        (ThreadState::Continued, "thread_already_continued"),
+        (ThreadState::Lost, "thread_not_found"),
     ] {
         server.set_thread(&first, state);
         let (_, refused, _) = post(&server, &continuing(&first, false)).await;

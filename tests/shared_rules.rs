@@ -154,7 +154,7 @@ fn with_reply_ids(value: &Value, ids: &[Value]) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_test_server_holds_threads_as_listed() {
-    use support::threads::Held;
+    use support::threads::ThreadState;
     let table: Value = serde_json::from_str(TABLE).expect("stand-in/rules.json is JSON");
     let threads = &table["threads"];
     let cases = threads["cases"]
@@ -177,9 +177,9 @@ async fn the_test_server_holds_threads_as_listed() {
                 (_, usage) => step.usage(usage.clone()),
             };
             match r["state"].as_str() {
-                Some("lost") => step.thread_state(Held::Lost),
-                Some("continued") => step.thread_state(Held::Continued),
-                Some("in_flight") => step.thread_state(Held::InFlight),
+                Some("lost") => step.thread_state(ThreadState::Lost),
+                Some("continued") => step.thread_state(ThreadState::Continued),
+                Some("in_flight") => step.thread_state(ThreadState::InFlight),
                 _ => step,
             }
         });

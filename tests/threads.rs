@@ -10,7 +10,7 @@ use anthropic_tool_calling::engine::{ApiClient, RunConfig, RunError, RunOutput, 
 use serde_json::{json, Value};
 use support::rules;
 use support::server::Recorded;
-use support::threads::{Held, THREADS_BETA};
+use support::threads::{ThreadState, THREADS_BETA};
 use support::*;
 use tokio_util::sync::CancellationToken;
 
@@ -218,7 +218,7 @@ async fn a_replayed_step_is_one_traced_request() {
     use anthropic_tool_calling::engine::trace::Telemetry;
     use anthropic_tool_calling::engine::RunEvent;
     let mut steps = two_rounds();
-    steps[0] = steps[0].clone().thread_state(Held::Lost);
+    steps[0] = steps[0].clone().thread_state(ThreadState::Lost);
     let server = Server::start(steps).await;
     let mut cfg = config(&server);
     cfg.trace = Some(Telemetry {
@@ -258,9 +258,9 @@ async fn a_replayed_step_is_one_traced_request() {
 async fn a_lost_spent_or_busy_thread_is_replayed_whole_once_and_the_run_goes_on() {
     for stream in [false, true] {
         for (state, code) in [
-            (Held::Lost, "thread_not_found"),
-            (Held::Continued, "thread_already_continued"),
-            (Held::InFlight, "thread_continue_in_flight"),
+            (ThreadState::Lost, "thread_not_found"),
+            (ThreadState::Continued, "thread_already_continued"),
+            (ThreadState::InFlight, "thread_continue_in_flight"),
         ] {
             let mut steps = two_rounds();
             steps[0] = steps[0].clone().thread_state(state);
@@ -299,8 +299,8 @@ async fn a_lost_spent_or_busy_thread_is_replayed_whole_once_and_the_run_goes_on(
 #[tokio::test(flavor = "multi_thread")]
 async fn a_thread_lost_again_right_after_its_replay_is_given_up() {
     let mut steps = two_rounds();
-    steps[0] = steps[0].clone().thread_state(Held::Lost);
-    steps[1] = steps[1].clone().thread_state(Held::Lost);
+    steps[0] = steps[0].clone().thread_state(ThreadState::Lost);
+    steps[1] = steps[1].clone().thread_state(ThreadState::Lost);
     let (order, _) = order_tool();
     let (server, out) = run_on(steps, false, &[order], prompt("1 and 2?"), |_, _| {}).await;
     out.unwrap();
@@ -414,7 +414,7 @@ async fn a_replay_leaves_out_the_cache_markers_of_answered_messages_only() {
         .into()
     };
     let mut steps = two_rounds();
-    steps[0] = steps[0].clone().thread_state(Held::Lost);
+    steps[0] = steps[0].clone().thread_state(ThreadState::Lost);
     let (order, _) = order_tool();
     let (server, out) = run_on(steps, false, &[order], vec![marked("1 and 2?")], |_, _| {}).await;
     let out = out.unwrap();

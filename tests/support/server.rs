@@ -42,7 +42,7 @@ use super::rules;
 pub use super::sse;
 use super::step::ReplyOptions;
 pub use super::step::Step;
-use super::threads::{Held, Threads, Turn};
+use super::threads::{ThreadState, Threads, Turn};
 /// The wire half: reading requests, writing answers, and the echoing gateway's `{echo:…}`.
 pub use super::wire::echo;
 use super::wire::{read_request, respond};
@@ -152,7 +152,7 @@ impl Server {
     }
 
     /// Puts the held reply `id` in `state`: lost, continued, in flight elsewhere, or held again.
-    pub fn set_thread(&self, id: &str, state: Held) {
+    pub fn set_thread(&self, id: &str, state: ThreadState) {
         self.state.lock().unwrap().threads.set(id, state);
     }
 
@@ -339,7 +339,9 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             let mut st = state.lock().unwrap();
             st.requests[index].reply_id = body["id"].as_str().map(str::to_owned);
             if let Some(turn) = &turn {
-                let held = options.and_then(|o| o.thread_state).unwrap_or(Held::Held);
+                let held = options
+                    .and_then(|o| o.thread_state)
+                    .unwrap_or(ThreadState::Held);
                 st.threads.hold(turn, body, held);
             }
         };

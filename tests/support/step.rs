@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::threads::Held;
+use super::threads::ThreadState;
 
 use serde_json::{json, Value};
 
@@ -24,7 +24,7 @@ pub struct ReplyOptions {
     /// Sent even when it is a final answer that breaks the request's structured-output format.
     pub ignore_format: bool,
     /// What becomes of the reply once a thread holds it (lost, continued, in flight elsewhere).
-    pub thread_state: Option<Held>,
+    pub thread_state: Option<ThreadState>,
 }
 
 /// One answer of the script.
@@ -151,7 +151,7 @@ impl Step {
 
     /// Once a thread holds this reply, it is `state` at once: lost (its continue is
     /// `thread_not_found`), continued, or in flight elsewhere.
-    pub fn thread_state(self, state: Held) -> Step {
+    pub fn thread_state(self, state: ThreadState) -> Step {
         self.edit(|_, o| o.thread_state = Some(state))
     }
 

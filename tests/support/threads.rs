@@ -33,7 +33,7 @@ pub const EMPTY_CONTINUE: &str = "messages: at least one message is required (an
 
 /// What became of a held reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Held {
+pub enum ThreadState {
     /// Held, and may be continued.
     Held,
     /// Continued once already.
@@ -49,7 +49,7 @@ struct Entry {
     tools: Option<Value>,
     messages: Vec<Value>,
     unfinished: bool,
-    state: Held,
+    state: ThreadState,
     /// The request (its number) that has it in flight.
     flight: usize,
 }
@@ -180,13 +180,13 @@ impl Threads {
     }
 
     /// Puts the held reply `id` in `state` (a reply not held is held as spent or busy).
-    pub fn set(&mut self, id: &str, state: Held) {
+    pub fn set(&mut self, id: &str, state: ThreadState) {
         match (self.held.get_mut(id), state) {
-            (_, Held::Lost) => {
+            (_, ThreadState::Lost) => {
                 self.held.remove(id);
             }
             (Some(entry), _) => entry.state = state,
-            (None, Held::Held) => {}
+            (None, ThreadState::Held) => {}
             (None, _) => self.keep(
                 id,
                 Entry {
@@ -203,7 +203,10 @@ impl Threads {
 
     /// The conversation held under reply `id` (`messages`, `system`, `tools`), if it is held.
     pub fn conversation(&self, id: &str) -> Option<Value> {
-        let entry = self.held.get(id).filter(|e| e.state != Held::Continued)?;
+        let entry = self
+            .held
+            .get(id)
+            .filter(|e| e.state != ThreadState::Continued)?;
         Some(json!({ "system": entry.system, "tools": entry.tools, "messages": entry.messages }))
     }
 
@@ -286,19 +289,19 @@ impl Threads {
             }));
         };
         let entry = match self.held.get(&id) {
-            None | Some(Entry { state: Held::Lost, .. }) => return Err(Refused::coded(
+            None | Some(Entry { state: ThreadState::Lost, .. }) => return Err(Refused::coded(
                 404,
                 "thread_not_found",
                 format!("thread: No usable Thread state was found for previous_message_id \"{id}\". Replay the full conversation with thread: {{\"type\": \"create\"}} to start a new Thread."),
                 None,
             )),
-            Some(Entry { state: Held::Continued, .. }) => return Err(Refused::coded(
+            Some(Entry { state: ThreadState::Continued, .. }) => return Err(Refused::coded(
                 400,
                 "thread_already_continued",
                 format!("thread: The response {id} has already been continued, and each response can be continued only once. Continue from the Thread's most recent response id."),
                 None,
             )),
-            Some(Entry { state: Held::InFlight, .. }) => return Err(Refused::coded(
+            Some(Entry { state: ThreadState::InFlight, .. }) => return Err(Refused::coded(
                 400,
                 "thread_continue_in_flight",
                 format!("thread: Another request is still continuing from {id}. Wait for it to complete and continue from its response id, or replay the full conversation with thread: {{\"type\": \"create\"}}."),
@@ -350,14 +353,14 @@ impl Threads {
     /// The turn's request is being answered: the reply it continues is in flight until `end`.
     pub fn begin(&mut self, turn: &Turn) {
         if let Some(entry) = turn.previous.as_ref().and_then(|id| self.held.get_mut(id)) {
-            entry.state = Held::InFlight;
+            entry.state = ThreadState::InFlight;
             entry.flight = turn.number;
         }
     }
 
     /// The turn's reply is whole: the conversation with it is held under its id, in `state`, and
     /// the reply it continued is spent.
-    pub fn hold(&mut self, turn: &Turn, reply: &Value, state: Held) {
+    pub fn hold(&mut self, turn: &Turn, reply: &Value, state: ThreadState) {
         let Some(id) = reply["id"].as_str() else {
             return;
         };
@@ -367,14 +370,14 @@ impl Threads {
                 tools: None,
                 messages: Vec::new(),
                 unfinished: false,
-                state: Held::Continued,
+                state: ThreadState::Continued,
                 flight: 0,
             };
         }
         let fallback = reply["usage"]["iterations"]
             .as_array()
             .is_some_and(|its| its.iter().any(|it| it["type"] == "fallback_message"));
-        if state == Held::Lost || fallback {
+        if state == ThreadState::Lost || fallback {
             return;
         }
         let messages = turn.full["messages"]
@@ -399,8 +402,8 @@ impl Threads {
     /// again.
     pub fn end(&mut self, turn: &Turn) {
         if let Some(entry) = turn.previous.as_ref().and_then(|id| self.held.get_mut(id)) {
-            if entry.state == Held::InFlight && entry.flight == turn.number {
-                entry.state = Held::Held;
+            if entry.state == ThreadState::InFlight && entry.flight == turn.number {
+                entry.state = ThreadState::Held;
             }
         }
     }

@@ -68,6 +68,17 @@ pub struct Plan<'a> {
     pub strip_before: usize,
 }
 
+/// What the thread needs to know of a reply.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Replied<'a> {
+    /// The reply's `id`, the one a continue names.
+    pub id: Option<&'a str>,
+    /// It answers the new thread sent after an attempt's stream was cut.
+    pub after_cut: bool,
+    /// A fallback model wrote it (a `fallback_message` usage iteration).
+    pub fallback: bool,
+}
+
 /// A run's thread on the API.
 #[derive(Debug)]
 pub struct ApiThread {
@@ -132,25 +143,18 @@ impl ApiThread {
     /// A reply came: the API holds the conversation up to it when the request had a thread.
     /// `sent`: the messages the request stood for (the whole history); `joins`: the reply
     /// continues the last of them (a paused turn), so it becomes that message rather than one
-    /// more; `restarted`: it answers the new thread sent after a cut; `held_by_api`: the API
-    /// holds it (a reply a fallback model wrote is not held).
-    pub fn answered(
-        &mut self,
-        id: Option<&str>,
-        sent: usize,
-        joins: bool,
-        restarted: bool,
-        held_by_api: bool,
-    ) {
+    /// more.
+    pub fn replied(&mut self, reply: Replied<'_>, sent: usize, joins: bool) {
         let held = if joins { sent } else { sent + 1 };
         self.answered = held;
         let replaces_lost = match &self.anchor {
             Anchor::Off | Anchor::Unthreaded => return,
-            Anchor::Create { replaces_lost } => *replaces_lost && !restarted,
+            Anchor::Create { replaces_lost } => *replaces_lost && !reply.after_cut,
             Anchor::Continue { .. } => false,
         };
-        self.anchor = match id {
-            Some(id) if held_by_api => Anchor::Continue {
+        self.anchor = match reply.id {
+            // The API does not hold a reply a fallback model wrote.
+            Some(id) if !reply.fallback => Anchor::Continue {
                 id: id.to_owned(),
                 held,
                 replaces_lost,
@@ -268,7 +272,14 @@ mod tests {
         let mut t = ApiThread::new(true);
         assert_eq!(t.plan().thread, Some(ThreadField::Create));
         assert_eq!(t.restart(), None, "a create is sent again as it is");
-        t.answered(Some("msg_1"), 1, false, false, true);
+        t.replied(
+            Replied {
+                id: Some("msg_1"),
+                ..Replied::default()
+            },
+            1,
+            false,
+        );
         let plan = t.plan();
         assert_eq!(
             (plan.thread, plan.from),
@@ -279,7 +290,14 @@ mod tests {
             Some((Some(ThreadField::Create), 0, 2))
         );
         // A paused turn's continuation joins it: the API holds as many messages as before.
-        t.answered(Some("msg_2"), 2, true, false, true);
+        t.replied(
+            Replied {
+                id: Some("msg_2"),
+                ..Replied::default()
+            },
+            2,
+            true,
+        );
         assert_eq!(t.plan().from, 2);
         assert!(t.recovers_from(Some("thread_not_found")));
         assert_eq!(
@@ -290,7 +308,14 @@ mod tests {
             !t.recovers_from(Some("thread_not_found")),
             "a create is never not found"
         );
-        t.answered(Some("msg_3"), 3, false, false, true);
+        t.replied(
+            Replied {
+                id: Some("msg_3"),
+                ..Replied::default()
+            },
+            3,
+            false,
+        );
         // Lost again right after the replay: the API may be unable to hold it.
         assert!(t.recovers_from(Some("thread_not_found")));
         assert_eq!(t.plan().thread, None);
@@ -302,11 +327,25 @@ mod tests {
     #[test]
     fn spent_or_busy_replies_are_replayed_each_time_and_unsupported_goes_unthreaded() {
         let mut t = ApiThread::new(true);
-        t.answered(Some("msg_1"), 1, false, false, true);
+        t.replied(
+            Replied {
+                id: Some("msg_1"),
+                ..Replied::default()
+            },
+            1,
+            false,
+        );
         for code in ["thread_already_continued", "thread_continue_in_flight"] {
             assert!(t.recovers_from(Some(code)));
             assert_eq!(t.plan().thread, Some(ThreadField::Create));
-            t.answered(Some("msg_2"), 3, false, false, true);
+            t.replied(
+                Replied {
+                    id: Some("msg_2"),
+                    ..Replied::default()
+                },
+                3,
+                false,
+            );
         }
         assert!(!t.recovers_from(Some("overloaded")));
         assert!(!t.recovers_from(None));
@@ -314,13 +353,35 @@ mod tests {
         assert_eq!(t.plan().thread, None);
         // A reply a fallback model wrote, or one without an id, is continued in a new thread.
         let mut t = ApiThread::new(true);
-        t.answered(Some("msg_f"), 1, false, false, false);
+        t.replied(
+            Replied {
+                id: Some("msg_f"),
+                fallback: true,
+                ..Replied::default()
+            },
+            1,
+            false,
+        );
         assert_eq!(t.plan().thread, Some(ThreadField::Create));
-        t.answered(None, 3, false, false, true);
+        t.replied(
+            Replied {
+                id: None,
+                ..Replied::default()
+            },
+            3,
+            false,
+        );
         assert_eq!(t.plan().thread, Some(ThreadField::Create));
         // Off: never a thread, never a marker left out.
         let mut off = ApiThread::new(false);
-        off.answered(Some("msg_1"), 1, false, false, true);
+        off.replied(
+            Replied {
+                id: Some("msg_1"),
+                ..Replied::default()
+            },
+            1,
+            false,
+        );
         assert_eq!(
             off.plan(),
             Plan {

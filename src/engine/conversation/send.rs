@@ -4,7 +4,7 @@
 //! context edits are counted here.
 
 use super::{cleared, Conversation};
-use crate::engine::api_thread::{self, Plan};
+use crate::engine::api_thread::{self, Plan, Replied};
 use crate::engine::deltas::Deltas;
 use crate::engine::error::RunError;
 use crate::engine::events::RunEvent;
@@ -88,14 +88,12 @@ impl Conversation<'_> {
             traced.end(&sent);
         }
         let mut response = sent?;
-        let fallback = response.usage.iterations.is_some_and(|i| i.fallback);
-        self.thread.answered(
-            response.id.as_deref(),
-            sent_len,
-            joins,
-            response.after_cut,
-            !fallback,
-        );
+        let replied = Replied {
+            id: response.id.as_deref(),
+            after_cut: response.after_cut,
+            fallback: response.usage.iterations.is_some_and(|i| i.fallback),
+        };
+        self.thread.replied(replied, sent_len, joins);
         self.usage.add(&response.usage);
         self.budget.answered(
             &response.usage,

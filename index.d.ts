@@ -202,7 +202,10 @@ interface McpServerCommon<C = any> {
 export interface McpHttpServerOptions<C = any> extends McpServerCommon<C> {
   /** Its endpoint, `http://` or `https://`. */
   url: string
-  /** Sent with every request (`authorization: Bearer …`). Secrets: in no error, log line or span. */
+  /**
+   * Sent with every request (`authorization: Bearer …`). Secrets: in no error, log line or span,
+   * nor the token after a scheme, a `Basic` password, or the URL's password and query values.
+   */
   headers?: Record<string, string>
   command?: never
 }
@@ -232,6 +235,12 @@ export type McpServerOptions<C = any> = McpHttpServerOptions<C> | McpStdioServer
  * the server and the cause when it cannot connect or authenticate, or naming every tool whose
  * name the Messages API would refuse or another tool or server already owns (nothing is
  * registered then). Its tools follow the server's `notifications/tools/list_changed`.
+ *
+ * A tool list has a byte budget, weighed as it arrives, before it is parsed: 2 MiB of JSON in all
+ * (every page), 256 KiB for one tool's definition, 128 KiB for its input schema. A list past the
+ * budget rejects naming the server and the limit; a tool past its own limit is named among those
+ * that cannot be registered. A later list past the budget keeps the tools offered before, and
+ * says why on stderr (or the log).
  */
 export declare function registerMcpServer<C = any>(options: McpServerOptions<C>): Promise<string[]>
 /** Closes an MCP server's session (a stdio child exits) and removes its tools; whether it was registered. */
@@ -257,7 +266,9 @@ export interface ToolResultValue {
 /**
  * Return it from `execute` to send content blocks (text, image, document, search_result,
  * tool_reference) as the `tool_result` content, as given. `output` in `toolCalls` is the array.
- * Throws a `TypeError` (`toolResult: …`) for a block of another type.
+ * Throws a `TypeError` (`toolResult: …`) for a block of another type. Under API version
+ * 2026-10-21 (the default) a text block with non-empty `citations` (also inside a search_result or
+ * a document's content) is a `tool_execution_error`: the API refuses citations in a user message.
  */
 export declare function toolResult(blocks: ToolResultBlockParam[]): ToolResultValue
 
@@ -332,6 +343,11 @@ export interface RunOptions<C = unknown> {
   /** Per request. Default 4096. */
   maxTokens?: number
   system?: string | TextBlockParam[]
+  /**
+   * Sent as `temperature`, from 0 to 1 — only under an `apiVersion` before `2026-10-21` (pin
+   * `"2023-06-01"`): API version 2026-10-21 removed it, so under it (the default) the run resolves
+   * with `invalid_request` and nothing is sent.
+   */
   temperature?: number
   toolChoice?: ToolChoice
   /** Names of the registered tools to offer in this run. Default: all. */
@@ -375,9 +391,19 @@ export interface RunOptions<C = unknown> {
   apiKey?: string
   /** Sent as `Authorization: Bearer`. Default: `ANTHROPIC_AUTH_TOKEN`. */
   authToken?: string
-  /** Default: `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`. No `/v1` suffix. */
+  /**
+   * Default: `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`. No `/v1` suffix: `/v1/messages`
+   * is added to its path, before its query (`https://gw/proxy?key=k` is requested at
+   * `https://gw/proxy/v1/messages?key=k`). Its password and query values are secrets, and
+   * messages show it without its user, password and query.
+   */
   baseURL?: string
-  /** The `anthropic-version` header. Default `2023-06-01`. */
+  /**
+   * The `anthropic-version` header: a version date `YYYY-MM-DD`, sent as given (a version newer
+   * than this package knows is not blocked). Default `"2026-10-21"`, the version the official SDKs
+   * send since their 1.0. `"2023-06-01"` keeps `temperature`, `topP` and `topK`, which 2026-10-21
+   * (and, as far as this package knows, every later version) refuses. Anything else is `invalid_request`.
+   */
   apiVersion?: string
   /** API retries. Default 2. */
   maxRetries?: number
@@ -393,9 +419,9 @@ export interface RunOptions<C = unknown> {
   thinking?: ThinkingConfig
   /** Sent as `stop_sequences`. */
   stopSequences?: string[]
-  /** Sent as `top_p`. */
+  /** Sent as `top_p` — only under an `apiVersion` before `2026-10-21` (see `temperature`). */
   topP?: number
-  /** Sent as `top_k`. */
+  /** Sent as `top_k` — only under an `apiVersion` before `2026-10-21` (see `temperature`). */
   topK?: number
   /** Sent as `metadata`. */
   metadata?: { user_id?: string; [field: string]: unknown }
@@ -446,7 +472,8 @@ export interface RunOptions<C = unknown> {
   betas?: string[]
   /**
    * Extra request headers. `x-api-key`, `authorization`, `anthropic-version` and `content-type` are refused.
-   * Their values (of 8 characters or more) are taken out of any API text passed on, like the key.
+   * Their values (of 8 characters or more) are taken out of any API text passed on, like the key,
+   * and so is the token of a value with a scheme (`Bearer <token>`) and a `Basic` password.
    */
   headers?: Record<string, string>
   /** Merged into the request body last. `model`, `messages`, `tools`, `stream` and `thread` are refused. */
@@ -543,6 +570,13 @@ export interface AIError {
   status?: number
   requestId?: string
   /**
+   * The stable code an API refusal names its cause with (`error.details.error_code` of its body,
+   * or of an `error` event in a stream after HTTP 200): `thread_not_found`,
+   * `image_dimensions_too_large` …. Branch on it rather than on `message`; treat a code you do not
+   * know as the bare `code`. Absent when the API gave none.
+   */
+  apiErrorCode?: string
+  /**
    * What the tool threw (stop mode). With `output_validation_error`: the issues, as a Standard
    * Schema gives them (`{ message, path }[]`), or what its `validate` threw.
    */
@@ -584,6 +618,7 @@ export interface RunData {
 
 /** A call waiting for a person's decision (`needsApproval`): the run stopped with `approval_required`. */
 export interface PendingApproval {
+  /** `apr_<issued-at ms>_<64 lower-case hex>`: accepted back only in exactly this spelling. */
   approvalId: string
   toolUseId: string
   toolName: string

@@ -294,6 +294,20 @@ test('a made-up id (well-formed or not) is refused naming approvals[0]', async (
   await assertRefused(api, refund, paused.data.messages, { ...options, approvals: [{ approvalId: 'abc', approved: false }] }, /approvals\[0\]/)
 })
 
+test('an id has one spelling: with +, a leading zero, upper-case or mixed-case hex it is refused and nothing runs; as issued it works', async (t) => {
+  const { api, refund, options, paused, approvalId } = await pausedRefund(t)
+  const [, at, hex] = approvalId.split('_')
+  const mixed = [...hex].map((c, i) => (i % 2 === 0 ? c.toUpperCase() : c)).join('')
+  for (const other of [`apr_+${at}_${hex}`, `apr_0${at}_${hex}`, `apr_${at}_${hex.toUpperCase()}`, `apr_${at}_${mixed}`]) {
+    assert.notEqual(other, approvalId)
+    await assertRefused(api, refund, paused.data.messages, { ...options, approvals: [{ approvalId: other, approved: true }] }, /approvals\[0\][\s\S]*is not an approval id this package issued/)
+  }
+  api.script(reply([text('Refunded.')]))
+  const done = await runWithTools(paused.data.messages, { ...options, approvals: [{ approvalId, approved: true }] })
+  assert.equal(done.error, null, JSON.stringify(done.error))
+  assert.equal(refund.runs.length, 1)
+})
+
 test('an id older than approvalTtlMs is refused as expired', async (t) => {
   const { api, refund, options, paused, approvalId } = await pausedRefund(t)
   await sleep(20)

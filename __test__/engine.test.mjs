@@ -42,7 +42,8 @@ test('the seed conversation: get_order_status, one tool round, the answer and ev
   for (const r of api.requests) {
     assert.equal(r.status, 200)
     assert.equal(r.headers['x-api-key'], KEY)
-    assert.equal(r.headers['anthropic-version'], '2023-06-01')
+    // The version the official SDKs send since their 1.0.
+    assert.equal(r.headers['anthropic-version'], '2026-10-21')
     assert.match(r.headers['content-type'], /^application\/json/)
     assert.equal(r.body.model, DEFAULT_MODEL)
     assert.equal(r.body.max_tokens, 4096)
@@ -119,7 +120,8 @@ test('bad options and prompts resolve with invalid_request naming the option; no
   const cases = [
     ['hi', { maxTokens: 0 }, /maxTokens/],
     ['hi', { maxTokens: 'lots' }, /maxTokens/],
-    ['hi', { temperature: 2 }, /temperature/],
+    ['hi', { apiVersion: '2023-06-01', temperature: 2 }, /temperature must be a number from 0 to 1/],
+    ['hi', { temperature: 0.5 }, /temperature was removed in API version 2026-10-21/],
     ['hi', { maxToolIterations: -1 }, /maxToolIterations/],
     ['hi', { maxRetries: 1.5 }, /maxRetries/],
     ['hi', { timeoutMs: -5 }, /timeoutMs/],
@@ -662,6 +664,55 @@ test('a pending run keeps the process alive until it ends, and nothing after', a
   assert.match(child.stdout, /answer: Order #4821 is shipped\./)
   assert.equal(api.requests.length, 2)
   assert.ok(Date.now() - started >= 800, 'it waited for both replies')
+})
+
+test("a run's end does not let the event loop go before its last batch of parts: the run lets go once it has both", () => {
+  // The end and the last batch come through two functions, in either order: the channel's hold
+  // must last until the run has both. This loads lib/run-channel.js with a RunChannel that
+  // records hold() and hands back the end function.
+  const bindingPath = require.resolve('../binding.js')
+  const channelPath = require.resolve('../lib/run-channel.js')
+  const saved = [require.cache[bindingPath], require.cache[channelPath]]
+  const holds = []
+  let end
+  require.cache[bindingPath] = { id: bindingPath, filename: bindingPath, loaded: true, exports: { RunChannel: class { constructor(done) { end = done } hold(on) { holds.push(on) } } } }
+  delete require.cache[channelPath]
+  try {
+    const { ended, notWaiting } = require('../lib/run-channel.js')
+    const settled = []
+    ended(1).then(() => settled.push(1))
+    ended(2).then(() => settled.push(2))
+    assert.deepEqual(holds, [true])
+    end(1, '{}', null)
+    end(2, '{}', null)
+    end(2, '{}', null)
+    assert.deepEqual(holds, [true], 'both runs ended, neither has its last batch yet: still held')
+    notWaiting(1)
+    assert.deepEqual(holds, [true])
+    notWaiting(2)
+    notWaiting(2)
+    assert.deepEqual(holds, [true, false], 'released once, when no run is waited for')
+  } finally {
+    require.cache[bindingPath] = saved[0]
+    if (saved[1]) require.cache[channelPath] = saved[1]
+    else delete require.cache[channelPath]
+  }
+})
+
+test('scripts whose only work is a refused run, streamed or not, all finish (6 at once, 5 rounds)', async () => {
+  // Before the fix about 1 in 10 such scripts, on a busy machine, exited with code 13 (an
+  // unsettled await): the end let the event loop go before the stream's last batch came.
+  const script = fileURLToPath(new URL('./fixtures/streamed-refused.mjs', import.meta.url))
+  const once = () => new Promise((resolve) => {
+    execFile(process.execPath, [script], { timeout: 30_000, encoding: 'utf8' }, (error, stdout, stderr) => resolve({ error, stdout, stderr }))
+  })
+  for (let round = 0; round < 5; round++) {
+    const children = await Promise.all(Array.from({ length: 6 }, once))
+    for (const child of children) {
+      assert.equal(child.error, null, `${child.error?.message} (code ${child.error?.code})\n${child.stderr}`)
+      assert.equal(child.stdout.trim(), 'ok')
+    }
+  }
 })
 
 test('data.messages is the history exactly, short (copied into a V8 Buffer) or long (handed over without a copy)', async (t) => {

@@ -2,8 +2,8 @@
 import { before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 'ai'
-import { registerTool } from '../index.mjs'
-import { startMockApi } from '../stand-in/index.mjs'
+import { registerTool, runWithTools } from '../index.mjs'
+import { reply, startMockApi, text } from '../stand-in/index.mjs'
 
 /** The key the stand-in accepts. It must never show up anywhere but the auth header. */
 export const KEY = 'sk-ant-test-SECRET-0123456789abcdef'
@@ -18,6 +18,21 @@ export async function startApi(t, options = {}) {
 /** Options that point a run at `api`. */
 export function at(api, extra = {}) {
   return { apiKey: KEY, baseURL: api.url, ...extra }
+}
+
+/**
+ * A run with `options` (and no tools) resolves with `invalid_request` whose message says each of
+ * `mentions`, and sends nothing; resolves with that error.
+ */
+export async function refusedUnsent(t, options, ...mentions) {
+  const api = await startApi(t)
+  api.script(reply([text('must not be asked')]))
+  const r = await runWithTools('Hi', at(api, { tools: [], ...options }))
+  assert.equal(r.data, null)
+  assert.equal(r.error?.code, 'invalid_request', JSON.stringify(r.error))
+  for (const m of mentions) assert.ok(r.error.message.includes(m), `message ${JSON.stringify(r.error.message)} should name ${m}`)
+  assert.equal(api.requests.length, 0, 'nothing may be sent')
+  return r.error
 }
 
 let lastName = 0

@@ -78,6 +78,21 @@ test('a tool list, or an initialize error, that echoes the token is quoted witho
   noToken('the rejection', init.message)
 })
 
+test('a long cause is cut after its secrets are taken out: a token across the cut leaves no part of itself', async (t) => {
+  let pad = 0
+  const server = await hostile(t, { initialize: (ctx) => ctx.error(-32000, `${'x'.repeat(pad)} bad token ${bare(ctx)}`) })
+  let cut = 0
+  // The cause is cut at 400 characters: one of these puts the token across the cut.
+  for (pad = 320; pad <= 380; pad += 4) {
+    const err = await registerMcpServer({ name: freshName('cut'), url: server.url, headers: { authorization: `Bearer ${TOKEN}` } }).catch((e) => e)
+    assert.ok(err instanceof Error)
+    if (err.message.endsWith('….')) cut++
+    // Its first 8 characters ("mcp-tok-") are enough to show the token was there, and more of it.
+    assert.ok(!err.message.includes(TOKEN.slice(0, 8)), `a part of the token leaked (padding ${pad}): …${err.message.slice(-60)}`)
+  }
+  assert.ok(cut > 0, 'some causes were cut')
+})
+
 test("the URL's password and query are in no message", async () => {
   const url = 'http://alice:pw-SECRET-123456@127.0.0.1:9/mcp?api_key=KEY-SECRET-456789'
   const err = await registerMcpServer({ name: freshName('u'), url }).catch((e) => e)

@@ -4,9 +4,10 @@
 // summed prompt-cache usage. Each test reads what the strict stand-in API received.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { runWithTools } from '../index.mjs'
+import { createServer, request } from 'node:http'
+import { runWithTools, streamWithTools } from '../index.mjs'
 import { reply, text, toolUse, thinking, redactedThinking } from '../stand-in/index.mjs'
-import { at, startApi, orderTool, orderSchema, toolResults } from './helpers.mjs'
+import { at, startApi, orderTool, orderSchema, refusedUnsent, toolResults } from './helpers.mjs'
 
 const WEB_SEARCH = { type: 'web_search_20250305', name: 'web_search', max_uses: 3 }
 
@@ -45,8 +46,9 @@ const sum = (usages, key) => usages.reduce((n, u) => n + (u[key] ?? 0), 0)
 // options the request needs besides (the API takes a clearing edit only with its beta).
 const PASS_THROUGH = [
   ['stopSequences', 'stop_sequences', ['END', '\n\nHuman:']],
-  ['topP', 'top_p', 0.9],
-  ['topK', 'top_k', 5],
+  // Removed in API version 2026-10-21: sent under the version that keeps them.
+  ['topP', 'top_p', 0.9, { apiVersion: '2023-06-01' }],
+  ['topK', 'top_k', 5, { apiVersion: '2023-06-01' }],
   ['metadata', 'metadata', { user_id: 'u-42' }],
   ['serviceTier', 'service_tier', 'standard_only'],
   ['cacheControl', 'cache_control', { ttl: '5m', type: 'ephemeral' }],
@@ -109,7 +111,7 @@ test('headers are sent as extra request headers on every request, the own ones u
   for (const req of api.requests) {
     assert.equal(req.headers['x-trace-id'], 't1')
     assert.equal(req.headers['x-tenant'], 'acme')
-    assert.equal(req.headers['anthropic-version'], '2023-06-01')
+    assert.equal(req.headers['anthropic-version'], '2026-10-21')
     assert.ok(!('headers' in req.body))
   }
 })
@@ -167,8 +169,8 @@ test('container is sent as container on the first request', async (t) => {
 const BAD = [
   ['thinking', 'on'],
   ['stopSequences', 'END'],
-  ['topP', '0.9'],
-  ['topK', 1.5],
+  ['topP', '0.9', { apiVersion: '2023-06-01' }],
+  ['topK', 1.5, { apiVersion: '2023-06-01' }],
   ['metadata', ['u1']],
   ['serviceTier', 1],
   ['cacheControl', true],
@@ -181,37 +183,27 @@ const BAD = [
   ['container', 5],
 ]
 
-async function refused(t, options, ...mentions) {
-  const api = await startApi(t)
-  api.script(reply([text('must not be asked')]))
-  const r = await runWithTools('Hi', at(api, { tools: [], ...options }))
-  assert.equal(r.data, null)
-  assert.equal(r.error?.code, 'invalid_request', JSON.stringify(r.error))
-  for (const m of mentions) assert.ok(r.error.message.includes(m), `message ${JSON.stringify(r.error.message)} should name ${m}`)
-  assert.equal(api.requests.length, 0, 'nothing may be sent')
-}
-
-for (const [option, value] of BAD) {
+for (const [option, value, needs = {}] of BAD) {
   test(`${option}: ${JSON.stringify(value)} is refused as invalid_request naming the option`, async (t) => {
-    await refused(t, { [option]: value }, option)
+    await refusedUnsent(t, { [option]: value, ...needs }, option, 'must be')
   })
 }
 
 for (const name of ['x-api-key', 'X-API-KEY', 'authorization', 'Authorization', 'anthropic-version', 'Anthropic-Version', 'content-type', 'Content-Type']) {
   test(`headers may not replace ${name}`, async (t) => {
-    await refused(t, { headers: { 'x-trace-id': 't1', [name]: 'value' } }, 'headers', name)
+    await refusedUnsent(t, { headers: { 'x-trace-id': 't1', [name]: 'value' } }, 'headers', name)
   })
 }
 
 for (const key of ['model', 'messages', 'tools', 'stream']) {
   test(`extraBody may not set ${key}`, async (t) => {
     const value = { model: 'claude-other', messages: [{ role: 'user', content: 'x' }], tools: [], stream: true }[key]
-    await refused(t, { extraBody: { inference_geo: 'us', [key]: value } }, 'extraBody', key)
+    await refusedUnsent(t, { extraBody: { inference_geo: 'us', [key]: value } }, 'extraBody', key)
   })
 }
 
 test('onMaxIterations: "ask" is refused', async (t) => {
-  await refused(t, { onMaxIterations: 'ask' }, 'onMaxIterations')
+  await refusedUnsent(t, { onMaxIterations: 'ask' }, 'onMaxIterations')
 })
 
 // --- 3. thinking on through a tool loop -------------------------------------------------------------
@@ -451,4 +443,69 @@ test('without cache_control there is no cache usage', async (t) => {
   assert.equal(r.data.usage.cacheCreationInputTokens, 0)
   assert.equal(r.data.usage.cacheReadInputTokens, 0)
   assert.equal(r.data.usage.inputTokens, sum(usages, 'input_tokens'))
+})
+
+/**
+ * A gateway in front of the stand-in that records each request line and passes the request on to
+ * `/v1/messages` (as a gateway would, after taking its own path and query off).
+ */
+async function recordingGateway(t, api) {
+  const lines = []
+  const server = createServer((req, res) => {
+    lines.push(`${req.method} ${req.url}`)
+    const { port } = new URL(api.url)
+    const { host, authorization, ...headers } = req.headers
+    const onward = request({ host: '127.0.0.1', port, method: req.method, path: '/v1/messages', headers }, (answer) => {
+      res.writeHead(answer.statusCode, answer.headers)
+      answer.pipe(res)
+    })
+    req.pipe(onward)
+  })
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  t.after(() => new Promise((r) => server.close(r)))
+  return { url: `http://127.0.0.1:${server.address().port}`, lines }
+}
+
+test('a baseURL with a path and a query is requested at {path}/v1/messages?{query}, with or without a trailing slash', async (t) => {
+  const api = await startApi(t)
+  const gateway = await recordingGateway(t, api)
+  for (const base of [`${gateway.url}/proxy?key=gw-key-123456789`, `${gateway.url}/proxy/?key=gw-key-123456789`, `${gateway.url}/a/b?key=gw-key-123456789&x=1`]) {
+    api.script(reply([text('hi')]))
+    const r = await runWithTools('Hi', { ...at(api), baseURL: base })
+    assert.equal(r.error, null, JSON.stringify(r.error))
+  }
+  api.script(reply([text('hi')]))
+  const streamed = streamWithTools('Hi', { ...at(api), baseURL: `${gateway.url}/proxy?key=gw-key-123456789` })
+  for await (const _ of streamed);
+  assert.equal((await streamed.result).error, null)
+  assert.deepEqual(gateway.lines, [
+    'POST /proxy/v1/messages?key=gw-key-123456789',
+    'POST /proxy/v1/messages?key=gw-key-123456789',
+    'POST /a/b/v1/messages?key=gw-key-123456789&x=1',
+    'POST /proxy/v1/messages?key=gw-key-123456789',
+  ])
+})
+
+test('a baseURL with a user, a password or a query is quoted without them: network_error (streamed or not) and a refused option', async () => {
+  const secrets = ['alice', 'pw-SECRET-12345', 'KEY-SECRET-6789']
+  const clean = (where, message) => {
+    for (const secret of secrets) assert.ok(!message.includes(secret), `${secret} in ${where}: ${message}`)
+  }
+  const base = 'http://alice:pw-SECRET-12345@127.0.0.1:9/proxy?key=KEY-SECRET-6789'
+  const options = { apiKey: 'sk-ant-test', baseURL: base, maxRetries: 0 }
+  const plain = await runWithTools('Hi', options)
+  assert.equal(plain.error.code, 'network_error', JSON.stringify(plain.error))
+  assert.match(plain.error.message, /http:\/\/127\.0\.0\.1:9\/proxy\/v1\/messages/)
+  clean('runWithTools', JSON.stringify(plain))
+  const stream = streamWithTools('Hi', options)
+  const parts = []
+  for await (const part of stream) parts.push(part)
+  assert.equal(parts.at(-1).result.error.code, 'network_error')
+  clean('streamWithTools', JSON.stringify(parts))
+  for (const bad of ['ftp://alice:pw-SECRET-12345@127.0.0.1/x?key=KEY-SECRET-6789', 'http://alice:pw-SECRET-12345@127.0.0.1/v1?key=KEY-SECRET-6789']) {
+    const refused = await runWithTools('Hi', { ...options, baseURL: bad })
+    assert.equal(refused.error.code, 'invalid_request')
+    assert.match(refused.error.message, /Option baseURL "(ftp|http):\/\/127\.0\.0\.1\/(x|v1)"/)
+    clean('the refusal', refused.error.message)
+  }
 })

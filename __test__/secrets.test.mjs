@@ -155,6 +155,27 @@ test('log lines (ANTHROPIC_TOOL_CALLING_LOG=debug) hold no secret, not even in a
   assertClean('the results', child.stdout)
 })
 
+test('a headers value "Bearer <token>" whose token alone is echoed passes it on nowhere, streamed or not: error, finish part, toolCalls, log lines', () => {
+  const token = 'cf-aig-token-5d2e8a1b7c3f9064e1'
+  const script = fileURLToPath(new URL('./fixtures/token-echo-run.mjs', import.meta.url))
+  const env = { ...process.env, ANTHROPIC_TOOL_CALLING_LOG: 'debug' }
+  const child = spawnSync(process.execPath, [script, JSON.stringify({ key: KEY, token })], { env, encoding: 'utf8', timeout: 30_000 })
+  assert.equal(child.status, 0, child.stderr)
+  const { plain, parts, streamed } = JSON.parse(child.stdout)
+  for (const [what, result] of [['runWithTools', plain], ['streamWithTools', streamed]]) {
+    assert.equal(result.error.code, 'authentication_error', JSON.stringify(result.error))
+    assert.match(result.error.message, /invalid gateway token \[redacted\] \(sent as \[redacted\]\)/, what)
+    assert.equal(result.error.toolCalls.length, 1, `${what}: the round that ran is in toolCalls`)
+  }
+  assert.equal(parts.at(-1).type, 'finish')
+  assert.match(parts.at(-1).result.error.message, /\[redacted\]/)
+  assert.ok(child.stderr.includes('api attempt: failed'), 'the log has the failed attempt')
+  for (const [where, text] of [['the results', child.stdout], ['the log', child.stderr]]) {
+    const at = text.indexOf(token)
+    assert.equal(at, -1, `the token leaked into ${where}: …${text.slice(Math.max(0, at - 80), at)}<TOKEN>…`)
+  }
+})
+
 // --- strong approval secrets --------------------------------------------------------------------
 
 /** A tool that needs approval, under a name no other test uses. */

@@ -94,7 +94,7 @@ test('the streamed result equals what runWithTools resolves with, and the reques
       { usage: { input_tokens: 31, output_tokens: 17 } }),
     reply([text('Both have shipped: 4821 and 77.')], { usage: { input_tokens: 52, output_tokens: 9 } }),
   ]
-  const options = at(api, { tools: ['stream_same_2'], system: 'Be brief.', maxTokens: 512, temperature: 0.5 })
+  const options = at(api, { tools: ['stream_same_2'], system: 'Be brief.', maxTokens: 512, apiVersion: '2023-06-01', temperature: 0.5 })
   api.script(...steps())
   const plain = await runWithTools('Where are my orders?', options)
   api.script(...steps())

@@ -424,12 +424,22 @@ test('a call whose async input check outlives toolTimeoutMs never runs and has o
 test('the request\'s sampling settings are attributes; a run refused for its options is an ERROR invoke_agent with no chat', async (t) => {
   const api = await startApi(t)
   api.script(reply([text('ok')]))
-  await runWithTools('hi', at(api, { tools: [], temperature: 0.3, topP: 0.9, topK: 5, stopSequences: ['END'] }))
+  // Sent only under the API version that keeps the sampling fields.
+  await runWithTools('hi', at(api, { tools: [], apiVersion: '2023-06-01', temperature: 0.3, topP: 0.9, topK: 5, stopSequences: ['END'] }))
   const [chat] = named('chat')
   assert.equal(chat.attributes['gen_ai.request.temperature'], 0.3)
   assert.equal(chat.attributes['gen_ai.request.top_p'], 0.9)
   assert.equal(chat.attributes['gen_ai.request.top_k'], 5)
   assert.deepEqual(chat.attributes['gen_ai.request.stop_sequences'], ['END'])
+  // Under the default version they are refused before anything is sent: no chat, no attribute.
+  exporter.reset()
+  const removed = await runWithTools('hi', at(api, { tools: [], temperature: 0.3 }))
+  assert.equal(removed.error.code, 'invalid_request')
+  assert.deepEqual(named('chat'), [])
+  api.script(reply([text('ok')]))
+  await runWithTools('hi', at(api, { tools: [] }))
+  const [plain] = named('chat')
+  for (const key of ['temperature', 'top_p', 'top_k']) assert.equal(plain.attributes[`gen_ai.request.${key}`], undefined, key)
   exporter.reset()
   const refused = await runWithTools('hi', at(api, { maxTokens: -1 }))
   assert.equal(refused.error.code, 'invalid_request')

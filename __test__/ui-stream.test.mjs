@@ -133,7 +133,10 @@ before(async () => {
 after(() => api.close());
 beforeEach(() => api.reset());
 
-/** Posts `messages` to the stand-in; it answers 200 only if the API would take the history. */
+/**
+ * Posts `messages` to the stand-in; it answers 200 only if the API would take the history, under
+ * the API version a run sends by default (its rules on documents and citations included).
+ */
 async function assertAccepted(messages, { system } = {}) {
   const names = new Set();
   for (const m of messages) for (const b of Array.isArray(m.content) ? m.content : []) if (b.type === 'tool_use') names.add(b.name);
@@ -142,7 +145,7 @@ async function assertAccepted(messages, { system } = {}) {
   const body = { model: 'claude-test', max_tokens: 64, messages, ...(tools.length ? { tools } : {}), ...(system ? { system } : {}) };
   const res = await fetch(`${api.url}/v1/messages`, {
     method: 'POST',
-    headers: { 'x-api-key': KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+    headers: { 'x-api-key': KEY, 'anthropic-version': '2026-10-21', 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
   const json = await res.json();

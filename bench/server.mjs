@@ -32,17 +32,11 @@ api.requests = {
   },
   length: 0,
 }
-// @anthropic-ai/sdk 1.x sends `anthropic-version: 2026-10-21` (its CHANGELOG: "add support for new
-// API version 2026-10-21"), which the real API accepts and the stand-in, written for 2023-06-01,
-// refuses. The benchmark runs the SDK as shipped: this listener runs before the mock's and lets
-// that one version through as 2023-06-01 (the body is still validated as strictly as any other).
-const ACCEPTED_NEWER_VERSIONS = new Set(['2026-10-21'])
+// The API version each request speaks (the stand-in holds each to that version's rules):
+// anthropic-tool-calling, @anthropic-ai/sdk 1.x and the floor send 2026-10-21, `ai` 6 2023-06-01.
 api.server.prependListener('request', (req) => {
-  const version = req.headers['anthropic-version']
-  if (ACCEPTED_NEWER_VERSIONS.has(version)) {
-    stats.versions[version] = (stats.versions[version] ?? 0) + 1
-    req.headers['anthropic-version'] = '2023-06-01'
-  }
+  const version = String(req.headers['anthropic-version'])
+  stats.versions[version] = (stats.versions[version] ?? 0) + 1
 })
 api.server.on('request', (req, res) => {
   res.on('finish', () => {

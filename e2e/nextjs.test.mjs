@@ -193,6 +193,7 @@ test('the seed question: the answer and the tool call with its input and output'
     // The app talked to the stand-in (ANTHROPIC_BASE_URL), with the key from the environment.
     assert.equal(requests.length, 2)
     assert.equal(requests[0].headers['x-api-key'], KEY)
+    for (const r of requests) assert.equal(r.headers['anthropic-version'], '2026-10-21')
     assert.deepEqual(requests[0].body.tools.map((t) => t.name).sort(), ['get_order_status', 'get_shipping_estimate', 'solicitar_devolucion'])
   })
 })

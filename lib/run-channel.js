@@ -6,15 +6,21 @@ const binding = require('../binding.js')
 
 /**
  * The binding calls this channel's function once per run (one
- * ThreadsafeFunction for all of them), and `ending` holds each pending run's resolve. The
- * channel holds the event loop open while any run is pending (`hold`), as a native promise
+ * ThreadsafeFunction for all of them), and `ending` holds each waited-for run's resolve. The
+ * channel holds the event loop open while any run is waited for (`hold`), as a native promise
  * would, and never while none is.
+ *
+ * A run's end does not release the hold: the run's last batch of parts comes through another
+ * (weak) function, and may be delivered after the end. Were the hold released here, the event
+ * loop could find nothing holding it and exit with that batch still queued and the run's
+ * promise unsettled. The run lets go with `notWaiting` once it has everything.
  */
 const ending = new Map()
+const settled = () => {}
 const channel = new binding.RunChannel((runId, result, messages) => {
   const resolve = ending.get(runId)
   if (resolve === undefined) return
-  notWaiting(runId)
+  ending.set(runId, settled)
   resolve({ result, messages })
 })
 

@@ -109,6 +109,8 @@ async function startRun(prompt, options, streaming) {
       }
       const reply = await pending
       if (lastBatch !== null) await lastBatch
+      // Everything of the run is in: the event loop need not stay open for it any more.
+      notWaiting(runId)
       const result = JSON.parse(reply.result)
       const calls = result.data ? result.data.toolCalls : result.error.toolCalls
       if (calls) putBackOutputs(run, calls)

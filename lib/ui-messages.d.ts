@@ -102,7 +102,9 @@ export type DynamicToolUIPart = { type: 'dynamic-tool'; toolName: string } & UIT
  * Each step of an assistant message becomes an assistant turn with its text and `tool_use`
  * blocks, followed by a user message with their `tool_result`s. Left out: reasoning (no
  * signature to send back), calls without a result, display-only parts (sources, data, custom),
- * assistant files, empty text, and assistant messages before the first user message.
+ * assistant files, empty text, and assistant messages before the first user message; and the
+ * `citations` of text blocks in tool outputs (`toolResult` blocks), which API version 2026-10-21
+ * refuses in the user message a tool result goes in (the text stays).
  * The array also carries (non-enumerable, so not in its JSON):
  * - `system`: the text of the `system` messages, joined by a blank line (undefined without any);
  * - `approvals`: the user's answers in the last message, for the `approvals` option.

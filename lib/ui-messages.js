@@ -242,11 +242,34 @@ function declined(id, approval) {
   return { type: 'tool_result', tool_use_id: id, content: `The user declined this call${reason}. Do not retry it.`, is_error: true }
 }
 
-/** A tool output as the model got it: a string as it is, `toolResult(blocks)` as those blocks, anything else as JSON. */
+/**
+ * A tool output as the model got it: a string as it is, `toolResult(blocks)` as those blocks
+ * (without the citations of their text, below), anything else as JSON.
+ */
 function resultContent(output) {
   if (typeof output === 'string') return output
-  if (Array.isArray(output) && output.length > 0 && output.every((b) => isObject(b) && RESULT_BLOCK_TYPES.has(b.type))) return output
+  if (Array.isArray(output) && output.length > 0 && output.every((b) => isObject(b) && RESULT_BLOCK_TYPES.has(b.type))) return output.map(uncited)
   return asText(output)
+}
+
+/**
+ * A result block with the `citations` of its text blocks left out (in it, in a search_result's
+ * content, in a document's own content): a tool result goes in a user message, and API version
+ * 2026-10-21 refuses a cited text there, so a history kept from a run under 2023-06-01 would fail
+ * every request after it. The text stays; `citations: { enabled }` of a document is no citation.
+ */
+function uncited(block) {
+  if (block.type === 'text') {
+    if (!Array.isArray(block.citations) || block.citations.length === 0) return block
+    const { citations, ...rest } = block
+    return rest
+  }
+  const inner = (items) => (Array.isArray(items) ? items.map((b) => (isObject(b) ? uncited(b) : b)) : items)
+  if (block.type === 'search_result') return { ...block, content: inner(block.content) }
+  if (block.type === 'document' && isObject(block.source) && Array.isArray(block.source.content)) {
+    return { ...block, source: { ...block.source, content: inner(block.source.content) } }
+  }
+  return block
 }
 
 function fileBlock(part, at) {

@@ -4,7 +4,11 @@
 // It is exactly as strict as the real API: a request the real API would refuse (bad auth,
 // headers, fields, tools, tool_use/tool_result pairing, empty messages, thinking blocks changed or
 // missing, server tool blocks out of place) gets the same 4xx and message here, so a looser test
-// server never hides a bug in the engine.
+// server never hides a bug in the engine. It speaks the API versions 2023-06-01 and 2026-10-21
+// (`anthropic-version`; any other is the API's 400), each with its rules: under 2026-10-21
+// `temperature`, `top_p` and `top_k` are "Extra inputs", a `document` directly in an assistant
+// message and a text block with non-empty `citations` anywhere in a user message are refused
+// (rules/versions.mjs; the wording of the last two is ours, in the API's style).
 //
 //   const api = await startMockApi({ apiKey: 'sk-ant-test-key' });
 //   api.script(reply([toolUse('get_order_status', { orderId: '4821' })]), reply([text('Shipped.')]));
@@ -39,8 +43,9 @@
 //   reply(…)                              the message; streamed as SSE when the request has `stream: true`
 //   { ...reply(…), requireContainer: 'cont_…' }  the request must carry `container: 'cont_…'`, else 400
 //   { ...reply(…), ignoresFormat: true }  sent even when it breaks the request's format (below)
-//   { status, error?: { type, message }, headers? }   an API error (3xx: an empty body with `headers`,
-//                                         e.g. { status: 307, headers: { location } })
+//   { status, error?: { type, message, details? }, headers? }   an API error (3xx: an empty body with
+//                                         `headers`, e.g. { status: 307, headers: { location } }); `details`
+//                                         ({ error_code, … }) is sent as the body's error.details
 //   { status?, body, headers? }           any JSON body as given
 //   { fault: 'reset' | 'hang' | 'html' | 'badjson' | 'wrong-shape' | 'truncated' | 'stall-body' | 'huge' }
 //   { fault: 'delay', ms, then: step }
@@ -56,11 +61,13 @@
 // or `sseError`, a `body` step, a 3xx step's headers), `{echo:NAME}` becomes the value of the
 // request's header NAME as it arrived (`(none)` without one), and `{echo-escaped:NAME}` the same
 // written as JSON \uXXXX escapes (inside a JSON string it decodes to the value, yet never matches
-// it as text). E.g. { status: 401, error: { message: 'invalid x-api-key {echo:x-api-key}' } }.
+// it as text), and `{echo-token:NAME}` the value's last word: the token of `Bearer <token>`.
+// E.g. { status: 401, error: { message: 'invalid x-api-key {echo:x-api-key}' } }.
 //
 // SSE step options (on a reply step, used when the request streams):
 //   streamDelayMs: N      pause between events (default: the server's `streamDelayMs`, 0 = just yield)
-//   sseError: { type, message? }, sseErrorAfter: N   after N events, `event: error` and the end
+//   sseError: { type, message?, details? }, sseErrorAfter: N   after N events, `event: error` (its
+//                         error.details when given) and the end
 //   sseCutAfter: N        after N events the connection is destroyed (no message_stop)
 //   sseStallAfter: N      after N events nothing more is sent (until the client gives up)
 //   unknownDelta: 'x_delta'   a content_block_delta of that type in the first block

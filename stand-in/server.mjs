@@ -146,7 +146,7 @@ export async function startMockApi({
     const type = error.type ?? ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
     const message = error.message ?? ERROR_MESSAGES[status] ?? `HTTP ${status}`;
     const headers = status === 429 ? { 'anthropic-ratelimit-requests-remaining': '0', ...extraHeaders } : extraHeaders;
-    const body = { type, message, ...(isObject(error.details) ? { details: error.details } : {}) };
+    const body = { type, message, ...(has(error, 'details') ? { details: error.details } : {}) };
     send(res, record, status, { type: 'error', error: body, request_id: record.requestId }, headers, true);
   }
 
@@ -277,10 +277,10 @@ export async function startMockApi({
       const pathname = req.url.split('?')[0];
       if (pathname !== '/v1/messages') throw new Refusal(404, `mock-api: no route ${req.method} ${pathname}; only POST /v1/messages exists`);
       if (req.method !== 'POST') throw new Refusal(405, `mock-api: method ${req.method} is not allowed on /v1/messages; use POST`);
-      checkHeaders(req, apiKey);
+      const version = checkHeaders(req, apiKey);
       if (parseError) fail(`There was an error parsing the body of your request: ${parseError.message}`);
       turn = threads.open(parsed, record.betas);
-      validateBody(turn ? turn.full : parsed, record.betas);
+      validateBody(turn ? turn.full : parsed, record.betas, version);
     } catch (err) {
       if (!(err instanceof Refusal)) {
         return sendError(res, record, 500, { type: 'api_error', message: `mock-api: internal error while validating: ${err?.message ?? err}` });

@@ -143,6 +143,7 @@ export async function streamMessage(message, step, record, res, { defaultDelayMs
     if (i === errorAt) {
       const type = step.sseError.type ?? 'overloaded_error';
       const error = { type, message: step.sseError.message ?? SSE_ERROR_MESSAGES[type] ?? type };
+      if (has(step.sseError, 'details')) error.details = step.sseError.details;
       record.sseEvents.push('error');
       if (await write(echoed(sseFrame('error', { type: 'error', error }), record.headers))) res.end();
       return;

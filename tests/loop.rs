@@ -77,9 +77,10 @@ async fn seed_conversation_runs_one_tool_round_and_answers() {
             r.headers.get("x-api-key").map(String::as_str),
             Some(API_KEY)
         );
+        // The version the official SDKs send since their 1.0.
         assert_eq!(
             r.headers.get("anthropic-version").map(String::as_str),
-            Some("2023-06-01")
+            Some("2026-10-21")
         );
         assert_eq!(
             r.headers.get("content-type").map(String::as_str),

@@ -125,6 +125,38 @@ async fn an_http_error_that_echoes_the_credentials_names_none_of_them() {
 }
 
 #[tokio::test]
+async fn the_token_of_a_headers_value_with_a_scheme_is_redacted_when_echoed_alone() {
+    const GATEWAY_TOKEN: &str = "cf-aig-token-5d2e8a1b7c3f9064e1";
+    for stream in [false, true] {
+        let echo = "invalid token {echo-token:cf-aig-authorization}";
+        let server = if stream {
+            Server::start([Step::text("Hello there.").sse_error_after(
+                2,
+                "authentication_error",
+                echo,
+            )])
+            .await
+        } else {
+            Server::start([Step::error(401, echo)]).await
+        };
+        let mut cfg = echoed_config(&server, false, stream);
+        let mut value = HeaderValue::from_str(&format!("Bearer {GATEWAY_TOKEN}")).unwrap();
+        value.set_sensitive(true);
+        cfg.api
+            .headers
+            .push((HeaderName::from_static("cf-aig-authorization"), value));
+        let error = fails(&cfg).await;
+        assert_eq!(error.code, ErrorCode::AuthenticationError);
+        assert!(
+            error.message.contains("invalid token [redacted]")
+                && !error.message.contains(GATEWAY_TOKEN),
+            "stream {stream}: {}",
+            error.message
+        );
+    }
+}
+
+#[tokio::test]
 async fn an_error_event_after_http_200_that_echoes_them_is_redacted() {
     for escaped in [false, true] {
         let echo = if escaped {

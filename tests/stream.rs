@@ -281,7 +281,8 @@ async fn an_error_event_maps_like_its_http_twin() {
             error.failure,
             StreamFailure::Api {
                 kind: kind.into(),
-                message: message.into()
+                message: message.into(),
+                code: None,
             }
         );
         let run_error = error.run_error();

@@ -143,6 +143,7 @@ async function typedAnswers() {
     expect<Equal<typeof zodRun.data.text, string>>()
   } else {
     expect<Equal<typeof zodRun.error.text, string | undefined>>()
+    expect<Equal<typeof zodRun.error.apiErrorCode, string | undefined>>()
     if (zodRun.error.code === 'output_validation_error') void zodRun.error.cause
   }
   // A JSON Schema literal is read like input_schema.
@@ -175,6 +176,8 @@ void runWithTools('hi', { apiThreads: 'off' })
 
 void runWithTools('hi', { telemetry: false })
 void runWithTools('hi', { telemetry: { recordContent: true } })
+// The sampling options go with the API version that keeps them.
+void runWithTools('hi', { apiVersion: '2023-06-01', temperature: 0.2, topP: 0.9, topK: 5 })
 void streamWithTools('hi', { telemetry: true })
 // @ts-expect-error recordContent is a boolean
 void runWithTools('hi', { telemetry: { recordContent: 'yes' } })

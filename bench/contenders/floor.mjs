@@ -20,7 +20,7 @@ export async function setup({ url, apiKey, workload }) {
             'content-type': 'application/json',
             'content-length': Buffer.byteLength(body),
             'x-api-key': apiKey,
-            'anthropic-version': '2023-06-01',
+            'anthropic-version': '2026-10-21',
           },
         },
         (res) => {

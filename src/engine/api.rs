@@ -13,7 +13,7 @@ pub(crate) use attempt::{http_error, parse_message};
 use super::api_thread::THREADS_BETA;
 use super::error::{source_chain, Chain, RunError};
 use super::protocol::MessageResponse;
-use super::redact::Redactor;
+use super::redact::{shown_url, Redactor};
 use super::request::Outgoing;
 use super::retry::AttemptFailure;
 use super::secret::Secret;
@@ -30,7 +30,8 @@ pub struct ApiConfig {
     /// The token sent as `Authorization: Bearer` when there is no key (`authToken`, else
     /// `ANTHROPIC_AUTH_TOKEN`).
     pub auth_token: Option<Secret>,
-    /// Where the API is (`baseURL`), without the `/v1` suffix.
+    /// Where the API is (`baseURL`), without the `/v1` suffix; `/v1/messages` is added to its
+    /// path, before its query ([`messages_url`]).
     pub base_url: String,
     /// The `anthropic-version` header.
     pub api_version: String,
@@ -129,8 +130,10 @@ impl ApiClient {
         request: Outgoing<'_>,
         mut events: Option<&mut (dyn FnMut(StreamEvent) + Send)>,
     ) -> Result<MessageResponse, RunError> {
+        let url = messages_url(&cfg.base_url);
         let target = Target {
-            url: format!("{}/v1/messages", cfg.base_url.trim_end_matches('/')),
+            shown: shown_url(&url),
+            url,
             headers: auth_headers(cfg, request.threaded)?,
             secrets: Redactor::of(cfg),
         };
@@ -199,8 +202,24 @@ impl ApiClient {
 /// secrets to take out of what comes back.
 struct Target {
     url: String,
+    /// `url` as messages show it: without the user, password and query, which may be credentials.
+    shown: String,
     headers: HeaderMap,
     secrets: Redactor,
+}
+
+/// Where `POST /v1/messages` goes for a `baseURL`: after its path, before its query (a gateway
+/// may take its key as a query parameter: `https://gw/proxy?key=…` is `/proxy/v1/messages?key=…`).
+pub fn messages_url(base_url: &str) -> String {
+    match reqwest::Url::parse(base_url) {
+        Ok(mut url) => {
+            let path = format!("{}/v1/messages", url.path().trim_end_matches('/'));
+            url.set_path(&path);
+            url.set_fragment(None);
+            url.into()
+        }
+        Err(_) => format!("{}/v1/messages", base_url.trim_end_matches('/')),
+    }
 }
 
 /// The headers every attempt sends: the caller's extra ones, then ours (content type, version,

@@ -134,8 +134,7 @@ impl Signer {
     pub fn issue(&self, call: &Bound<'_>) -> String {
         let issued_at = now_ms();
         let tag = self.mac(call, issued_at).finalize().into_bytes();
-        let hex: String = tag.iter().map(|b| format!("{b:02x}")).collect();
-        format!("apr_{issued_at}_{hex}")
+        spelled(issued_at, &tag)
     }
 
     /// The call as it waits for a person, with a new approval id for it: the one place a
@@ -166,6 +165,9 @@ impl Signer {
     }
 }
 
+/// The issue time and tag of an id in the one spelling [`Signer::issue`] writes. Another spelling
+/// of the same numbers (`+`, leading zeros, upper-case hex) is refused: an app that records the
+/// ids it has seen as strings must not see one call approved under several.
 fn parse_id(id: &str) -> Option<(u64, Vec<u8>)> {
     let rest = id.strip_prefix("apr_")?;
     let (at, hex) = rest.split_once('_')?;
@@ -177,7 +179,13 @@ fn parse_id(id: &str) -> Option<(u64, Vec<u8>)> {
         .step_by(2)
         .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
         .collect::<Option<Vec<u8>>>()?;
-    Some((issued_at, tag))
+    (id == spelled(issued_at, &tag)).then_some((issued_at, tag))
+}
+
+/// An approval id as it is issued.
+fn spelled(issued_at: u64, tag: &[u8]) -> String {
+    let hex: String = tag.iter().map(|b| format!("{b:02x}")).collect();
+    format!("apr_{issued_at}_{hex}")
 }
 
 /// What the model is told about a call the user declined.
@@ -249,6 +257,35 @@ mod tests {
                 Err(Refused::Malformed)
             );
         }
+    }
+
+    #[test]
+    fn an_id_has_one_spelling() {
+        let s = signer("k1");
+        let input = raw("{}");
+        let bound = call("", "refund", "toolu_1", &input);
+        let id = s.issue(&bound);
+        let (at, hex) = id["apr_".len()..].split_once('_').unwrap();
+        let mixed: String = hex
+            .chars()
+            .enumerate()
+            .map(|(i, c)| {
+                if i % 2 == 0 {
+                    c.to_ascii_uppercase()
+                } else {
+                    c
+                }
+            })
+            .collect();
+        for other in [
+            format!("apr_+{at}_{hex}"),
+            format!("apr_0{at}_{hex}"),
+            format!("apr_{at}_{}", hex.to_ascii_uppercase()),
+            format!("apr_{at}_{mixed}"),
+        ] {
+            assert_eq!(s.verify(&other, &bound), Err(Refused::Malformed), "{other}");
+        }
+        assert_eq!(s.verify(&id, &bound), Ok(()));
     }
 
     #[test]

@@ -28,8 +28,8 @@ pub const DEFAULT_MAX_RETRIES: u32 = 2;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// The public API.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
-/// The `anthropic-version` header.
-pub const DEFAULT_API_VERSION: &str = "2023-06-01";
+/// The `anthropic-version` header (`apiVersion` pins another).
+pub const DEFAULT_API_VERSION: &str = super::api_version::CURRENT;
 
 /// What happens when a tool fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

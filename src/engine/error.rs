@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::result::{ToolCall, Usage};
 
+mod api_said;
 mod chain;
 mod code;
 
@@ -43,6 +44,10 @@ pub struct RunError {
     /// The API's `request-id`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// The `error.details.error_code` of the API's refusal (`thread_not_found`,
+    /// `image_dimensions_too_large` …): a stable code naming the cause, to branch on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_error_code: Option<String>,
     /// Every tool call made before the run failed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
@@ -56,10 +61,6 @@ pub struct RunError {
     /// The answer that does not match `output`, as the model wrote it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-    /// The API's `error.details.error_code` (`thread_not_found`, …): what the loop reads to
-    /// recover from a refusal of its API thread.
-    #[serde(skip)]
-    pub api_error_code: Option<String>,
 }
 
 /// How every internal error's sentence starts: a bug of ours…
@@ -83,11 +84,11 @@ impl RunError {
             tool_use_id: None,
             status: None,
             request_id: None,
+            api_error_code: None,
             tool_calls: Vec::new(),
             usage: None,
             cause: None,
             text: None,
-            api_error_code: None,
         }
     }
 
@@ -153,54 +154,6 @@ impl RunError {
         RunError::new(
             ErrorCode::AuthenticationError,
             format!("The {what} contains characters that cannot be sent in an HTTP header; check ANTHROPIC_API_KEY."),
-        )
-    }
-
-    /// The API answered HTTP `status` (an error status): the code the status maps to, the
-    /// API's own `error.type` (`kind`, may be empty) and `error.message`, and what to do.
-    /// `retry_after` is kept only where waiting is the advice (`rate_limited`, `overloaded`).
-    pub fn http(status: u16, kind: &str, api_message: &str, retry_after: Option<Duration>) -> Self {
-        let code = ErrorCode::for_status(status);
-        let mut error = RunError::api_said(
-            code,
-            &format!("The Anthropic API answered HTTP {status}"),
-            kind,
-            api_message,
-        );
-        error.status = Some(status);
-        if matches!(code, ErrorCode::RateLimited | ErrorCode::Overloaded) {
-            error.retry_after = retry_after.map(|d| d.as_secs_f64());
-        }
-        error
-    }
-
-    /// The API sent an `event: error` in a streamed reply, after HTTP 200: the code and advice
-    /// of the HTTP answer of its type ([`twin_status`]), but no status (the answer was a 200).
-    pub fn stream_error_event(kind: &str, api_message: &str) -> Self {
-        let twin = twin_status(kind).as_u16();
-        RunError::api_said(
-            ErrorCode::for_status(twin),
-            &format!("The Anthropic API sent an error event in the stream after HTTP 200 (like HTTP {twin})"),
-            kind,
-            api_message,
-        )
-    }
-
-    /// The sentence of an API error: how it arrived, the API's type and words, and the advice.
-    fn api_said(code: ErrorCode, arrived: &str, kind: &str, api_message: &str) -> Self {
-        let what = if kind.is_empty() {
-            String::new()
-        } else {
-            format!(" {kind}")
-        };
-        RunError::new(
-            code,
-            format!(
-                "{arrived}{what}: {}.{}",
-                // The API's message often ends with a period of its own.
-                api_message.trim_end_matches('.'),
-                code.advice()
-            ),
         )
     }
 

@@ -5,8 +5,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
+use super::api_version::{cited_text, has_removals, LEGACY, REMOVED_IN};
 use super::call_log::CallLog;
 use super::check_call::Ready;
+use super::config::RunConfig;
 use super::feedback as fb;
 use super::result::ToolOutput;
 use super::settled::{failed, succeeded, Call, Settled, Why, Words};
@@ -16,10 +18,11 @@ use super::tool::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcom
 /// run's per-call timeout.
 pub async fn execute_call(
     ready: Ready<'_>,
-    timeout: Option<Duration>,
+    cfg: &RunConfig,
     log: &CallLog,
     index: usize,
 ) -> Settled {
+    let timeout = cfg.tool_timeout;
     let Ready { tool, id, input } = ready;
     log.started(
         index,
@@ -67,18 +70,29 @@ pub async fn execute_call(
             )
         }
         Some(ToolOutcome::Blocks(content)) => {
-            if serde_json::from_str::<Vec<&RawValue>>(&content).is_ok() {
+            let version = &cfg.api.api_version;
+            if let Some(at) = cited_text_under(version, &content) {
+                let dev = format!(
+                    "The tool {name} returned content blocks with citations on a text block ({at}): a tool result goes in a user message, which API version {version} refuses citations in (removed in {REMOVED_IN}). Leave the citations out of what the tool returns, or pin apiVersion: \"{LEGACY}\"."
+                );
+                (
+                    Why::BadOutput,
+                    Words::new(fb::internal_error_for_model(name), dev),
+                )
+            } else if serde_json::from_str::<Vec<&RawValue>>(&content).is_ok() {
                 let output = ToolOutput::Json(content.clone());
                 return held(
                     succeeded(call, output, content, true, elapsed),
                     &*tool.executor,
                 );
+            } else {
+                let dev =
+                    format!("The tool {name} returned content blocks that are not a JSON array.");
+                (
+                    Why::BadOutput,
+                    Words::new(fb::internal_error_for_model(name), dev),
+                )
             }
-            let dev = format!("The tool {name} returned content blocks that are not a JSON array.");
-            (
-                Why::BadOutput,
-                Words::new(fb::internal_error_for_model(name), dev),
-            )
         }
         None => {
             let ms = timeout.unwrap_or_default().as_millis();
@@ -121,6 +135,16 @@ pub async fn execute_call(
         }
     };
     failed(call, why, words, elapsed)
+}
+
+/// Where a tool's content blocks (`content`, a JSON array) carry a cited text block that
+/// `version` refuses in a user message, if they do.
+fn cited_text_under(version: &str, content: &str) -> Option<String> {
+    if !has_removals(version) || !content.contains("\"citations\"") {
+        return None;
+    }
+    let blocks: Vec<serde_json::Value> = serde_json::from_str(content).ok()?;
+    cited_text(&blocks)
 }
 
 /// A successful call, marked when its executor holds the output's value itself.

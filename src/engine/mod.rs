@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod api_thread;
+pub mod api_version;
 pub mod approval;
 pub mod budget;
 pub mod call_log;

@@ -270,23 +270,19 @@ pub struct ErrorDetail {
     /// The API's own sentence.
     #[serde(default)]
     pub message: String,
-    /// `details.error_code`: which refusal of its kind this is (`thread_not_found`, …). Anything
-    /// but a string is dropped.
-    #[serde(default, deserialize_with = "error_code")]
-    pub details: Option<String>,
+    /// Machine-readable detail about the cause: its `error_code` names it (`thread_not_found`,
+    /// `image_dimensions_too_large` …). Read as any JSON, so that a shape we do not expect
+    /// never costs the type and message.
+    #[serde(default)]
+    pub details: Option<serde_json::Value>,
 }
 
-/// The `error_code` of an error's `details`, read leniently.
-fn error_code<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    #[derive(Deserialize)]
-    struct Details {
-        #[serde(default, deserialize_with = "lenient_text")]
-        error_code: Option<String>,
+impl ErrorDetail {
+    /// `details.error_code`, when it is a string: the stable code that names the cause.
+    pub fn error_code(&self) -> Option<String> {
+        let code = self.details.as_ref()?.get("error_code")?.as_str()?;
+        Some(code.to_owned())
     }
-    let raw = Box::<RawValue>::deserialize(d)?;
-    Ok(serde_json::from_str::<Details>(raw.get())
-        .ok()
-        .and_then(|d| d.error_code))
 }
 
 /// A `tool_result` block of the user message that answers one `tool_use`.

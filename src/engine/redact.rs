@@ -6,12 +6,16 @@
 //! before its strings are quoted, so an echo written with JSON escapes (`sk\u002dant…`) is caught
 //! like a plain one.
 
+mod derive;
+
 use std::borrow::Cow;
 
 use serde_json::Value;
 
 use super::api::ApiConfig;
 use super::error::RunError;
+
+pub use derive::{of_header, of_url, shown_url};
 
 /// What a secret is replaced with (the same text a [`Secret`](super::Secret) prints).
 pub const REDACTED: &str = "[redacted]";
@@ -46,24 +50,29 @@ impl Redactor {
         Redactor { secrets: out }
     }
 
-    /// The secrets of a run's API settings: the key, the auth token, the values of the `headers`
-    /// option (marked sensitive, at least [`MIN_HEADER_VALUE_CHARS`] long), the secrets that
-    /// are never sent ([`ApiConfig::unsent_secrets`]) and those the body carries
-    /// ([`ApiConfig::body_secrets`]).
+    /// The secrets of a run's API settings: the key, the auth token, the secrets that are never
+    /// sent ([`ApiConfig::unsent_secrets`]) and those the body carries
+    /// ([`ApiConfig::body_secrets`]); and by the rule an MCP server's credentials follow too,
+    /// those of the `headers` option's values (marked sensitive; [`of_header`]) and of
+    /// `baseURL` ([`of_url`]).
     pub fn of(cfg: &ApiConfig) -> Self {
         let credentials = [&cfg.api_key, &cfg.auth_token]
             .into_iter()
             .flatten()
             .chain(&cfg.unsent_secrets)
             .chain(&cfg.body_secrets)
-            .map(|s| s.expose());
+            .map(|s| s.expose().to_owned());
         let headers = cfg
             .headers
             .iter()
             .filter(|(_, value)| value.is_sensitive())
             .filter_map(|(_, value)| std::str::from_utf8(value.as_bytes()).ok())
-            .filter(|value| value.trim().chars().count() >= MIN_HEADER_VALUE_CHARS);
-        Redactor::new(credentials.chain(headers))
+            .flat_map(of_header);
+        let derived: Vec<String> = credentials
+            .chain(headers)
+            .chain(of_url(&cfg.base_url))
+            .collect();
+        Redactor::new(derived.iter().map(String::as_str))
     }
 
     /// `text` with every secret in it replaced by [`REDACTED`]. Every character inside any
@@ -112,31 +121,42 @@ impl Redactor {
         if let Some(Cow::Owned(clean)) = error.request_id.as_deref().map(|id| self.redact(id)) {
             error.request_id = Some(clean);
         }
+        let code = error
+            .api_error_code
+            .as_deref()
+            .map(|code| self.redact(code));
+        if let Some(Cow::Owned(clean)) = code {
+            error.api_error_code = Some(clean);
+        }
         error
     }
 
     /// A short quote of a body that is not what we expected (an HTML page, JSON of another
-    /// shape), for a message: at most [`QUOTE_CHARS`] characters, cut after the secrets are
-    /// taken out, so none is left half-shown at the cut. JSON is quoted as it came unless one of
+    /// shape), for a message: at most [`QUOTE_CHARS`] characters, [clipped](Self::clip). JSON is quoted as it came unless one of
     /// its strings, decoded, holds a secret; then it is quoted re-encoded, with those redacted.
     pub fn quote(&self, body: &[u8]) -> String {
         if !self.secrets.is_empty() {
             if let Ok(mut json) = serde_json::from_slice::<Value>(body) {
                 if self.redact_json(&mut json) {
-                    return cut(&json.to_string());
+                    return self.clip(&json.to_string(), QUOTE_CHARS);
                 }
             }
         }
         // Only what the quote shows, and enough after it for a secret that starts inside it.
         let longest = self.secrets.iter().map(String::len).max().unwrap_or(0);
         let window = &body[..body.len().min(QUOTE_CHARS * 4 + longest)];
-        cut(&self.redact(&String::from_utf8_lossy(window)))
+        self.clip(&String::from_utf8_lossy(window), QUOTE_CHARS)
     }
 
-    /// `text` with the secrets taken out, then cut to at most `max` characters (after the
-    /// redaction, so no secret is left half-shown at the cut).
-    pub fn redact_short(&self, text: &str, max: usize) -> String {
-        cut_to(&self.redact(text), max)
+    /// `text` with the secrets taken out, then cut to at most `max` characters, `…` marking a
+    /// cut: the one way a text that may hold a secret is shortened. In this order only: cut
+    /// first, a secret straddling the cut would be left half-shown, no longer whole to be found.
+    pub fn clip(&self, text: &str, max: usize) -> String {
+        let clean = self.redact(text);
+        if clean.chars().count() <= max {
+            return clean.into_owned();
+        }
+        cut_to(&clean, max.saturating_sub(1)) + "…"
     }
 
     /// Redacts every string (and key) of a JSON value in place; whether anything changed.
@@ -166,10 +186,6 @@ impl Redactor {
             _ => false,
         }
     }
-}
-
-fn cut(text: &str) -> String {
-    cut_to(text, QUOTE_CHARS)
 }
 
 fn cut_to(text: &str, max: usize) -> String {
@@ -234,9 +250,20 @@ mod tests {
         );
         let quote = r.quote(body.as_bytes());
         assert_eq!(quote.chars().count(), QUOTE_CHARS);
-        assert!(quote.ends_with("x[red"), "{quote}");
+        assert!(quote.ends_with("x[re…"), "{quote}");
         // Short bodies are quoted whole.
         assert_eq!(r.quote(b"Bad gateway"), "Bad gateway");
+    }
+
+    #[test]
+    fn a_clip_cuts_after_the_secrets_are_out() {
+        let r = Redactor::new([KEY]);
+        // The key starts 5 characters before the cut: cut first, "sk-an" would be left.
+        let text = format!("{}{KEY} and more", "x".repeat(35));
+        let clipped = r.clip(&text, 40);
+        assert_eq!(clipped, format!("{}[red…", "x".repeat(35)));
+        assert_eq!(r.clip("short", 40), "short");
+        assert_eq!(r.clip(&format!("a {KEY}"), 40), "a [redacted]");
     }
 
     #[test]

@@ -214,7 +214,6 @@ async fn execute_all(
     stop: bool,
     answers: &mut Answers<'_>,
 ) -> Result<(), RunError> {
-    let timeout = cfg.tool_timeout;
     let log = answers.log();
     if cfg.parallel_tool_calls {
         let dispatched: Vec<_> = allowed
@@ -223,7 +222,7 @@ async fn execute_all(
             .collect();
         let mut running: FuturesUnordered<_> = dispatched
             .into_iter()
-            .map(|(i, r)| async move { (i, execute_call(r, timeout, log, i).await) })
+            .map(|(i, r)| async move { (i, execute_call(r, cfg, log, i).await) })
             .collect();
         while let Some((i, settled)) = running.next().await {
             if stop && settled.failure.is_some() {
@@ -245,7 +244,7 @@ async fn execute_all(
             let Some((i, r)) = dispatch(i, r, cfg, answers) else {
                 continue;
             };
-            let settled = execute_call(r, timeout, log, i).await;
+            let settled = execute_call(r, cfg, log, i).await;
             if stop && settled.failure.is_some() {
                 return Err(answers.stop_here(i, settled));
             }

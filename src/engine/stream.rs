@@ -85,6 +85,8 @@ pub enum StreamFailure {
         kind: String,
         /// The API's `error.message` (or a quote of the data that is not the API's JSON).
         message: String,
+        /// The API's `error.details.error_code`, when it gives one.
+        code: Option<String>,
     },
     /// The connection failed while the body was read (reset, timeout…).
     Connection(String),
@@ -136,8 +138,9 @@ pub async fn read_reply(
             fail(match e {
                 EventStreamError::Transport(Body::Http(e)) => {
                     // reqwest's own sentence ("error decoding response body") is kept: it says
-                    // what was being done when the connection failed.
-                    StreamFailure::Connection(source_chain(&e, Chain::Whole))
+                    // what was being done when the connection failed. Not its URL: the query
+                    // of a baseURL may hold a key.
+                    StreamFailure::Connection(source_chain(&e.without_url(), Chain::Whole))
                 }
                 EventStreamError::Transport(Body::TooLarge) => StreamFailure::TooLarge,
                 other => {
@@ -181,6 +184,7 @@ impl std::fmt::Display for Body {
 fn api_failure(data: &str, secrets: &Redactor) -> StreamFailure {
     match serde_json::from_str::<ErrorBody>(data) {
         Ok(body) => StreamFailure::Api {
+            code: body.error.error_code(),
             kind: body.error.kind,
             message: body.error.message,
         },
@@ -190,6 +194,7 @@ fn api_failure(data: &str, secrets: &Redactor) -> StreamFailure {
                 "(no JSON error body; data starts {:?})",
                 secrets.quote(data.as_bytes())
             ),
+            code: None,
         },
     }
 }
@@ -214,7 +219,11 @@ impl StreamError {
     /// cut short `network_error`, anything unreadable `unknown_error`.
     pub fn run_error(&self) -> RunError {
         let error = match &self.failure {
-            StreamFailure::Api { kind, message } => RunError::stream_error_event(kind, message),
+            StreamFailure::Api {
+                kind,
+                message,
+                code,
+            } => RunError::stream_error_event(kind, message).with_api_error_code(code.clone()),
             StreamFailure::Connection(why) => RunError::stream_broken(why),
             StreamFailure::Ended => RunError::stream_ended(),
             StreamFailure::UnknownDelta(kind) => RunError::unknown_delta(kind),

@@ -208,7 +208,7 @@ impl Drop for Pending<'_> {
 /// Text from outside (the API's reply, the model's words) as a trace carries it: the run's
 /// secrets taken out, and at most [`MAX_FIELD`] characters.
 pub fn quoted(secrets: &Redactor, text: &str) -> String {
-    secrets.redact_short(text, MAX_FIELD)
+    secrets.clip(text, MAX_FIELD)
 }
 
 /// How a request cut off by the run's end is told.

@@ -8,6 +8,7 @@ import { badTag, checkBoolean, checkCacheControl, checkDict, checkString, onlyKe
 import { checkSystemMessage, checkToolChangeList } from './tool-changes.mjs';
 import { needBeta } from './context-management.mjs';
 import { MCP_CLIENT_BETA } from './mcp-connector.mjs';
+import { checkAssistantBlock, checkUserCitations, LEGACY_VERSION } from './versions.mjs';
 
 const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
 const MESSAGE_FIELDS = new Set(['role', 'content']);
@@ -232,7 +233,7 @@ function checkMcpBlock(block, role, p, betas) {
   checkCacheControl(block, `${p}.`);
 }
 
-function checkBlock(block, role, p, betas) {
+function checkBlock(block, role, p, betas, version) {
   if (!isObject(block)) fail(`${p}: Input should be a valid dictionary`);
   switch (block.type) {
     case 'text':
@@ -241,7 +242,9 @@ function checkBlock(block, role, p, betas) {
       onlyIn(role, 'user', block, p);
       return checkImageBlock(block, p);
     case 'document':
-      onlyIn(role, 'user', block, p);
+      // Directly in an assistant message: taken under the versions before the removals only.
+      if (role !== 'assistant') onlyIn(role, 'user', block, p);
+      else checkAssistantBlock(block, p, version);
       return checkDocumentBlock(block, p);
     case 'search_result':
       onlyIn(role, 'user', block, p);
@@ -355,9 +358,9 @@ export const EMPTY_MESSAGE = 'all messages must have non-empty content except fo
 
 /**
  * Each message's role, content and blocks. `context`: the request's betas and tool names, which
- * `system` messages (mid-conversation tool changes) need.
+ * `system` messages (mid-conversation tool changes) need, and its API version.
  */
-export function checkMessageShapes(messages, context = { betas: [], toolNames: new Set() }) {
+export function checkMessageShapes(messages, context = { betas: [], toolNames: new Set(), version: LEGACY_VERSION }) {
   const last = messages.length - 1;
   messages.forEach((m, i) => {
     const p = `messages.${i}`;
@@ -372,7 +375,8 @@ export function checkMessageShapes(messages, context = { betas: [], toolNames: n
       if (m.content.length === 0 && !finalAssistant) fail(`${p}: ${EMPTY_MESSAGE}`);
     } else if (Array.isArray(m.content)) {
       if (m.content.length === 0 && !finalAssistant) fail(`${p}: ${EMPTY_MESSAGE}`);
-      m.content.forEach((block, j) => checkBlock(block, m.role, `${p}.content.${j}`, context.betas));
+      m.content.forEach((block, j) => checkBlock(block, m.role, `${p}.content.${j}`, context.betas, context.version));
+      if (m.role === 'user') checkUserCitations(m.content, p, context.version);
     } else {
       fail(`${p}.content: Input should be a valid string or list`);
     }

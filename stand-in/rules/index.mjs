@@ -1,5 +1,6 @@
 // Every rule a request to POST /v1/messages must meet, in the order the real API applies them:
-// the headers (auth first), then the body's fields, tools, messages and the rules across messages.
+// the headers (auth first), then the body's fields, tools, messages and the rules across messages,
+// each under the request's API version (versions.mjs).
 
 import { Refusal, fail } from '../errors.mjs';
 import { has, isObject } from '../values.mjs';
@@ -9,20 +10,19 @@ import { checkMessageShapes, checkSystem } from './blocks.mjs';
 import { checkContextManagement } from './context-management.mjs';
 import { checkOutputFields } from './output-format.mjs';
 import { checkMcpPairing, checkMcpServers, checkMcpToolsets } from './mcp-connector.mjs';
+import { checkVersion, LEGACY_VERSION, topLevelFor } from './versions.mjs';
 import {
   checkNoFinalThinking, checkPairing, checkPendingCodeExecution, checkServerPairing, checkThinkingCompatibility, checkThinkingPlacement,
 } from './conversation.mjs';
 
-export const API_VERSION = '2023-06-01';
-
 /**
  * Validates a parsed request body; throws a Refusal the way the real API would answer. `betas`: the
  * request's `anthropic-beta` names, which beta features (context management, system messages,
- * task budgets, the MCP connector) need.
+ * task budgets, the MCP connector) need; `version`: its `anthropic-version` (versions.mjs).
  */
-export function validateBody(body, betas = []) {
+export function validateBody(body, betas = [], version = LEGACY_VERSION) {
   if (!isObject(body)) fail('Input should be a valid dictionary (the request body must be a JSON object)');
-  onlyKeys(body, TOP_LEVEL, '');
+  onlyKeys(body, topLevelFor(TOP_LEVEL, version), '');
 
   if (!has(body, 'model')) fail('model: Field required');
   checkString(body.model, 'model');
@@ -47,7 +47,7 @@ export function validateBody(body, betas = []) {
   if (has(body, 'tool_choice')) checkToolChoice(body.tool_choice, names);
   checkThinkingCompatibility(body);
 
-  checkMessageShapes(body.messages, { betas, toolNames: names });
+  checkMessageShapes(body.messages, { betas, toolNames: names, version });
   checkPairing(body.messages);
   checkServerPairing(body.messages);
   checkMcpPairing(body.messages);
@@ -56,7 +56,7 @@ export function validateBody(body, betas = []) {
   checkPendingCodeExecution(body);
 }
 
-/** Header checks, in the order the real API applies them (auth first). */
+/** Header checks, in the order the real API applies them (auth first); returns the request's API version. */
 export function checkHeaders(req, apiKey) {
   const xKey = req.headers['x-api-key'];
   const auth = req.headers.authorization;
@@ -65,14 +65,10 @@ export function checkHeaders(req, apiKey) {
   if (!authorised) throw new Refusal(401, 'invalid x-api-key');
 
   const version = req.headers['anthropic-version'];
-  if (version === undefined) {
-    fail(`anthropic-version: header is required (this stand-in accepts only "${API_VERSION}")`);
-  }
-  if (version !== API_VERSION) {
-    fail(`anthropic-version: "${version}" is not a valid version (this stand-in accepts only "${API_VERSION}")`);
-  }
+  checkVersion(version);
   const type = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (type !== 'application/json') {
     fail(`content-type: must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? null)}`);
   }
+  return version;
 }

@@ -14,7 +14,9 @@
 //! sequence as the JS stand-in: message_start, ping, per block content_block_start / deltas /
 //! content_block_stop, message_delta, message_stop. Step options (builder methods on a reply):
 //! `stream_delay`, `sse_error_after`, `sse_cut_after`, `unknown_delta`, `require_container`,
-//! `ignoring_format`. A final answer to a request with a structured-output format must be JSON
+//! `ignoring_format`; `error_code` gives an error step, or a reply's `sse_error_after` event, the
+//! API's `error.details.error_code`. It speaks the API versions 2023-06-01 and 2026-10-21, each
+//! with its own rules (`rules::versions`). A final answer to a request with a structured-output format must be JSON
 //! matching its schema (`conform`): one that is not is answered with a 500 and remembered as a
 //! broken rule, unless the step is built `.ignoring_format()`.
 //! A reply may hold compaction blocks (`rules::compaction_block`), `iterations` and a top-level
@@ -23,8 +25,9 @@
 //!
 //! A gateway that echoes the request back (see [`echo`]): in the wire text of an error (an
 //! [`Step::Error`]'s body and headers, a [`Step::Raw`] body, the `sse_error_after` event),
-//! `{echo:NAME}` is replaced by the value of the request's header NAME, and `{echo-escaped:NAME}`
-//! by the same written as JSON `\uXXXX` escapes.
+//! `{echo:NAME}` is replaced by the value of the request's header NAME, `{echo-escaped:NAME}`
+//! by the same written as JSON `\uXXXX` escapes, and `{echo-token:NAME}` by its last word (the
+//! token of `Bearer <token>`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
@@ -261,7 +264,11 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 .as_ref()
                 .map_or_else(|| body.clone(), |t| t.full.clone());
             if problems.is_empty() && opened.is_ok() {
-                problems.extend(rules::check_body_with_betas(&full, &betas));
+                problems.extend(rules::check_body_under(
+                    &full,
+                    &betas,
+                    rules::version_of(&incoming.headers),
+                ));
             }
             let request_id = format!("req_test_{number}");
             let wants_stream = body["stream"] == true;
@@ -401,11 +408,10 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 headers,
                 details,
             } => {
-                let mut error = json!({ "type": kind, "message": message });
+                let mut body = json!({ "type": "error", "error": { "type": kind, "message": message }, "request_id": request_id });
                 if let Some(details) = details {
-                    error["details"] = details;
+                    body["error"]["details"] = details;
                 }
-                let body = json!({ "type": "error", "error": error, "request_id": request_id });
                 let headers: Vec<(String, String)> = headers
                     .into_iter()
                     .map(|(name, value)| (name, echo(&value, &sent_headers)))

@@ -198,7 +198,11 @@ pub async fn respond(
     for i in 0..=events.len() {
         if let Some((n, kind, text)) = &options.sse_error_after {
             if *n == i {
-                let error = json!({ "type": "error", "error": { "type": kind, "message": text } });
+                let mut error =
+                    json!({ "type": "error", "error": { "type": kind, "message": text } });
+                if let Some(details) = &options.sse_error_details {
+                    error["error"]["details"] = details.clone();
+                }
                 chunk(stream, &echo(&frame("error", &error), sent_headers)).await?;
                 break;
             }

@@ -17,6 +17,8 @@ pub struct ReplyOptions {
     pub stream_delay: Duration,
     /// After this many events, an `event: error` with `(error.type, error.message)`, then the end.
     pub sse_error_after: Option<(usize, String, String)>,
+    /// The `error.details` of that event (`{"error_code": …}`), when it has any.
+    pub sse_error_details: Option<Value>,
     /// After this many events the connection is reset (no message_stop).
     pub sse_cut_after: Option<usize>,
     /// A content_block_delta of this unknown type in the first block.
@@ -40,6 +42,7 @@ pub enum Step {
         kind: String,
         message: String,
         headers: Vec<(String, String)>,
+        /// The body's `error.details` (`{"error_code": …}`), when it has any.
         details: Option<Value>,
     },
     /// Any status and body, as given.
@@ -199,13 +202,26 @@ impl Step {
         }
     }
 
-    /// Puts `error.details` (`{"error_code": …}`) on an error.
-    pub fn details(mut self, value: Value) -> Step {
-        match &mut self {
-            Step::Error { details, .. } => *details = Some(value),
-            other => panic!("details() on {other:?}"),
+    /// Gives an API error, or the error event of a streamed reply (`sse_error_after`), the
+    /// `error.details` `{"error_code": code}` the API names the cause with.
+    pub fn error_code(self, code: &str) -> Step {
+        let details = json!({ "error_code": code });
+        match self {
+            Step::Error {
+                status,
+                kind,
+                message,
+                headers,
+                ..
+            } => Step::Error {
+                status,
+                kind,
+                message,
+                headers,
+                details: Some(details),
+            },
+            reply => reply.edit(|_, o| o.sse_error_details = Some(details)),
         }
-        self
     }
 
     /// A redirect (`307`) to `location`, with an API-style error body.

@@ -16,7 +16,9 @@ pub(super) struct Incoming {
 
 /// `text` with `{echo:NAME}` replaced by the request's header NAME as it was sent (`(none)` if
 /// it was not), and `{echo-escaped:NAME}` by the same value with every character written as a
-/// JSON `\uXXXX` escape: in a JSON string it decodes to the value, yet never matches it as text.
+/// JSON `\uXXXX` escape: in a JSON string it decodes to the value, yet never matches it as text;
+/// `{echo-token:NAME}` by the value's last word (the token of `Bearer <token>`, as a gateway that
+/// names the token it was sent writes it).
 pub fn echo(text: &str, headers: &BTreeMap<String, String>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -26,16 +28,20 @@ pub fn echo(text: &str, headers: &BTreeMap<String, String>) -> String {
         let Some(end) = tail.find('}') else {
             break;
         };
-        let (escaped, name) = match tail[1..end].split_once(':') {
-            Some(("echo", name)) => (false, name),
-            Some(("echo-escaped", name)) => (true, name),
+        let (escaped, token, name) = match tail[1..end].split_once(':') {
+            Some(("echo", name)) => (false, false, name),
+            Some(("echo-escaped", name)) => (true, false, name),
+            Some(("echo-token", name)) => (false, true, name),
             _ => {
                 out.push_str(&tail[..=end]);
                 rest = &tail[end + 1..];
                 continue;
             }
         };
-        let value = headers.get(name).map_or("(none)", String::as_str);
+        let mut value = headers.get(name).map_or("(none)", String::as_str);
+        if token {
+            value = value.split_whitespace().last().unwrap_or(value);
+        }
         if escaped {
             for unit in value.encode_utf16() {
                 out.push_str(&format!("\\u{unit:04x}"));

@@ -7,6 +7,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::Value;
 
 use super::read::{bad_kind, env_str, Given};
+use crate::engine::redact::shown_url;
 use crate::engine::{RunError, Secret};
 
 /// Headers the `headers` option may not replace.
@@ -37,7 +38,7 @@ pub fn credentials(
 }
 
 /// `baseURL`, else `ANTHROPIC_BASE_URL`, else `default`: an http(s) URL without a trailing
-/// slash, and without `/v1` (the loop adds `/v1/messages`).
+/// slash, whose path does not end with `/v1` (the loop adds `/v1/messages` to its path).
 pub fn base_url(
     option: Given,
     env: &BTreeMap<String, Value>,
@@ -52,23 +53,27 @@ pub fn base_url(
             "ANTHROPIC_BASE_URL",
         ),
     };
-    let trimmed = url.trim_end_matches('/');
-    let parsed = reqwest::Url::parse(trimmed).map_err(|e| {
-        RunError::invalid_request(format!(
-            "{source} {trimmed:?} is not a URL ({e}). Nothing was sent."
-        ))
+    // The URL is quoted as messages show URLs (no user, password or query: they may be
+    // credentials), or not at all when it cannot be read.
+    let parsed = reqwest::Url::parse(&url).map_err(|e| {
+        RunError::invalid_request(format!("{source} is not a URL ({e}). Nothing was sent."))
     })?;
+    let shown = shown_url(&url);
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(RunError::invalid_request(format!(
-            "{source} {trimmed:?} must be an http(s) URL. Nothing was sent."
+            "{source} {shown:?} must be an http(s) URL. Nothing was sent."
         )));
     }
-    if trimmed.ends_with("/v1") {
+    if parsed.path().trim_end_matches('/').ends_with("/v1") {
         return Err(RunError::invalid_request(format!(
-            "{source} {trimmed:?} must not end with /v1: /v1/messages is added to it. Nothing was sent."
+            "{source} {shown:?} must not end with /v1: /v1/messages is added to its path. Nothing was sent."
         )));
     }
-    Ok(trimmed.to_owned())
+    // A trailing slash is the path's; a query is kept as it is (a slash ending it is its own).
+    Ok(match parsed.query() {
+        Some(_) => url,
+        None => url.trim_end_matches('/').to_owned(),
+    })
 }
 
 /// `betas` and `headers`: extra request headers; the credential, version and content-type

@@ -74,7 +74,8 @@ run_options! {
     max_tokens: "maxTokens",
     /// The system prompt: a string or text blocks, sent as given. Default: none.
     system: "system",
-    /// Sent as `temperature`, from 0 to 1. Default: the API's.
+    /// Sent as `temperature`, from 0 to 1, under `apiVersion` `"2023-06-01"` only: API version
+    /// 2026-10-21 removed it. Default: the API's.
     temperature: "temperature",
     /// Sent as `tool_choice`, as given. Default: the API's (`auto`).
     tool_choice: "toolChoice",
@@ -109,7 +110,8 @@ run_options! {
     /// Where requests go, without `/v1`. Default: `ANTHROPIC_BASE_URL`, else
     /// `https://api.anthropic.com`.
     base_url: "baseURL",
-    /// The `anthropic-version` header. Default `2023-06-01`.
+    /// The `anthropic-version` header, a version date `YYYY-MM-DD` sent as given. Default
+    /// `2026-10-21`; `2023-06-01` keeps `temperature`, `topP` and `topK`, which it removed.
     api_version: "apiVersion",
     /// Retries of a failed API request. Default 2.
     max_retries: "maxRetries",
@@ -147,9 +149,9 @@ run_options! {
     thinking: "thinking",
     /// Sent as `stop_sequences`. Default: none.
     stop_sequences: "stopSequences",
-    /// Sent as `top_p`. Default: none.
+    /// Sent as `top_p`, under `apiVersion` `"2023-06-01"` only. Default: none.
     top_p: "topP",
-    /// Sent as `top_k`. Default: none.
+    /// Sent as `top_k`, under `apiVersion` `"2023-06-01"` only. Default: none.
     top_k: "topK",
     /// Sent as `metadata`. Default: none.
     metadata: "metadata",

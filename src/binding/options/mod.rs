@@ -7,6 +7,7 @@
 //! borrowed views and kept as the JSON text it came as (`RawValue`): keys keep their order, byte
 //! for byte.
 
+mod api_version;
 mod approvals;
 mod betas;
 mod connection;
@@ -94,9 +95,10 @@ fn parse_options(
         .string()?
         .or_else(|| env_str(env, "ANTHROPIC_MODEL").map(str::to_owned))
         .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
-    if let Some(v) = o.api_version.string()? {
-        cfg.api.api_version = v;
+    if let Some(version) = api_version::api_version(o.api_version)? {
+        cfg.api.api_version = version;
     }
+    api_version::removed_options(o, &cfg.api.api_version)?;
     if let Some(n) = o.max_tokens.int(1, u32::MAX as u64)? {
         cfg.max_tokens = n;
     }
@@ -148,6 +150,7 @@ fn parse_options(
     cfg.container = o.container.string()?;
     cfg.approval_scope = o.approval_scope.string()?.unwrap_or_default();
     cfg.extra_body = wire::extra_body(o.extra_body)?;
+    api_version::removed_fields(&cfg.extra_body, &cfg.api.api_version)?;
     cfg.mcp_servers = mcp_servers::mcp_servers(o.mcp_servers, &cfg.extra_body)?;
     let tokens = cfg
         .mcp_servers

@@ -47,7 +47,10 @@ fn bad_options_name_the_option() {
         (r#"{"maxTokens":0}"#, "maxTokens"),
         (r#"{"maxTokens":1.5}"#, "maxTokens"),
         (r#"{"maxTokens":"9"}"#, "maxTokens"),
-        (r#"{"temperature":3}"#, "temperature"),
+        (
+            r#"{"temperature":3,"apiVersion":"2023-06-01"}"#,
+            "Option temperature must be a number from 0 to 1",
+        ),
         (r#"{"onToolError":"ignore"}"#, "onToolError"),
         (r#"{"maxToolIterations":-1}"#, "maxToolIterations"),
         (r#"{"toolChoice":{"type":"tool"}}"#, "toolChoice"),
@@ -158,7 +161,7 @@ fn prompt_system_and_tool_choice_are_kept_byte_for_byte() {
 
 #[test]
 fn pass_through_fields_keep_their_json_and_wire_names() {
-    let r = parse(r#"{"prompt":"hi","options":{"thinking":{"type":"enabled","budget_tokens":2048},"stopSequences":["END"],"topP":0.9,"topK":5,"metadata":{"user_id":"u1"},"serviceTier":"auto","cacheControl":{"type":"ephemeral"},"outputConfig":{"effort":"low"},"contextManagement":{"edits":[]},"container":"cont_1","serverTools":[{"type":"web_search_20250305","name":"web_search","max_uses":2}],"betas":["a-1","b-2"],"headers":{"X-Trace":"t"},"extraBody":{"inference_geo":"us","z":1}}}"#).unwrap();
+    let r = parse(r#"{"prompt":"hi","options":{"thinking":{"type":"enabled","budget_tokens":2048},"stopSequences":["END"],"apiVersion":"2023-06-01","topP":0.9,"topK":5,"metadata":{"user_id":"u1"},"serviceTier":"auto","cacheControl":{"type":"ephemeral"},"outputConfig":{"effort":"low"},"contextManagement":{"edits":[]},"container":"cont_1","serverTools":[{"type":"web_search_20250305","name":"web_search","max_uses":2}],"betas":["a-1","b-2"],"headers":{"X-Trace":"t"},"extraBody":{"inference_geo":"us","z":1}}}"#).unwrap();
     let fields: Vec<(&str, &str)> = r.config.fields.iter().map(|(k, v)| (*k, v.get())).collect();
     assert_eq!(
         fields,
@@ -210,8 +213,14 @@ fn bad_types_and_refused_keys_name_the_option() {
             r#"{"stopSequences":"END"}"#,
             "Option stopSequences must be an array of strings",
         ),
-        (r#"{"topP":"0.9"}"#, "Option topP must be a number"),
-        (r#"{"topK":1.5}"#, "Option topK must be an integer"),
+        (
+            r#"{"topP":"0.9","apiVersion":"2023-06-01"}"#,
+            "Option topP must be a number",
+        ),
+        (
+            r#"{"topK":1.5,"apiVersion":"2023-06-01"}"#,
+            "Option topK must be an integer",
+        ),
         (r#"{"metadata":[]}"#, "Option metadata must be an object"),
         (
             r#"{"serviceTier":1}"#,

@@ -33,8 +33,9 @@ impl ApiClient {
             .body(body.to_http())
             .send()
             .await;
-        let network =
-            |e: reqwest::Error| AttemptFailure::network(RunError::network(&e, url, cfg.timeout));
+        let network = |e: reqwest::Error| {
+            AttemptFailure::network(RunError::network(&e, &target.shown, cfg.timeout))
+        };
         let response = sent.map_err(network)?;
         let status = response.status();
         let headers = response.headers().clone();
@@ -157,8 +158,11 @@ pub(crate) fn http_error(
     secrets: &Redactor,
 ) -> RunError {
     let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();
-    let (kind, api_message, request_id, code) = match parsed {
-        Some(b) => (b.error.kind, b.error.message, b.request_id, b.error.details),
+    let (kind, api_message, code, request_id) = match parsed {
+        Some(b) => {
+            let code = b.error.error_code();
+            (b.error.kind, b.error.message, code, b.request_id)
+        }
         None => (
             String::new(),
             format!(
@@ -169,7 +173,7 @@ pub(crate) fn http_error(
             None,
         ),
     };
-    let mut error = RunError::http(status.as_u16(), &kind, &api_message, hint.asked());
-    error.api_error_code = code;
-    error.or_request_id(request_id)
+    RunError::http(status.as_u16(), &kind, &api_message, hint.asked())
+        .with_api_error_code(code)
+        .or_request_id(request_id)
 }

@@ -3,9 +3,7 @@
 
 use std::time::Duration;
 
-use base64::Engine;
-
-use super::super::redact::MIN_HEADER_VALUE_CHARS;
+use super::super::redact::{of_header, of_url, shown_url};
 use super::super::secret::Secret;
 
 /// How long connecting, initialising and listing the tools may take together before
@@ -16,6 +14,18 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Pages of `tools/list` followed at most: a server whose cursors never end is refused rather
 /// than listed forever.
 pub const MAX_LIST_PAGES: usize = 100;
+
+/// The most a server's tool list may take, in bytes of JSON: each page as it arrives (a larger
+/// one is not read on), and the tools of all its pages together. A list is copied, checked and
+/// compiled into validators, each many times its size, and a server may send it again at any
+/// time (`list_changed`), so its size is the server's to keep small, not ours to take.
+pub const MAX_LISTING_BYTES: usize = 2 * 1024 * 1024;
+
+/// The most one tool's definition (its name, description, schemas and the rest) may take.
+pub const MAX_TOOL_BYTES: usize = 256 * 1024;
+
+/// The most one tool's input schema may take.
+pub const MAX_SCHEMA_BYTES: usize = 128 * 1024;
 
 /// The variables a stdio server inherits from this process, as the MCP TypeScript SDK's default:
 /// enough to find programs and a home, and nothing else (no `ANTHROPIC_API_KEY`, no approval
@@ -38,9 +48,6 @@ pub const INHERITED_ENV: &[&str] = &[
     "USERPROFILE",
     "PROGRAMFILES",
 ];
-
-/// A URL path segment this long is taken for a credential (no route name is).
-const PATH_SECRET_CHARS: usize = 20;
 
 /// How the engine reaches an MCP server.
 #[derive(Clone, Debug)]
@@ -79,66 +86,25 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// The secrets to take out of anything this server, its transport or its results say: each
-    /// header value, the credential after its scheme (`Bearer <token>`: a server may echo the
-    /// token alone; `Basic` decoded to its password too), and the password and query values of
-    /// the URL. Values shorter than [`MIN_HEADER_VALUE_CHARS`] are no secret (`1`, `v2`) and are
-    /// left alone, as for the `headers` run option.
+    /// The secrets to take out of anything this server, its transport or its results say: those
+    /// of each header value and of the URL, by the rule the run options follow too
+    /// ([`of_header`], [`of_url`]).
     pub fn secrets(&self) -> Vec<String> {
-        let mut out = Vec::new();
         let Transport::Http { url, headers } = &self.transport else {
-            return out;
+            return Vec::new();
         };
-        for (_, value) in headers {
-            let value = value.expose().trim();
-            out.push(value.to_owned());
-            if let Some((scheme, credential)) = value.split_once(' ') {
-                let credential = credential.trim();
-                out.push(credential.to_owned());
-                if scheme.eq_ignore_ascii_case("basic") {
-                    let decoded = base64::engine::general_purpose::STANDARD
-                        .decode(credential)
-                        .ok()
-                        .and_then(|b| String::from_utf8(b).ok());
-                    if let Some(pair) = decoded {
-                        out.extend(pair.split_once(':').map(|(_, pw)| pw.to_owned()));
-                        out.push(pair);
-                    }
-                }
-            }
-        }
-        if let Ok(url) = reqwest::Url::parse(url) {
-            out.extend(url.password().map(str::to_owned));
-            out.extend(url.query_pairs().map(|(_, v)| v.into_owned()));
-            // Some hosted servers put the key in the path (`/s/<key>/mcp`): a long segment is one.
-            out.extend(
-                url.path_segments()
-                    .into_iter()
-                    .flatten()
-                    .filter(|s| s.len() >= PATH_SECRET_CHARS)
-                    .map(str::to_owned),
-            );
-        }
-        out.retain(|s| s.chars().count() >= MIN_HEADER_VALUE_CHARS);
-        out
+        headers
+            .iter()
+            .flat_map(|(_, value)| of_header(value.expose()))
+            .chain(of_url(url))
+            .collect()
     }
 
     /// Where the server is, for messages: its command, or its URL without what may carry a
     /// credential (the user and password, the query).
     pub fn location(&self) -> String {
         match &self.transport {
-            Transport::Http { url, .. } => match reqwest::Url::parse(url) {
-                Ok(u) => format!(
-                    "{}://{}{}",
-                    u.scheme(),
-                    u.host_str().map_or(String::new(), |h| match u.port() {
-                        Some(p) => format!("{h}:{p}"),
-                        None => h.to_owned(),
-                    }),
-                    u.path()
-                ),
-                Err(_) => "(a URL)".to_owned(),
-            },
+            Transport::Http { url, .. } => shown_url(url),
             Transport::Stdio { command, .. } => command.clone(),
         }
     }
@@ -172,6 +138,7 @@ mod tests {
 
     #[test]
     fn the_secrets_of_a_server_are_its_credentials_wherever_they_may_be_echoed() {
+        use base64::Engine;
         let basic = base64::engine::general_purpose::STANDARD.encode("alice:pw-0123456789");
         let config = ServerConfig {
             name: "docs".into(),

@@ -11,11 +11,13 @@ use rmcp::service::{ClientInitializeError, NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransportConfig, StreamableHttpError,
 };
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio_util::sync::CancellationToken;
 
+use super::capped::Capped;
 use super::config::{child_env, Transport};
+use super::stdio::Stdio;
 
 /// An open session: the engine's side of one connection.
 pub type Session = RunningService<RoleClient, Handler>;
@@ -59,7 +61,7 @@ pub async fn open(
         Transport::Http { url, headers } => {
             let client = http_client(headers)?;
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-            let transport = StreamableHttpClientTransport::with_client(client, config);
+            let transport = StreamableHttpClientTransport::with_client(Capped::new(client), config);
             handler
                 .serve_with_ct(transport, shutdown)
                 .await
@@ -78,10 +80,8 @@ pub async fn open(
             if let Some(cwd) = cwd {
                 cmd.current_dir(cwd);
             }
-            let (child, _) = TokioChildProcess::builder(cmd)
-                .stderr(own_stderr())
-                .spawn()
-                .map_err(|e| format!("it could not be started ({e})"))?;
+            cmd.stderr(own_stderr());
+            let child = Stdio::spawn(cmd).map_err(|e| format!("it could not be started ({e})"))?;
             handler
                 .serve_with_ct(child, shutdown)
                 .await
@@ -171,10 +171,8 @@ fn init_error(error: &ClientInitializeError) -> String {
     if let Some(status) = redirect_status(&text) {
         return format!("it answered with a redirect (HTTP {status}), which is not followed: give registerMcpServer the final URL");
     }
-    // What the server wrote (an error body) is quoted; a server cannot make the sentence endless.
-    if text.chars().count() > MAX_CAUSE_CHARS {
-        text = text.chars().take(MAX_CAUSE_CHARS).collect::<String>() + "…";
-    }
+    // Whole: what the server wrote (an error body) is cut where it is quoted, after its
+    // secrets are taken out.
     text
 }
 
@@ -197,9 +195,6 @@ pub fn plain(text: &str) -> String {
     out.push_str(rest);
     out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
-
-/// How much of a failure's cause is quoted, in characters.
-const MAX_CAUSE_CHARS: usize = 400;
 
 /// The redirect status of a refused response (the transport reports a 3xx as an unexpected
 /// response, `HTTP 307 Temporary Redirect: …`).

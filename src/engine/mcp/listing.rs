@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use super::super::tool::{valid_name, ToolSpec};
 use super::config::ServerConfig;
+use super::list::Listing;
 
 /// One of a server's tools as the engine offers it.
 #[derive(Clone)]
@@ -15,20 +16,33 @@ pub struct Listed {
     pub spec: ToolSpec,
 }
 
-/// The tools of `listed` (the `tools` entries of `tools/list` answers) that `config` keeps, and
-/// one `"name" (why)` line per tool that cannot be offered.
-pub fn definitions(config: &ServerConfig, listed: &[Value]) -> (Vec<Listed>, Vec<String>) {
+/// The tools of `listing` that `config` keeps, and one `"name" (why)` line per tool that cannot
+/// be offered.
+pub fn definitions(config: &ServerConfig, listing: &Listing) -> (Vec<Listed>, Vec<String>) {
     let mut kept = Vec::new();
     let mut problems = Vec::new();
+    let taken = |remote: &str| {
+        config
+            .tools
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|n| n == remote))
+    };
+    for (remote, why) in &listing.oversized {
+        if taken(remote) {
+            problems.push(format!(
+                "{} ({why})",
+                quoted(&format!("{}{remote}", config.prefix))
+            ));
+        }
+    }
+    let listed = &listing.tools;
     for tool in listed {
         let Some(remote) = tool.get("name").and_then(Value::as_str) else {
             problems.push("a tool without a name (the server's list is malformed)".to_owned());
             continue;
         };
-        if let Some(only) = &config.tools {
-            if !only.iter().any(|n| n == remote) {
-                continue;
-            }
+        if !taken(remote) {
+            continue;
         }
         let name = format!("{}{remote}", config.prefix);
         if !valid_name(&name) {
@@ -65,7 +79,8 @@ pub fn definitions(config: &ServerConfig, listed: &[Value]) -> (Vec<Listed>, Vec
         for wanted in only {
             let offered = listed
                 .iter()
-                .any(|t| t.get("name").and_then(Value::as_str) == Some(wanted));
+                .any(|t| t.get("name").and_then(Value::as_str) == Some(wanted))
+                || listing.oversized.iter().any(|(name, _)| name == wanted);
             if !offered {
                 problems.push(format!(
                     "{} (named in tools, but the server does not offer it)",
@@ -114,7 +129,11 @@ mod tests {
             tool("fetch"),
             json!({ "name": "weird", "inputSchema": { "type": "array" } }),
         ];
-        let (kept, problems) = definitions(&config("docs_", None), &listed);
+        let listing = |tools: &[Value]| Listing {
+            tools: tools.to_vec(),
+            oversized: vec![("huge".into(), "too large".into())],
+        };
+        let (kept, problems) = definitions(&config("docs_", None), &listing(&listed));
         let names: Vec<&str> = kept.iter().map(|k| k.spec.name.as_str()).collect();
         assert_eq!(names, ["docs_search", "docs_fetch"]);
         assert_eq!(kept[0].remote, "search");
@@ -122,11 +141,13 @@ mod tests {
             kept[0].spec.definition.get(),
             r#"{"description":"d","input_schema":{"type":"object"},"name":"docs_search"}"#
         );
-        assert_eq!(problems.len(), 2, "{problems:?}");
-        assert!(problems[0].starts_with("\"docs_bad name!\" (not a name"));
-        assert!(problems[1].contains("\"docs_weird\""));
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert_eq!(problems[0], "\"docs_huge\" (too large)");
+        assert!(problems[1].starts_with("\"docs_bad name!\" (not a name"));
+        assert!(problems[2].contains("\"docs_weird\""));
 
-        let (kept, problems) = definitions(&config("", Some(&["fetch", "gone"])), &listed);
+        let (kept, problems) =
+            definitions(&config("", Some(&["fetch", "gone"])), &listing(&listed));
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].spec.name, "fetch");
         assert_eq!(

@@ -4,12 +4,15 @@
 //! events).
 
 pub mod call;
+pub mod capped;
 pub mod catalog;
 pub mod config;
 pub mod connect;
 pub mod content;
+pub mod list;
 pub mod listing;
 pub mod server;
+pub mod stdio;
 
 pub use catalog::Catalog;
 pub use config::{ServerConfig, Transport};

@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    PaginatedRequestParams, RequestId, RequestMetaObject, ServerResult,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, RequestId,
+    RequestMetaObject, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use rmcp::RoleClient;
@@ -16,9 +16,10 @@ use tokio_util::sync::CancellationToken;
 use super::super::redact::Redactor;
 use super::super::tool::ToolOutcome;
 use super::catalog::ToolsChanged;
-use super::config::{ServerConfig, CONNECT_TIMEOUT, MAX_LIST_PAGES};
+use super::config::{ServerConfig, CONNECT_TIMEOUT};
 use super::connect::{open, Handler, Session};
 use super::content;
+use super::list::list_all;
 use super::listing::{definitions, Listed};
 
 /// A registered MCP server.
@@ -98,14 +99,20 @@ impl McpServer {
         &self.config.name
     }
 
-    /// "Could not connect to the MCP server …: why." with the secrets taken out.
+    /// "Could not connect to the MCP server …: why." with the secrets taken out, `why` cut.
     fn failure(&self, why: &str) -> String {
-        let text = format!(
-            "could not connect to the MCP server {:?} ({}): {why}",
+        let location = self.config.location();
+        format!(
+            "could not connect to the MCP server {:?} ({}): {}",
             self.config.name,
-            self.config.location()
-        );
-        self.redactor.redact(&text).into_owned()
+            self.redactor.redact(&location),
+            self.cause(why)
+        )
+    }
+
+    /// What the server or its transport said, for a message: its secrets taken out, then cut.
+    fn cause(&self, text: &str) -> String {
+        self.redactor.clip(text, MAX_CAUSE_CHARS)
     }
 
     /// A peer of the open session, opening one first if there is none or it has closed.
@@ -171,7 +178,7 @@ impl McpServer {
         }) {
             Ok(listed) => listed,
             Err(why) => {
-                let why = self.redactor.redact(&why).into_owned();
+                let why = self.cause(&why);
                 warn(&format!(
                     "the tools of the MCP server {:?} changed, but listing them failed: {why}. Its earlier tools stay offered.",
                     self.config.name
@@ -258,13 +265,17 @@ impl McpServer {
         let text = match error {
             ServiceError::McpError(e) => format!(
                 "the MCP server {server:?} answered tools/call {remote:?} with a JSON-RPC error (code {}): {}",
-                e.code.0, e.message
+                e.code.0,
+                self.cause(&e.message)
             ),
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => format!(
                 "the connection to the MCP server {server:?} dropped during the call of {remote:?} ({}); it was not sent again, as it may have reached the server. The next call reconnects.",
-                super::connect::plain(&error.to_string())
+                self.cause(&super::connect::plain(&error.to_string()))
             ),
-            other => format!("the MCP server {server:?} failed the call of {remote:?}: {other}"),
+            other => format!(
+                "the MCP server {server:?} failed the call of {remote:?}: {}",
+                self.cause(&other.to_string())
+            ),
         };
         self.redactor.redact(&text).into_owned()
     }
@@ -320,32 +331,8 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// Every page of `tools/list`, as JSON, the server's secrets taken out.
-async fn list_all(peer: &Peer<RoleClient>, redactor: &Redactor) -> Result<Vec<Value>, String> {
-    let mut out = Vec::new();
-    let mut cursor = None;
-    for _ in 0..MAX_LIST_PAGES {
-        let page = peer
-            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
-            .await
-            .map_err(|e| format!("its tools/list failed ({e})"))?;
-        for tool in &page.tools {
-            let mut json = serde_json::to_value(tool)
-                .map_err(|e| format!("its tool list could not be read ({e})"))?;
-            // What the server lists goes to the model and the developer; it may echo the
-            // credentials it was sent (a name holding one is then no name the API takes).
-            redactor.redact_json(&mut json);
-            out.push(json);
-        }
-        match page.next_cursor {
-            Some(next) => cursor = Some(next),
-            None => return Ok(out),
-        }
-    }
-    Err(format!(
-        "its tools/list went on past {MAX_LIST_PAGES} pages"
-    ))
-}
+/// How much of what a server or its transport said is quoted, in characters.
+const MAX_CAUSE_CHARS: usize = 400;
 
 /// A warning for the developer: through the crate's log when it is on, else on stderr.
 fn warn(text: &str) {

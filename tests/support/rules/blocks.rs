@@ -8,6 +8,7 @@ use super::fields::{cache_control, extra_keys, unknown_tag};
 use super::mcp_connector;
 use super::signatures::{sign_thinking, valid_redacted_data};
 use super::tool_changes::{system_message_problems, tool_change_list};
+use super::versions;
 use super::EMPTY_MESSAGE;
 
 /// The ids of `tool_use` blocks (and what a `tool_result` names) must match this.
@@ -216,7 +217,13 @@ fn compaction_problems(block: &Value, at: &str) -> Vec<String> {
 
 /// Roles and content blocks are well-formed, and no message but a final assistant one is empty.
 /// `betas` and `offered` (the tools' names): what a `system` message (tool changes) needs.
-pub(super) fn check_shapes(messages: &[Value], betas: &[String], offered: &[&str]) -> Vec<String> {
+/// `version`: the API version the request speaks (what it refuses, see `versions`).
+pub(super) fn check_shapes(
+    messages: &[Value],
+    betas: &[String],
+    offered: &[&str],
+    version: &str,
+) -> Vec<String> {
     let mut problems = Vec::new();
     let last = messages.len() - 1;
     for (n, message) in messages.iter().enumerate() {
@@ -252,15 +259,25 @@ pub(super) fn check_shapes(messages: &[Value], betas: &[String], offered: &[&str
             ));
             continue;
         };
+        if role == "user" {
+            problems.extend(versions::user_citations(blocks, n, version));
+        }
         for (m, block) in blocks.iter().enumerate() {
             let at = format!("messages.{n}.content.{m}");
             problems.extend(block_cache_control(block, &at));
+            if role == "assistant" {
+                if let Some(problem) = versions::assistant_block_problem(block, &at, version) {
+                    problems.push(problem);
+                    continue;
+                }
+            }
             match (role, block["type"].as_str()) {
                 (_, Some("text")) if block["text"].is_string() => {
                     problems.extend(text_problems(block, &at));
                 }
                 ("user", Some("image")) => problems.extend(image_problem(block, &at)),
-                ("user", Some("document")) => problems.extend(document_problem(block, &at)),
+                // An assistant message may hold one under the versions before the removals.
+                (_, Some("document")) => problems.extend(document_problem(block, &at)),
                 ("user", Some("search_result")) if search_result_ok(block) => {}
                 ("assistant", Some("tool_use")) => {
                     match block["id"].as_str() {

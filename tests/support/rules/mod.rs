@@ -9,8 +9,8 @@
 //! `context_management` (its edits and their betas), `tools` (and `tool_choice`), `blocks`
 //! (messages and their blocks), `tool_changes` (system messages and their tool changes),
 //! `mcp_connector` (`mcp_servers`, their toolsets and their calls' blocks), `conversation`
-//! (rules across messages), `signatures`. The route, the credentials and the
-//! headers are checked here.
+//! (rules across messages), `signatures`, `versions` (the API versions, and what 2026-10-21
+//! refuses that 2023-06-01 takes). The route, the credentials and the headers are checked here.
 
 mod blocks;
 mod context_management;
@@ -22,6 +22,7 @@ mod schema_subset;
 mod signatures;
 mod tool_changes;
 mod tools;
+mod versions;
 
 use std::collections::BTreeMap;
 
@@ -47,6 +48,8 @@ pub use signatures::{
 };
 #[allow(unused_imports)]
 pub use tool_changes::TOOL_CHANGES_BETA;
+#[allow(unused_imports)]
+pub use versions::{CURRENT as CURRENT_VERSION, LEGACY as LEGACY_VERSION};
 
 use blocks::check_shapes;
 use context_management::check_context_management;
@@ -67,13 +70,25 @@ pub fn check_request(
 ) -> (Value, Vec<String>) {
     let (body, mut problems) = check_head(method, path, headers, body, credentials);
     if !body.is_null() {
-        problems.extend(check_body_with_betas(&body, &betas_of(headers)));
+        problems.extend(check_body_under(
+            &body,
+            &betas_of(headers),
+            version_of(headers),
+        ));
     }
     (body, problems)
 }
 
+/// The `anthropic-version` a request's body rules are checked under (an unknown or missing one
+/// is refused by [`check_head`]; its body is then checked as the oldest version's).
+pub fn version_of(headers: &BTreeMap<String, String>) -> &str {
+    headers
+        .get("anthropic-version")
+        .map_or(versions::LEGACY, String::as_str)
+}
+
 /// Checks the route, the credentials and the headers of one request, and parses its body
-/// (`Null` if not JSON); the body's own rules are [`check_body_with_betas`]'s.
+/// (`Null` if not JSON); the body's own rules are [`check_body_under`]'s.
 pub fn check_head(
     method: &str,
     path: &str,
@@ -103,11 +118,12 @@ pub fn check_head(
     if !sent.is_some_and(|c| credentials.iter().any(|known| known == c)) {
         problems.push(UNAUTHENTICATED.into());
     }
-    match headers.get("anthropic-version") {
+    let version = headers.get("anthropic-version");
+    match version {
         None => problems.push("anthropic-version: header is required".into()),
-        Some(version) if version != API_VERSION => problems.push(format!(
-            "anthropic-version: \"{version}\" is not a valid version (this test server accepts only \"{API_VERSION}\")"
-        )),
+        Some(version) if !versions::VERSIONS.contains(&version.as_str()) => {
+            problems.push(versions::unknown_version(version))
+        }
         Some(_) => {}
     }
     // A parameter such as `; charset=utf-8` may follow the media type, as the API allows.
@@ -144,9 +160,6 @@ pub fn betas_of(headers: &BTreeMap<String, String>) -> Vec<String> {
         })
         .unwrap_or_default()
 }
-
-/// The one `anthropic-version` the API documents.
-const API_VERSION: &str = "2023-06-01";
 
 /// The API's words (with a 401 `authentication_error`) for a request without valid credentials.
 pub const UNAUTHENTICATED: &str = "invalid x-api-key";
@@ -214,15 +227,24 @@ pub fn check_body(body: &Value) -> Vec<String> {
     check_body_with_betas(body, &[])
 }
 
-/// The body's fields, tools and messages, sent with these betas (which the beta features need).
+/// The body's fields, tools and messages, sent with these betas (which the beta features need)
+/// under API version 2023-06-01.
 pub fn check_body_with_betas(body: &Value, betas: &[String]) -> Vec<String> {
+    check_body_under(body, betas, versions::LEGACY)
+}
+
+/// The body's fields, tools and messages, sent with these betas under API `version` (one this
+/// server speaks).
+pub fn check_body_under(body: &Value, betas: &[String], version: &str) -> Vec<String> {
     let mut problems = Vec::new();
     let Some(fields) = body.as_object() else {
         return vec!["the body is not an object".into()];
     };
+    let removed =
+        |key: &str| versions::has_removals(version) && versions::REMOVED_FIELDS.contains(&key);
     for key in fields.keys() {
-        if !TOP_LEVEL.contains(&key.as_str()) {
-            problems.push(format!("{key}: Extra inputs are not permitted"));
+        if !TOP_LEVEL.contains(&key.as_str()) || removed(key) {
+            problems.push(versions::removed_field(key));
         }
     }
     if body["model"].as_str().is_none_or(|m| m.is_empty()) {
@@ -258,7 +280,7 @@ pub fn check_body_with_betas(body: &Value, betas: &[String]) -> Vec<String> {
     problems.extend(check_thinking_compatibility(body));
     match body["messages"].as_array() {
         Some(messages) if !messages.is_empty() => {
-            problems.extend(check_shapes(messages, betas, &offered_names(body)));
+            problems.extend(check_shapes(messages, betas, &offered_names(body), version));
             if problems.is_empty() {
                 let rules = [
                     check_pairing(messages),

@@ -1,0 +1,62 @@
+//! The errors the API itself gave: an HTTP error answer, or an `event: error` in a stream after
+//! HTTP 200, each with the API's type, words and `error.details.error_code`.
+
+use std::time::Duration;
+
+use super::{twin_status, ErrorCode, RunError};
+
+impl RunError {
+    /// The API answered HTTP `status` (an error status): the code the status maps to, the
+    /// API's own `error.type` (`kind`, may be empty) and `error.message`, and what to do.
+    /// `retry_after` is kept only where waiting is the advice (`rate_limited`, `overloaded`).
+    pub fn http(status: u16, kind: &str, api_message: &str, retry_after: Option<Duration>) -> Self {
+        let code = ErrorCode::for_status(status);
+        let mut error = RunError::api_said(
+            code,
+            &format!("The Anthropic API answered HTTP {status}"),
+            kind,
+            api_message,
+        );
+        error.status = Some(status);
+        if matches!(code, ErrorCode::RateLimited | ErrorCode::Overloaded) {
+            error.retry_after = retry_after.map(|d| d.as_secs_f64());
+        }
+        error
+    }
+
+    /// The API sent an `event: error` in a streamed reply, after HTTP 200: the code and advice
+    /// of the HTTP answer of its type ([`twin_status`]), but no status (the answer was a 200).
+    pub fn stream_error_event(kind: &str, api_message: &str) -> Self {
+        let twin = twin_status(kind).as_u16();
+        RunError::api_said(
+            ErrorCode::for_status(twin),
+            &format!("The Anthropic API sent an error event in the stream after HTTP 200 (like HTTP {twin})"),
+            kind,
+            api_message,
+        )
+    }
+
+    /// The sentence of an API error: how it arrived, the API's type and words, and the advice.
+    fn api_said(code: ErrorCode, arrived: &str, kind: &str, api_message: &str) -> Self {
+        let what = if kind.is_empty() {
+            String::new()
+        } else {
+            format!(" {kind}")
+        };
+        RunError::new(
+            code,
+            format!(
+                "{arrived}{what}: {}.{}",
+                // The API's message often ends with a period of its own.
+                api_message.trim_end_matches('.'),
+                code.advice()
+            ),
+        )
+    }
+
+    /// Gives the code the API's refusal names its cause with (`error.details.error_code`).
+    pub fn with_api_error_code(mut self, code: Option<String>) -> Self {
+        self.api_error_code = code;
+        self
+    }
+}

@@ -55,7 +55,7 @@ export function preparePackage() {
       const banner = `\n${'!'.repeat(78)}\n!! The addon is a ${addon.profile} build: its figures mean nothing. Run \`npm run build\` (release) first.\n${'!'.repeat(78)}\n\n`
       // Against another commit, whose addon is always built release, even a smoke run refuses a debug one.
       if (against && !opts['allow-debug']) {
-        die(`the working tree's addon ${addon.source} is a ${addon.profile} build (index.js would load it): comparing it with ${against.short}'s release build means nothing; run \`npm run build\` (release) first`)
+        die(`the addon measured as this tree's, ${addon.source}, is a ${addon.profile} build: comparing it with ${against.short}'s release build means nothing; run \`npm run build\` (release) first`)
       }
       if (quick || opts['allow-debug']) process.stderr.write(banner)
       else die(`the addon ${addon.source} is a ${addon.profile} build; run \`npm run build\` (release) first (or pass --addon FILE, or --allow-debug: never written to RESULTS.md)`)

@@ -16,6 +16,8 @@
 //              slow run left out for ending after the window
 //   cold p99   p99 of the first wave (the first `concurrency` runs, started together on a cold process
 //              with no connection open yet): what a burst at start-up sees, reported apart
+//   start      the contender's module imported and set up (for this package: `require` and its tools
+//              registered), in this fresh process before any run: the cold start an app pays once
 //   ELD p99    monitorEventLoopDelay at 1 ms resolution; it records whole intervals, so the 1 ms is
 //              taken off: what is reported is the delay beyond the timer's own interval
 //   peak RSS   process.resourceUsage().maxRSS over the life of the process
@@ -86,7 +88,11 @@ const expectedCalls = workload.rounds * workload.callsPerRound
 const expectedStreamed = workload.stream ? streamedText(workload) : null
 /** Tool runs in this process per run: none when the MCP server runs the tools. */
 const localCalls = workload.form === 'mcp' ? 0 : expectedCalls
+// Cold start: the contender's module imported and set up in this fresh process (for this package:
+// its `require` and its tools registered), before any run.
+const start0 = performance.now()
 const contender = await (await import(`./contenders/${contenderModule(name, workload.name)}`)).setup({ url: values.url, mcpUrl: values['mcp-url'], apiKey: API_KEY, workload })
+const startMs = performance.now() - start0
 if (contender.skip) {
   process.stdout.write(`${JSON.stringify({ skipped: contender.skip, contender: name, workload: workload.name, concurrency })}\n`)
   process.exit(0)
@@ -264,6 +270,7 @@ const result = {
   p99OverP50: latencies.length > 0 ? percentile(latencies, 99) / percentile(latencies, 50) : null,
   latencyRuns: latencies.length,
   coldP99Ms: percentile(coldLatencies, 99),
+  startMs,
   ttfpP50Ms: workload.stream ? percentile(ttfps, 50) : null,
   ttfpP99Ms: workload.stream ? percentile(ttfps, 99) : null,
   eldP99Ms: eld ? Math.max(0, eld.percentile(99) / 1e6 - Math.max(1, eldResolution)) : null,

@@ -2,9 +2,12 @@
 // is better), the median of the rounds for each contender in each cell, how far the rounds were
 // apart, and ours as a ratio of the best peer or the floor. Also how a figure is printed.
 
+import { fix } from './format.mjs'
 import { PEERS } from './lineup.mjs'
 import { cellContenders } from './settings.mjs'
 import { WORKLOADS } from './workloads.mjs'
+
+export { fix, fmtRatio } from './format.mjs'
 
 /** The figures of the tables: key, heading, which way is better, how to print it. */
 export const FIGURES = [
@@ -16,6 +19,7 @@ export const FIGURES = [
   { key: 'p99Ms', head: 'p99 ms', better: 'min', fmt: (v) => fix(v, v >= 100 ? 0 : 2) },
   { key: 'p99OverP50', head: 'p99 / p50', better: 'min', fmt: (v) => fix(v, 2) },
   { key: 'coldP99Ms', head: 'cold p99 ms', better: 'min', fmt: (v) => fix(v, v >= 100 ? 0 : 2) },
+  { key: 'startMs', head: 'start ms', better: 'min', fmt: (v) => fix(v, 1) },
   { key: 'eldP99Ms', head: 'ELD p99 ms', better: 'min', fmt: (v) => fix(v, 2) },
   { key: 'peakRssMb', head: 'peak RSS MB', better: 'min', fmt: (v) => fix(v, 1) },
 ]
@@ -29,14 +33,6 @@ export const STREAM_FIGURES = [
 ]
 export const figuresOf = (workload) => (WORKLOADS[workload]?.stream ? STREAM_FIGURES : FIGURES)
 
-/** A figure with `digits` decimals, or a dash when it was not measured. */
-export function fix(v, digits) {
-  return v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(digits)
-}
-
-export function fmtRatio(r) {
-  return r === null ? '–' : `${r.toFixed(2)}×`
-}
 
 function median(xs) {
   const s = xs.filter((x) => x !== null && x !== undefined && Number.isFinite(x)).sort((a, b) => a - b)

@@ -1,18 +1,29 @@
 // Who is measured: the contenders, the peers among them (ours is compared with the best of these),
 // their names in the tables, and the packages the peers need in bench/node_modules.
 
+import { baseOf } from './against.mjs'
 import { WORKLOADS } from './workloads.mjs'
 
-export const ALL_CONTENDERS = ['ours', 'ours-traced', 'sdk', 'ai', 'floor']
+export const ALL_CONTENDERS = ['ours', 'ours-hooks', 'ours-traced', 'sdk', 'ai', 'floor']
 export const PEERS = ['sdk', 'ai']
 /** The contenders that load this package (the addon copy measured, its build checked). */
-export const OURS = ['ours', 'ours-traced']
+export const OURS = ['ours', 'ours-hooks', 'ours-traced']
 /**
  * `ours-traced` (this package with an OpenTelemetry SDK registered) is measured only on these
  * workloads: its figure is what tracing adds to a run, and one small run shows it best (on a
  * heavy run the per-span cost would vanish in the work on 300 KB of history).
  */
 export const TRACED_WORKLOADS = ['order']
+/** `ours-hooks` (this package with its three lifecycle hooks set), likewise: what hooks add to a small run. */
+export const HOOKED_WORKLOADS = ['order']
+/** Whether a contender (or its twin at another commit, `ours-hooks@1a2b3c4d5`) is measured on a workload at all. */
+export function measuredOn(contender, workload) {
+  const c = baseOf(contender)
+  if (!contendersOf(workload).includes(c)) return false
+  if (c === 'ours-traced') return TRACED_WORKLOADS.includes(workload)
+  if (c === 'ours-hooks') return HOOKED_WORKLOADS.includes(workload)
+  return true
+}
 /** The streaming workload has no floor: ours, the SDK's messages.stream loop and the AI SDK's streamText. */
 export const STREAM_CONTENDERS = ['ours', 'sdk', 'ai']
 /**
@@ -26,6 +37,7 @@ export const contendersOf = (workload) => ({ stream: STREAM_CONTENDERS, mcp: MCP
 export const contenderModule = (contender, workload) => `${contender}${WORKLOADS[workload]?.form ? `-${WORKLOADS[workload].form}` : ''}.mjs`
 const LABEL = {
   ours: 'anthropic-tool-calling',
+  'ours-hooks': 'anthropic-tool-calling, with hooks (onToolCall, onToolResult, onStepFinish)',
   'ours-traced': 'anthropic-tool-calling, traced (OpenTelemetry SDK)',
   sdk: '@anthropic-ai/sdk toolRunner',
   ai: 'ai generateText',
@@ -41,8 +53,12 @@ const MCP_LABEL = {
   sdk: '@anthropic-ai/sdk toolRunner + mcpTools',
   ai: 'ai generateText + @ai-sdk/mcp',
 }
-/** The name of a contender in the tables of a workload (a workload with a form names that form). */
-export const label = (contender, workload) => (({ stream: STREAM_LABEL, mcp: MCP_LABEL })[WORKLOADS[workload]?.form] ?? LABEL)[contender]
+/** The name of a contender in the tables of a workload (a workload with a form names that form; a ref's twin, its commit). */
+export function label(contender, workload) {
+  const base = baseOf(contender)
+  const name = (({ stream: STREAM_LABEL, mcp: MCP_LABEL })[WORKLOADS[workload]?.form] ?? LABEL)[base]
+  return base === contender ? name : `${name}, at ${contender.slice(base.length + 1)}`
+}
 export const PEER_PACKAGES = ['@anthropic-ai/sdk', 'ai', '@ai-sdk/anthropic', 'zod']
 /** What the mcp cell needs beside them: the MCP server's SDK (every contender's server) and the AI SDK's MCP client. */
 export const MCP_PACKAGES = ['@modelcontextprotocol/sdk', '@ai-sdk/mcp']

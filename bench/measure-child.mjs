@@ -2,10 +2,13 @@
 // and its figures read back from the JSON line it prints last. A child that crashes, hangs or
 // prints no figures gives a broken measurement (one failure), never an exception: the run goes on.
 // A child whose contender cannot be measured in this build says so ({ skipped }), and that is passed on.
+// A twin at another commit (`ours@1a2b3c4d5`, --against) is its contender with that commit's copy
+// of the package in `env`; its figures carry its own name.
 
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { baseOf } from './against.mjs'
 import { launcher, limits, niceArgs, noEld, seconds, warmup } from './settings.mjs'
 import { WORKLOADS } from './workloads.mjs'
 
@@ -16,7 +19,7 @@ export function measureInChild(urls, contender, workload, concurrency, env) {
   const { warmupRuns, maxRuns } = limits(concurrency, workload)
   const args = [
     path.join(here, 'child.mjs'),
-    '--contender', contender,
+    '--contender', baseOf(contender),
     '--workload', workload,
     '--concurrency', String(concurrency),
     '--url', urls.api,
@@ -45,11 +48,11 @@ export function measureInChild(urls, contender, workload, concurrency, env) {
         result = line ? JSON.parse(line) : null
       } catch {}
       if (err.trim()) process.stderr.write(err.replace(/^/gm, `  [${contender}] `))
-      if (result?.skipped && code === 0) resolve(result)
+      if (result?.skipped && code === 0) resolve({ ...result, contender })
       else if (!result || result.fatal || code !== 0) {
         const why = result?.fatal ?? (signal ? `killed by ${signal} after ${Math.round(limitMs / 1000)} s` : `exited ${code}`)
         resolve({ contender, workload, concurrency, failures: 1, firstFailure: `the measurement failed: ${why}`, broken: true })
-      } else resolve(result)
+      } else resolve({ ...result, contender })
     })
   })
 }

@@ -4,22 +4,31 @@
 // server's), and a line of progress is printed as it ends.
 
 import os from 'node:os'
+import { baseOf } from './against.mjs'
 import { fix } from './figures.mjs'
 import { OURS } from './lineup.mjs'
 import { measureInChild } from './measure-child.mjs'
-import { cellContenders, die, quick, rounds, seconds, warmup } from './settings.mjs'
+import { cellContenders, die, quick, refs, rounds, seconds, warmup } from './settings.mjs'
 import { startMcpServer, startServer } from './start-server.mjs'
 import { WORKLOADS } from './workloads.mjs'
 
 /**
  * Measures every cell `rounds` times. Each measurement is pushed onto `raw`, and anything odd onto
- * `problems`; returns whether the run stopped early (the stand-in failed half-way).
+ * `problems`; returns whether the run stopped early (the stand-in failed half-way). `ref`: with
+ * --against, the other commit's `{ short, env, addon }` (its twins' children get its env), else null.
  */
-export async function measureAll({ cells, machine: m, load0, addon, env, raw, problems }) {
+export async function measureAll({ cells, machine: m, load0, addon, env, raw, problems, ref = null }) {
   const measurements = cells.reduce((n, cell) => n + cellContenders(cell.workload).length, 0)
   console.log(`bench: ${quick ? 'QUICK (smoke run, figures are not measurements)' : 'full run'}: ${rounds} round(s) × ${cells.length} cell(s), ${measurements} measurement(s) a round, ${quick ? 'counted runs' : `${warmup} s warm-up + ${seconds} s measured each`}`)
   console.log(`machine: ${m.nproc} × ${m.cpu}, ${m.memGiB} GiB, Node ${m.node}; load average ${load0.map((x) => x.toFixed(2)).join(' ')}`)
   if (addon) console.log(`addon: ${addon.source}: ${addon.profile} build, ${(addon.size / 2 ** 20).toFixed(1)} MiB, built ${new Date(addon.mtimeMs).toISOString()}, sha256 ${addon.sha256}… (measured from a copy)`)
+  if (ref) {
+    console.log(`against: ${ref.addon.ref} = ${ref.addon.sha}: ${ref.addon.source}: ${ref.addon.profile} build, ${(ref.addon.size / 2 ** 20).toFixed(1)} MiB, sha256 ${ref.addon.sha256}… (measured from a copy)`)
+    // Byte for byte the same package: whatever the ratios say is this machine's noise, which is worth knowing too.
+    if (addon && ref.addon.sha256 === addon.sha256 && ref.addon.jsSha256 === addon.jsSha256) {
+      console.log(`against: ${ref.addon.ref} is this tree's package byte for byte (addon and JS): the ratios will show this machine's noise alone`)
+    } else if (addon && ref.addon.sha256 === addon.sha256) console.log(`against: the same addon as this tree's; only the JS differs`)
+  }
   if (!quick && load0[0] > 0.5 * m.nproc) {
     console.log(`bench: warning: the machine is busy (1-min load ${load0[0].toFixed(2)} on ${m.nproc} cores); figures will be noisy`)
   }
@@ -48,7 +57,8 @@ export async function measureAll({ cells, machine: m, load0, addon, env, raw, pr
         for (const contender of order) {
           const before = await server.stats()
           const mcpBefore = await mcp?.stats()
-          const result = await measureInChild(urls, contender, cell.workload, cell.concurrency, env)
+          const twin = ref !== null && contender !== baseOf(contender)
+          const result = await measureInChild(urls, contender, cell.workload, cell.concurrency, twin ? ref.env : env)
           const after = await server.stats()
           const mcpAfter = await mcp?.stats()
           if (result.skipped) {
@@ -59,8 +69,9 @@ export async function measureAll({ cells, machine: m, load0, addon, env, raw, pr
           result.load1 = os.loadavg()[0]
           checkAgainstStandIn(result, before, after)
           if (mcp) checkAgainstMcpServer(result, mcpBefore, mcpAfter)
-          if (OURS.includes(contender) && result.info?.buildProfile && result.info.buildProfile !== addon.profile) {
-            problems.push(`a child loaded a ${result.info.buildProfile} addon, not the ${addon.profile} copy`)
+          const expected = twin ? ref.addon.profile : addon?.profile
+          if (OURS.includes(baseOf(contender)) && result.info?.buildProfile && result.info.buildProfile !== expected) {
+            problems.push(`a child of ${contender} loaded a ${result.info.buildProfile} addon, not the ${expected} copy`)
             result.debugAddon = true
           }
           raw.push(result)
@@ -141,7 +152,7 @@ function checkAgainstStandIn(result, before, after) {
 function printProgress(round, cell, contender, result) {
   const status = result.failures > 0 ? `FAILED (${result.failures}): ${result.firstFailure}` : 'ok'
   console.log(
-    `[round ${round + 1}/${rounds}] ${cell.workload} c=${cell.concurrency} ${contender.padEnd(11)} ` +
+    `[round ${round + 1}/${rounds}] ${cell.workload} c=${cell.concurrency} ${contender.padEnd(refs.length > 0 ? 21 : 11)} ` +
       `${fix(result.runsPerSec, 0).padStart(6)} runs/s  CPU ${fix(result.cpuUsPerRun, 0).padStart(6)} µs/run  ` +
       `main ${fix(result.mainUsPerRun, 0).padStart(6)} µs/run  p99 ${fix(result.p99Ms, 1)} ms  ` +
       `${result.ttfpP50Ms === null || result.ttfpP50Ms === undefined ? '' : `TTFP p50 ${fix(result.ttfpP50Ms, 2)} ms  `}${result.runs ?? 0} runs  ${status}`,

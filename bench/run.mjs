@@ -17,9 +17,13 @@
 //   npm run bench -- --quick               a smoke run (1 round, a few hundred runs; also BENCH_QUICK=1); writes nothing
 //   npm run bench -- --contenders ours --workloads heavy --concurrency 64 --rounds 5
 //                                          one contender / workload / concurrency (writes nothing)
+//   npm run bench -- --against main        the regression check, before a change lands: main's release addon built in
+//                                          a worktree of its own (bench/.against/<sha>, kept for the next run), then
+//                                          ours, ours-hooks and ours-traced at both commits taking turns on order and
+//                                          heavy, and a table of this tree's figures ÷ main's per cell (writes nothing)
 //
 // Options: --rounds N (3), --seconds S measured per measurement (5), --warmup S (1.5), --max-runs N,
-// --contenders ours,ours-traced,sdk,ai,floor (ours-traced: on order only; stream and mcp: ours, sdk, ai in their
+// --contenders ours,ours-hooks,ours-traced,sdk,ai,floor (ours-hooks and ours-traced: on order only; stream and mcp: ours, sdk, ai in their
 // streaming and MCP forms), --workloads order,heavy,heavy-objects,stream,mcp, --concurrency 1,64, --json FILE (raw figures),
 // --write / --no-write (bench/RESULTS.md: by default each section whose cells were all measured, by
 // every contender, is rewritten: order + heavy, the streaming cell, the mcp cell), --addon FILE (the build to measure, default the root's
@@ -27,16 +31,21 @@
 // debug addon anyway; never written),
 // --no-eld (no event-loop delay monitor: its 1 ms timer costs a little CPU in every contender),
 // --priority N (niceness of the stand-in and the children, e.g. --priority=-10 on a machine shared with builds).
-// --from-json FILE (measure nothing: print the report of a --json file; with --write, put it in RESULTS.md).
+// --from-json FILE (measure nothing: print the report of a --json file; with --write, put it in RESULTS.md),
+// --against REF (any git ref: a branch, a tag, a commit, HEAD~1; its twins of ours among --contenders, default
+// ours,ours-hooks,ours-traced, on --workloads, default order,heavy; a commit without hooks or tracing has no such
+// row; its build uses $CARGO_TARGET_DIR, else bench/.against/target; both builds must be release).
 
 import { writeFileSync } from 'node:fs'
 import os from 'node:os'
 // Importing settings.mjs reads the command line: a bad flag stops the bench there, and --help prints this header.
-import { concurrencies, noEld, opts, priority, quick, rounds, saved, seconds, warmup, workloads, write } from './settings.mjs'
+import { against, concurrencies, noEld, opts, priority, quick, refs, rounds, saved, seconds, warmup, workloads, write } from './settings.mjs'
+import { baseOf } from './against.mjs'
+import { againstReport } from './against-report.mjs'
 import { failuresOf, summariseCells } from './figures.mjs'
 import { machine, sourceState } from './machine.mjs'
 import { measureAll } from './measure-rounds.mjs'
-import { checkPeersInstalled, preparePackage } from './preconditions.mjs'
+import { checkPeersInstalled, preparePackage, prepareRef } from './preconditions.mjs'
 import { writeResultsMd } from './results-md.mjs'
 import { buildReports } from './tables.mjs'
 
@@ -48,6 +57,8 @@ import { buildReports } from './tables.mjs'
 checkPeersInstalled()
 const { childEnv, addon } = preparePackage()
 const addonTrusted = addon === null || addon.profile === 'release'
+// --against: the other commit checked out and built (minutes, the first time), before the stand-in starts.
+const ref = against && !saved ? { short: against.short, ...prepareRef(childEnv) } : null
 
 const cells = []
 for (const w of workloads) for (const c of concurrencies) cells.push({ workload: w, concurrency: c, key: `${w}@${c}` })
@@ -60,7 +71,7 @@ const raw = saved ? saved.raw : []
 const problems = saved ? (saved.problems ?? []) : []
 let stoppedEarly = saved ? Boolean(saved.stoppedEarly) : false
 if (saved) console.log(`bench: the report of ${opts['from-json']} (measured ${started.toISOString()}); nothing is measured`)
-else stoppedEarly = await measureAll({ cells, machine: m, load0, addon, env: childEnv, raw, problems })
+else stoppedEarly = await measureAll({ cells, machine: m, load0, addon, env: childEnv, raw, problems, ref })
 
 const summary = summariseCells(cells, raw)
 const { failed, failedStream, failedMcp } = failuresOf(summary)
@@ -69,14 +80,17 @@ const allFailed = [...failed, ...failedStream, ...failedMcp]
 const load1 = saved ? (saved.load1 ?? null) : os.loadavg()
 if (!saved) console.log(`bench: load average at the end ${load1.map((x) => x.toFixed(2)).join(' ')}`)
 const { report, streamReport, mcpReport } = buildReports(summary, cells)
+const refAddon = ref?.addon ?? saved?.against?.addon ?? null
+const comparison = against ? againstReport(raw, { cells, pairs: refs.map((r) => ({ tree: baseOf(r), ref: r })), against, quick }) : null
 
-console.log(`\n${[report, streamReport, mcpReport].filter(Boolean).join('\n\n')}\n`)
+console.log(`\n${[report, streamReport, mcpReport, comparison].filter(Boolean).join('\n\n')}\n`)
 if (allFailed.length > 0) console.log(`FAILED — a contender's conversations were not all correct:\n${allFailed.map((f) => `  ${f}`).join('\n')}\n`)
 for (const p of problems) console.log(`bench: warning: ${p}`)
 if (addon && !addonTrusted) console.log('bench: warning: the addon is a debug build: these figures mean nothing')
 
 if (opts.json) {
-  writeFileSync(opts.json, `${JSON.stringify({ started, machine: m, source, addon, quick, rounds, seconds, warmup, settings: { priority, noEld }, load0, load1, problems, stoppedEarly, raw, summary }, null, 2)}\n`)
+  const againstJson = against ? { ...against, addon: refAddon } : null
+  writeFileSync(opts.json, `${JSON.stringify({ started, machine: m, source, addon, against: againstJson, quick, rounds, seconds, warmup, settings: { priority, noEld }, load0, load1, problems, stoppedEarly, raw, summary }, null, 2)}\n`)
   console.log(`bench: raw figures written to ${opts.json}`)
 }
 

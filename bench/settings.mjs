@@ -5,15 +5,20 @@
 //
 // With --from-json FILE nothing is measured: the selection and settings come from that file, so its
 // report is printed as it was measured.
+//
+// With --against REF the ref is resolved here (an unknown one stops the bench before anything
+// starts); its worktree is made and its addon built later, by run.mjs (against.mjs).
 
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { ALL_CONTENDERS, MCP_CONTENDERS, STREAM_CONTENDERS, TRACED_WORKLOADS, contendersOf } from './lineup.mjs'
+import { refContenders, refFeatures, resolveRef, unusableWhy } from './against.mjs'
+import { ALL_CONTENDERS, MCP_CONTENDERS, OURS, STREAM_CONTENDERS, measuredOn } from './lineup.mjs'
 import { WORKLOADS } from './workloads.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.join(here, '..')
 
 let parsed
 try {
@@ -35,6 +40,7 @@ try {
       'no-eld': { type: 'boolean', default: false },
       priority: { type: 'string' },
       'from-json': { type: 'string' },
+      against: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   })
@@ -73,6 +79,9 @@ export function die(message) {
   process.exit(2)
 }
 
+if (opts.against !== undefined && opts['from-json'] !== undefined) die('--against and --from-json: a saved run is only reported; measure again to compare with another commit')
+if (opts.against !== undefined && opts.write) die('--against and --write: a comparison with another commit is never written to RESULTS.md')
+
 // --from-json FILE: no measurement, the report (and with --write, RESULTS.md) from a --json file.
 export const saved = opts['from-json'] ? readSaved(opts['from-json']) : null
 function readSaved(file) {
@@ -87,8 +96,33 @@ function readSaved(file) {
 }
 const fromRaw = (key, order) => order.filter((x) => saved.raw.some((r) => String(r[key]) === String(x)))
 
-export const contenders = saved ? fromRaw('contender', ALL_CONTENDERS) : list(opts.contenders, ALL_CONTENDERS, ALL_CONTENDERS, 'contenders')
-export const workloads = saved ? fromRaw('workload', Object.keys(WORKLOADS)) : list(opts.workloads, Object.keys(WORKLOADS), Object.keys(WORKLOADS), 'workloads')
+// --against REF: the commit it names, and what that commit has (hooks, tracing); a run of it
+// measures ours, ours-hooks and ours-traced on order and heavy unless told otherwise, with no peer.
+export const against = saved ? (saved.against ?? null) : opts.against === undefined ? null : resolveAgainst(opts.against)
+function resolveAgainst(ref) {
+  try {
+    const resolved = resolveRef(root, ref)
+    const features = refFeatures(root, resolved.sha)
+    const why = unusableWhy(resolved, features)
+    if (why) die(why)
+    return { ...resolved, features }
+  } catch (e) {
+    die(e.message)
+  }
+}
+export const AGAINST_CONTENDERS = OURS
+export const AGAINST_WORKLOADS = ['order', 'heavy']
+
+export const contenders = saved
+  ? fromRaw('contender', ALL_CONTENDERS)
+  : list(opts.contenders, ALL_CONTENDERS, against ? AGAINST_CONTENDERS : ALL_CONTENDERS, 'contenders')
+/** The ref's twins of ours among the contenders (`ours@1a2b3c4d5` …), and the ones its commit is too old for. */
+export const lacking = []
+export const refs = against ? (saved ? fromRaw('contender', OURS.map((c) => `${c}@${against.short}`)) : refContenders(contenders, against.features, against.short, lacking)) : []
+if (against && !saved && refs.length === 0) die(`--against: none of --contenders ${contenders.join(',')} loads this package, so there is nothing to compare with ${against.short}`)
+export const workloads = saved
+  ? fromRaw('workload', Object.keys(WORKLOADS))
+  : list(opts.workloads, Object.keys(WORKLOADS), against ? AGAINST_WORKLOADS : Object.keys(WORKLOADS), 'workloads')
 export const concurrencies = saved ? fromRaw('concurrency', [1, 64]) : list(opts.concurrency, ['1', '64'], ['1', '64'], 'concurrency').map(Number)
 export const rounds = saved ? saved.rounds : number(opts.rounds, quick ? 1 : 3, 'rounds', { min: 1, integer: true })
 export const seconds = saved ? saved.seconds : number(opts.seconds, quick ? 10 : 5, 'seconds', { min: 0.1 })
@@ -109,12 +143,14 @@ const bothConcurrencies = concurrencies.length === 2
 export const mainComplete = contenders.length === ALL_CONTENDERS.length && ['order', 'heavy', 'heavy-objects'].every((w) => workloads.includes(w)) && bothConcurrencies
 export const streamComplete = STREAM_CONTENDERS.every((c) => contenders.includes(c)) && workloads.includes('stream') && bothConcurrencies
 export const mcpComplete = MCP_CONTENDERS.every((c) => contenders.includes(c)) && workloads.includes('mcp') && bothConcurrencies
-export const write = opts['no-write'] ? false : (opts.write ?? (!saved && !quick && (mainComplete || streamComplete || mcpComplete)))
+export const write = opts['no-write'] || against ? false : (opts.write ?? (!saved && !quick && (mainComplete || streamComplete || mcpComplete)))
 if (write && quick) die('--write and --quick: a quick run is not a measurement; run without --quick to write RESULTS.md')
 
-/** The contenders of a cell: the streaming and mcp workloads have no floor, and only some workloads are traced. */
-export const cellContenders = (workload) =>
-  contenders.filter((c) => contendersOf(workload).includes(c)).filter((c) => c !== 'ours-traced' || TRACED_WORKLOADS.includes(workload))
+/**
+ * The contenders of a cell, the ref's twins included: the streaming and mcp workloads have no
+ * floor, and only some workloads are traced or hooked.
+ */
+export const cellContenders = (workload) => [...contenders, ...refs].filter((c) => measuredOn(c, workload))
 
 /**
  * Per measurement: how many runs warm up and how many are measured (quick: counted, not timed; a

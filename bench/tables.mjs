@@ -4,6 +4,7 @@
 // The streaming and mcp cells are reports of their own. The same text is printed and put in
 // bench/RESULTS.md.
 
+import { baseOf } from './against.mjs'
 import { ALL_CONTENDERS, PEERS, TRACED_WORKLOADS, label } from './lineup.mjs'
 import { FIGURES, bestPeer, figuresOf, fix, fmtRatio, ratio } from './figures.mjs'
 import { concurrencies, workloads } from './settings.mjs'
@@ -44,7 +45,8 @@ function formReport(summary, cells, form, title, targets) {
 /** One cell: a row a contender, then ours ÷ best peer and ours ÷ floor when they were measured too. */
 function cellTable(rows, workload) {
   const figures = figuresOf(workload)
-  const present = ALL_CONTENDERS.filter((c) => rows[c])
+  // A ref's twin (--against) right under its contender.
+  const present = ALL_CONTENDERS.flatMap((c) => [c, ...Object.keys(rows).filter((k) => k !== c && baseOf(k) === c)]).filter((c) => rows[c])
   // The servers' CPU is theirs, shown beside the contender's figures and never in them.
   const mcp = WORKLOADS[workload].form === 'mcp'
   const head = ['contender', ...figures.map((f) => f.head), 'stand-in µs/run', ...(mcp ? ['MCP server µs/run'] : []), 'spread runs/s, CPU', 'runs', 'failures']
@@ -68,6 +70,8 @@ function cellTable(rows, workload) {
       lines.push(`| *ours ÷ floor* | ${cells.join(' | ')}${blank}`)
     }
   }
+  const hooked = rows['ours-hooks']
+  if (hooked && rows.ours) lines.push(`| *hooks ÷ ours* | ${figures.map((f) => fmtRatio(ratio(hooked[f.key], rows.ours[f.key]))).join(' | ')}${blank}`)
   const traced = rows['ours-traced']
   if (traced) {
     if (rows.ours) lines.push(`| *traced ÷ ours* | ${figures.map((f) => fmtRatio(ratio(traced[f.key], rows.ours[f.key]))).join(' | ')}${blank}`)
@@ -112,9 +116,12 @@ function tracingTable(summary) {
   return lines.join('\n')
 }
 
+/** Whether a peer was measured in a cell: the targets are against the best peer, and a run without one (--against) has none to show. */
+const withPeer = (rows) => PEERS.some((p) => rows?.[p])
+
 /** The throughput and cost targets, at concurrency 64, for each non-streamed workload: ours against the best peer (and, as a stretch, the floor). */
 function targetsTable(summary) {
-  const keys = workloads.filter((w) => !WORKLOADS[w].form).map((w) => `${w}@64`).filter((k) => summary[k]?.ours)
+  const keys = workloads.filter((w) => !WORKLOADS[w].form).map((w) => `${w}@64`).filter((k) => summary[k]?.ours && withPeer(summary[k]))
   if (keys.length === 0) return null
   const fig = Object.fromEntries(FIGURES.map((f) => [f.key, f]))
   const targets = [
@@ -139,7 +146,7 @@ function targetsTable(summary) {
 
 /** Fair under load, at concurrency 64, for each non-streamed workload: the tail of the latency, the main thread, and the cold start (shown, no target). */
 function fairnessTable(summary) {
-  const keys = workloads.filter((w) => !WORKLOADS[w].form).map((w) => `${w}@64`).filter((k) => summary[k]?.ours)
+  const keys = workloads.filter((w) => !WORKLOADS[w].form).map((w) => `${w}@64`).filter((k) => summary[k]?.ours && withPeer(summary[k]))
   if (keys.length === 0) return null
   const fig = Object.fromEntries(FIGURES.map((f) => [f.key, f]))
   const vs = (key) => (rows) => ratio(rows.ours?.[key] ?? null, bestPeer(rows, fig[key]))

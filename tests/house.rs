@@ -7,11 +7,17 @@ use std::path::{Path, PathBuf};
 /// The longest a source file may be, its tests left out.
 const MAX_LINES: usize = 400;
 
+/// The files under `dir` with one of the extensions `ext`, none of what is not the project's own
+/// source: installed packages (`node_modules`) and hidden directories, such as the bench's
+/// checkouts of other commits (`bench/.against/<sha>`, with their own build).
 fn files(dir: &Path, ext: &[&str], out: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            files(&path, ext, out);
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            if name != "node_modules" && !name.starts_with('.') {
+                files(&path, ext, out);
+            }
         } else if ext
             .iter()
             .any(|e| path.extension().is_some_and(|x| x == *e))

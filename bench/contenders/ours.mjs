@@ -17,7 +17,8 @@ export function openPackage({ url, apiKey, workload }) {
   const binding = require(path.join(dir, 'binding.js'))
   const lib = require(path.join(dir, 'index.js'))
   const options = { apiKey, baseURL: url, model: MODEL, maxTokens: MAX_TOKENS, maxToolIterations: workload.rounds }
-  const info = { buildProfile: binding.buildProfile(), addon: process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? null, dir }
+  // A commit measured with --against may be older than buildProfile(): its addon was built release by the bench.
+  const info = { buildProfile: typeof binding.buildProfile === 'function' ? binding.buildProfile() : null, addon: process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? null, dir }
   return { lib, options, info }
 }
 

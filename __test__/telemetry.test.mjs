@@ -328,6 +328,24 @@ test('no tracer provider: a run makes no span and sends no trace part', async (t
   assert.deepEqual(spans(), [])
 })
 
+test('no tracer provider: a tool still runs under the span context its run was started in', async (t) => {
+  const api = await startApi(t)
+  trace.disable()
+  t.after(() => trace.setGlobalTracerProvider(provider))
+  const tool = freshName('where_am_i')
+  const seen = []
+  registerTool({
+    definition: { name: tool, description: 'x', input_schema: { type: 'object' } },
+    execute: async () => (seen.push(trace.getSpanContext(context.active())?.traceId ?? null), 'ok'),
+  })
+  const carried = trace.setSpanContext(context.active(), { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1 })
+  api.script(reply([toolUse(tool, {})]), reply([text('done')]), reply([toolUse(tool, {})]), reply([text('done')]))
+  assert.equal((await context.with(carried, () => runWithTools('hi', at(api, { tools: [tool] })))).error, null)
+  assert.equal((await runWithTools('hi', at(api, { tools: [tool] }))).error, null)
+  assert.deepEqual(seen, ['0af7651916cd43dd8448eb211c80319c', null])
+  assert.deepEqual(spans(), [])
+})
+
 test('a worker thread\'s spans go to its own provider, under its own active span', async (t) => {
   const api = await startApi(t)
   const worker = new Worker(new URL('./fixtures/traced-worker.mjs', import.meta.url), { workerData: { url: api.url, key: KEY } })

@@ -45,12 +45,18 @@ function api() {
   return otel
 }
 
+/** The model a run asks for, as the engine picks it (a bad `model` fails the run anyway). */
+function modelOf(model) {
+  return typeof model === 'string' && model !== '' ? model.slice(0, 256) : process.env.ANTHROPIC_MODEL || binding.DEFAULT_MODEL
+}
+
 /**
  * The trace of a run about to start, with its `invoke_agent` span a child of the span active
  * now; null when it is not traced (`telemetry: false`, no API, no provider). A run a sampler
  * drops gets a trace that only keeps the context, so the spans its tools make are dropped with
  * it rather than starting traces of their own. `recordContent` as the option says (the engine
- * checks the option; a bad one fails the run before anything is recorded).
+ * checks the option; a bad one fails the run before anything is recorded). `model` is the option
+ * as given.
  */
 function traceRun(telemetry, model) {
   if (telemetry === false) return null
@@ -59,11 +65,12 @@ function traceRun(telemetry, model) {
   try {
     // Asked for at each run, not kept: a tracer kept from the API's proxy stays with the first
     // provider it found, after that one is replaced or disabled.
-    const tracer = otel.trace.getTracer('anthropic-tool-calling', version)
     const parent = otel.context.active()
+    const tracer = tracerFor(otel, parent)
+    if (tracer === null) return null
     const clock = new RunClock()
     // The model at the span's start, for samplers (the engine's requests say it again).
-    const attributes = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'anthropic', 'gen_ai.request.model': model }
+    const attributes = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'anthropic', 'gen_ai.request.model': modelOf(model) }
     const span = tracer.startSpan('invoke_agent', { kind: otel.SpanKind.INTERNAL, startTime: clock.now(), attributes }, parent)
     if (!otel.trace.isSpanContextValid(span.spanContext())) return null
     const content = telemetry !== null && typeof telemetry === 'object' && telemetry.recordContent === true
@@ -72,6 +79,23 @@ function traceRun(telemetry, model) {
     report(e)
     return null
   }
+}
+
+/**
+ * This package's tracer, or null when the run's span could only be an invalid one: no tracer
+ * provider registered (the API's proxy has no delegate, so its no-op tracer would answer) and no
+ * valid span context in `parent` for that no-op span to carry. Most apps install the API without
+ * a provider; their runs then make no tracer, clock or span at all.
+ */
+function tracerFor(otel, parent) {
+  const provider = otel.trace.getTracerProvider()
+  if (typeof provider.getDelegateTracer !== 'function') return otel.trace.getTracer('anthropic-tool-calling', version)
+  // What the proxy's getTracer returns when a provider is registered.
+  const registered = provider.getDelegateTracer('anthropic-tool-calling', version)
+  if (registered !== undefined) return registered
+  const carried = otel.trace.getSpanContext(parent)
+  if (carried === undefined || !otel.trace.isSpanContextValid(carried)) return null
+  return otel.trace.getTracer('anthropic-tool-calling', version)
 }
 
 /** The wall-clock times of one run's spans: the engine's and this thread's, on one base. */

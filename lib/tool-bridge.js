@@ -25,7 +25,7 @@ function asker(needsApproval, { named = false } = {}) {
       const ctx = { toolUseId, context: run ? run.context : undefined }
       // An MCP server's one function is asked about each of its tools: it gets the tool's name first.
       const args = named ? [toolName, input, ctx] : [input, ctx]
-      return (await (run ? run.inScope(needsApproval, ...args) : needsApproval(...args))) !== false
+      return (await (run ? run.scope.runInAsyncScope(needsApproval, undefined, ...args) : needsApproval(...args))) !== false
     } catch (e) {
       console.error('[anthropic-tool-calling] needsApproval threw; the call waits for approval:', e)
       return true
@@ -52,7 +52,7 @@ function bridge(name, execute, standard) {
       control.settle(toolUseId, 'not_started', '')
       return
     }
-    run.inScope(callTool, run, name, execute, standard, inputJson, toolUseId).then(
+    run.scope.runInAsyncScope(callTool, undefined, run, name, execute, standard, inputJson, toolUseId).then(
       (reply) => handOver(run, toolUseId, () => settle(run, toolUseId, reply)),
       (e) => handOver(run, toolUseId, () => settle(run, toolUseId, { kind: 'error', content: `the tool wrapper failed: ${describeThrown(e)}` })),
     )

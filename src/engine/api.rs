@@ -104,7 +104,9 @@ impl ApiClient {
         cfg: &ApiConfig,
         request: impl Into<Outgoing<'_>>,
     ) -> Result<MessageResponse, RunError> {
-        self.send(cfg, request.into(), None).await
+        let request = request.into();
+        let target = Target::new(cfg, request.threaded)?;
+        self.send(&target, cfg, request, None).await
     }
 
     /// Sends one `POST /v1/messages` whose body asks for `"stream": true`, hands `events` what
@@ -117,7 +119,22 @@ impl ApiClient {
         request: impl Into<Outgoing<'_>>,
         events: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<MessageResponse, RunError> {
-        self.send(cfg, request.into(), Some(events)).await
+        let request = request.into();
+        let target = Target::new(cfg, request.threaded)?;
+        self.send(&target, cfg, request, Some(events)).await
+    }
+
+    /// [`ApiClient::create_message`] (with `events`, [`ApiClient::create_message_streamed`])
+    /// to a [`Target`] made once for the run's requests: where they go, their headers and the
+    /// run's secrets are derived once per run, not once per request.
+    pub(crate) async fn send_to(
+        &self,
+        target: &Target,
+        cfg: &ApiConfig,
+        request: Outgoing<'_>,
+        events: Option<&mut (dyn FnMut(StreamEvent) + Send)>,
+    ) -> Result<MessageResponse, RunError> {
+        self.send(target, cfg, request, events).await
     }
 
     /// Sends the request until an attempt succeeds or one fails with no retry left; each
@@ -126,17 +143,11 @@ impl ApiClient {
     /// one (the reply then says so: `after_cut`).
     async fn send(
         &self,
+        target: &Target,
         cfg: &ApiConfig,
         request: Outgoing<'_>,
         mut events: Option<&mut (dyn FnMut(StreamEvent) + Send)>,
     ) -> Result<MessageResponse, RunError> {
-        let url = messages_url(&cfg.base_url);
-        let target = Target {
-            shown: shown_url(&url),
-            url,
-            headers: auth_headers(cfg, request.threaded)?,
-            secrets: Redactor::of(cfg),
-        };
         let secrets = &target.secrets;
         let mut retries_done = 0u32;
         let mut restarted = None;
@@ -145,7 +156,7 @@ impl ApiClient {
             let body = restarted.as_ref().unwrap_or(&request.body);
             let started = Instant::now();
             let attempt = self
-                .attempt(&target, cfg, body, retries_done, events.as_deref_mut())
+                .attempt(target, cfg, body, retries_done, events.as_deref_mut())
                 .await;
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             let failure = match attempt {
@@ -198,14 +209,33 @@ impl ApiClient {
     }
 }
 
-/// What every attempt of one request shares: where it goes, with which headers, and the
-/// secrets to take out of what comes back.
-struct Target {
+/// What every attempt of a run's requests shares: where they go, with which headers, and the
+/// secrets to take out of what comes back. Derived from the run's [`ApiConfig`] (and whether the
+/// request continues an API thread, which adds a beta header).
+pub(crate) struct Target {
     url: String,
+    /// `url` parsed once, as reqwest would parse it for each attempt (`None`: it cannot be,
+    /// and each attempt fails as reqwest fails it).
+    parsed: Option<reqwest::Url>,
     /// `url` as messages show it: without the user, password and query, which may be credentials.
     shown: String,
     headers: HeaderMap,
     secrets: Redactor,
+}
+
+impl Target {
+    /// Where the requests of a run with `cfg` go; an error when its credential or version
+    /// cannot be sent.
+    pub(crate) fn new(cfg: &ApiConfig, threaded: bool) -> Result<Self, RunError> {
+        let url = messages_url(&cfg.base_url);
+        Ok(Target {
+            parsed: reqwest::Url::parse(&url).ok(),
+            shown: shown_url(&url),
+            url,
+            headers: auth_headers(cfg, threaded)?,
+            secrets: Redactor::of(cfg),
+        })
+    }
 }
 
 /// Where `POST /v1/messages` goes for a `baseURL`: after its path, before its query (a gateway

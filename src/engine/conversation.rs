@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde_json::value::RawValue;
 
-use super::api::ApiClient;
+use super::api::{ApiClient, Target};
 use super::api_thread::ApiThread;
 use super::approval::{Decision, PendingApproval, APPROVAL_REQUIRED};
 use super::budget::Budget;
@@ -73,6 +73,9 @@ pub struct Conversation<'r> {
     limit_reached: bool,
     /// Some thinking was shown earlier in the run (streamed deltas join blocks by a blank line).
     thought_before: bool,
+    /// Where the run's requests go, made at its first request (unthreaded, then threaded):
+    /// the URL, headers and secrets are the run's, not each request's.
+    targets: [Option<Target>; 2],
 }
 
 impl<'r> Conversation<'r> {
@@ -112,6 +115,7 @@ impl<'r> Conversation<'r> {
             summarised: false,
             limit_reached: false,
             thought_before: false,
+            targets: [None, None],
         }
     }
 

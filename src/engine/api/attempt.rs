@@ -23,10 +23,12 @@ impl ApiClient {
         retries_done: u32,
         events: Option<&mut (dyn FnMut(StreamEvent) + Send + '_)>,
     ) -> Result<MessageResponse, AttemptFailure> {
-        let (url, secrets) = (target.url.as_str(), &target.secrets);
-        let sent = self
-            .http
-            .post(url)
+        let secrets = &target.secrets;
+        let post = match &target.parsed {
+            Some(url) => self.http.post(url.clone()),
+            None => self.http.post(target.url.as_str()),
+        };
+        let sent = post
             .headers(target.headers.clone())
             .header("x-stainless-retry-count", retries_done)
             .timeout(cfg.timeout)

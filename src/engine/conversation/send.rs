@@ -4,6 +4,7 @@
 //! context edits are counted here.
 
 use super::{cleared, Conversation};
+use crate::engine::api::Target;
 use crate::engine::api_thread::{self, Plan, Replied};
 use crate::engine::deltas::Deltas;
 use crate::engine::error::RunError;
@@ -69,14 +70,19 @@ impl Conversation<'_> {
                     threaded: plan.thread.is_some(),
                     restart: restart.as_ref().map(|r| r as &(dyn Fn() -> Body + Sync)),
                 };
+                let target = match &mut self.targets[usize::from(request.threaded)] {
+                    Some(target) => target,
+                    slot => slot.insert(Target::new(&cfg.api, request.threaded)?),
+                };
                 match self.run.events {
                     Some(sink) if cfg.stream => {
                         let mut forward = Deltas::new(sink, &mut self.thought_before);
+                        let events: &mut (dyn FnMut(_) + Send) = &mut |e| forward.on(e);
                         self.client
-                            .create_message_streamed(&cfg.api, request, &mut |e| forward.on(e))
+                            .send_to(target, &cfg.api, request, Some(events))
                             .await
                     }
-                    _ => self.client.create_message(&cfg.api, request).await,
+                    _ => self.client.send_to(target, &cfg.api, request, None).await,
                 }
             };
             match sent {

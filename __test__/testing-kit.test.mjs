@@ -237,7 +237,7 @@ test('a bad request gets the API\'s own 400 and uses no reply; a bad reply or to
   assert.equal((await runWithTools('hi', via(s))).data?.text, 'the only reply')
   const over = await runWithTools('hi', via(s, { maxRetries: 0 }))
   assert.equal(over.error.code, 'unknown_error')
-  assert.match(over.error.message, /request 2 came, but replies holds 1; add a reply for it/)
+  assert.match(over.error.message, /reply 2 was asked for, but replies holds 1; add a reply for this request/)
 
   await assert.rejects(startStandIn({ replies: [text('ok'), 42] }), { name: 'TypeError', message: /^replies\[1\]: a reply is built with message\(\)/ })
   await assert.rejects(startStandIn({ reply: [] }), { name: 'TypeError', message: /unknown option reply; the options are replies, apiKey, port, host/ })
@@ -248,7 +248,7 @@ test('a bad request gets the API\'s own 400 and uses no reply; a bad reply or to
   const fn = await standIn(t, { replies: () => ({ not: 'a reply' }) })
   const junk = await runWithTools('hi', via(fn, { maxRetries: 0 }))
   assert.equal(junk.error.code, 'unknown_error')
-  assert.match(junk.error.message, /replies \(the function\) returned a value that is no reply/)
+  assert.match(junk.error.message, /replies \(the function\) returned no reply: a reply is built with message\(\)/)
 })
 
 test('startStandIn sets nothing global; close() stops it', async (t) => {

@@ -22,14 +22,14 @@ const scriptError = (message) => ({ status: 500, error: { type: 'api_error', mes
 function handlerFor(replies, model) {
   if (replies === undefined) return model ?? defaultModel
   if (typeof replies === 'function') {
-    return async (body) => stepFor(asReply(await replies(body), 'replies (the function) returned a value that is no reply:'), body)
+    return async (body) => stepFor(asReply(await replies(body), 'replies (the function) returned no reply'), body)
   }
   const list = replies.map((r, i) => asReply(r, `replies[${i}]`))
   let next = 0
   return (body) => {
     const i = next++
     if (i < list.length) return stepFor(list[i], body)
-    return scriptError(`request ${i + 1} came, but replies holds ${list.length}; add a reply for it, or pass a function (request) => reply`)
+    return scriptError(`reply ${i + 1} was asked for, but replies holds ${list.length}; add a reply for this request, or pass a function (request) => reply`)
   }
 }
 

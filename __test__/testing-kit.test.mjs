@@ -194,6 +194,17 @@ test('the default model honours toolChoice and disable_parallel_tool_use', async
   assert.equal(s.requests.length - before, 5, 'one call a reply')
 })
 
+test('the default model answers a run with output in JSON matching the schema, filled from what the tools returned', async (t) => {
+  const { name } = weatherTool()
+  const s = await standIn(t)
+  const output = { type: 'object', properties: { city: { type: 'string' }, temp: { type: 'number' }, note: { type: 'string' } }, required: ['city', 'temp', 'note'], additionalProperties: false }
+  const r = await runWithTools(`${name} {"city": "Bern"}`, via(s, { tools: [name], output }))
+  assert.equal(r.error, null, r.error?.message)
+  assert.equal(r.data.output.city, 'Bern')
+  assert.equal(r.data.output.temp, 21)
+  assert.equal(typeof r.data.output.note, 'string')
+})
+
 test('replies as a function: called with each parsed request, sync or async', async (t) => {
   const { name } = weatherTool()
   const seen = []

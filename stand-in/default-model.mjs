@@ -15,6 +15,7 @@
 // - With a structured-output format the answer is JSON matching its schema, filled from the
 //   fields of the tool results (as demoModel does).
 
+import { factsOf, textOf, toolResultText } from './demo-model.mjs';
 import { reply, text, toolUse } from './replies.mjs';
 import { formatSchemaOf } from './rules/output-format.mjs';
 import { schemaMismatch } from './conforms.mjs';
@@ -23,14 +24,6 @@ import { blocksOf, isObject } from './values.mjs';
 
 /** How many `{` of a prompt are tried as the start of a JSON object (a prompt is small). */
 const MAX_OBJECT_STARTS = 16;
-
-function textOf(content) {
-  if (typeof content === 'string') return content;
-  return blocksOf({ content })
-    .filter((b) => isObject(b) && b.type === 'text' && typeof b.text === 'string')
-    .map((b) => b.text)
-    .join('\n');
-}
 
 /** The index of the latest user message that says something (not only tool results), or -1. */
 function lastPromptIndex(messages) {
@@ -97,27 +90,11 @@ function clientTools(body) {
   return tools.filter((t) => isObject(t) && typeof t.name === 'string' && (t.type === undefined || t.type === 'custom'));
 }
 
-function resultText(block) {
-  return typeof block.content === 'string' ? block.content : textOf(block.content);
-}
-
 /** What each result of the last message says, one line each. */
 function sayResults(messages) {
   const results = blocksOf(messages.at(-1)).filter((b) => isObject(b) && b.type === 'tool_result');
   const calls = new Map(messages.flatMap((m) => blocksOf(m)).filter((b) => isObject(b) && b.type === 'tool_use').map((b) => [b.id, b.name]));
-  return results.map((r) => `${calls.get(r.tool_use_id) ?? 'the tool'} ${r.is_error === true ? 'failed' : 'returned'}: ${resultText(r)}`).join('\n');
-}
-
-/** The fields of the JSON objects the tools returned since the prompt (a later one's win). */
-function factsOf(messages) {
-  const facts = {};
-  for (const r of messages.flatMap((m) => blocksOf(m)).filter((b) => isObject(b) && b.type === 'tool_result' && b.is_error !== true)) {
-    try {
-      const value = JSON.parse(resultText(r));
-      if (isObject(value)) Object.assign(facts, value);
-    } catch {}
-  }
-  return facts;
+  return results.map((r) => `${calls.get(r.tool_use_id) ?? 'the tool'} ${r.is_error === true ? 'failed' : 'returned'}: ${toolResultText(r)}`).join('\n');
 }
 
 /** The answer: `words`, or JSON matching the request's format built from what the tools returned. */

@@ -476,8 +476,17 @@ export interface RunOptions<C = unknown> {
    * and so is the token of a value with a scheme (`Bearer <token>`) and a `Basic` password.
    */
   headers?: Record<string, string>
-  /** Merged into the request body last. `model`, `messages`, `tools` and `stream` are refused. */
+  /** Merged into the request body last. `model`, `messages`, `tools`, `stream` and `thread` are refused. */
   extraBody?: Record<string, unknown>
+  /**
+   * Send only the new turn: the run keeps its conversation on the API (its Threads, beta
+   * `message-threads-2026-08-12`, as the official tool runner does). The first request sends the whole
+   * history; each later one only the messages after the previous reply, without `system` and `tools`. A
+   * thread the API lost or cannot continue is replayed whole, one it cannot hold is given up for the rest
+   * of the run; none of it is an error or changes `data.messages`. Default `true`; `false` sends the
+   * whole history every request.
+   */
+  apiThreads?: boolean
   /** A code-execution container to continue in (an earlier run's `data.container.id`). */
   container?: string
   /** The person's answers to `data.pendingApprovals`, to resume a run that stopped with `approval_required`. */

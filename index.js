@@ -10,9 +10,26 @@ const { toolResult } = require('./lib/tool-result.js')
 const { standardSchemaOf, jsonSchemaOf } = require('./lib/standard-schema.js')
 const { bridge, asker } = require('./lib/tool-bridge.js')
 const { startRun } = require('./lib/run.js')
-const { createPartStream } = require('./lib/stream/part-stream.js')
-const { fromUIMessages } = require('./lib/ui-messages.js')
-const { registerMcpServer, unregisterMcpServer } = require('./lib/mcp.js')
+
+// What a plain run never touches is loaded the first time it is used, not at `require`: a
+// serverless function's cold start pays only for what it calls.
+let streams, ui, mcp
+const partStreams = () => (streams ??= require('./lib/stream/part-stream.js'))
+
+/** Turns `useChat`'s UI messages into a prompt: see lib/ui-messages.js. */
+function fromUIMessages(messages) {
+  return (ui ??= require('./lib/ui-messages.js')).fromUIMessages(messages)
+}
+
+/** Connects an MCP server and registers its tools: see lib/mcp.js. */
+function registerMcpServer(server) {
+  return (mcp ??= require('./lib/mcp.js')).registerMcpServer(server)
+}
+
+/** Disconnects an MCP server and removes its tools: see lib/mcp.js. */
+function unregisterMcpServer(name) {
+  return (mcp ??= require('./lib/mcp.js')).unregisterMcpServer(name)
+}
 
 const { DEFAULT_MODEL, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TOOL_ITERATIONS } = binding
 
@@ -73,7 +90,7 @@ function runWithTools(prompt, options) {
 function streamWithTools(prompt, options) {
   const streaming = { push: null, control: null }
   // A Response body cancelled (the browser went away) aborts the run.
-  const { stream, push, end } = createPartStream({ onCancel: () => streaming.control && streaming.control.abort() })
+  const { stream, push, end } = partStreams().createPartStream({ onCancel: () => streaming.control && streaming.control.abort() })
   streaming.push = push
   startRun(prompt, options, streaming).then((result) => end(result))
   return stream

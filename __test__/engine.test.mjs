@@ -8,7 +8,7 @@ import { createRequire } from 'node:module'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { registerTool, unregisterTool, listTools, runWithTools, ToolError, DEFAULT_MODEL } from '../index.mjs'
-import { text, toolUse, reply } from '../stand-in/index.mjs'
+import { text, toolUse, reply, THREADS_BETA } from '../stand-in/index.mjs'
 import { KEY, startApi, at, orderSchema, orderTool, assertNoSecret, toolResults } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
@@ -47,8 +47,15 @@ test('the seed conversation: get_order_status, one tool round, the answer and ev
     assert.match(r.headers['content-type'], /^application\/json/)
     assert.equal(r.body.model, DEFAULT_MODEL)
     assert.equal(r.body.max_tokens, 4096)
-    assert.deepEqual(r.body.tools, [{ name: 'get_order_status', description: 'Look up an order (get_order_status)', input_schema: orderSchema }])
+    assert.ok(r.betas.includes(THREADS_BETA))
+    // The API's thread holds the tools: the first request sends them, the model reads them in every one.
+    assert.deepEqual(r.fullBody.tools, [{ name: 'get_order_status', description: 'Look up an order (get_order_status)', input_schema: orderSchema }])
   }
+  assert.deepEqual(api.requests[0].body.thread, { type: 'create' })
+  assert.deepEqual(api.requests[0].body.tools, api.requests[0].fullBody.tools)
+  assert.deepEqual(api.requests[1].body.thread, { type: 'continue', previous_message_id: api.requests[0].reply.id })
+  assert.equal(api.requests[1].body.tools, undefined)
+  assert.equal(api.requests[1].body.messages.length, 1, 'only the new turn')
   assert.deepEqual(api.requests[0].body.messages, [{ role: 'user', content: "What's the status of order #4821?" }])
   assert.deepEqual(toolResults(api, 1), [
     { type: 'tool_result', tool_use_id: 'toolu_seed1', content: JSON.stringify({ orderId: '4821', status: 'shipped', eta: '2026-12-02' }) },
@@ -717,8 +724,12 @@ test('data.messages is the history exactly, short (copied into a V8 Buffer) or l
     api.script(reply([toolUse('sized_tool', {})]), reply([text('done')]))
     const r = await runWithTools('hi', at(api, { tools: ['sized_tool'] }))
     assert.equal(r.error, null)
-    const sent = JSON.parse(api.requests.at(-1).rawBody).messages
+    // The API's thread: what it holds of the first request and its reply, then the results sent.
+    const last = api.requests.at(-1)
+    assert.equal(last.body.thread.type, 'continue')
+    const sent = [...JSON.parse(api.requests.at(-2).rawBody).messages, { role: 'assistant', content: api.requests.at(-2).reply.content }, ...JSON.parse(last.rawBody).messages]
     assert.deepEqual(r.data.messages.slice(0, 3), sent, `${size}: the history as the API received it`)
+    assert.deepEqual(last.fullBody.messages, sent)
     assert.equal(r.data.messages[2].content[0].content, output)
     assert.deepEqual(r.data.messages[3], { role: 'assistant', content: [{ type: 'text', text: 'done' }] })
   }

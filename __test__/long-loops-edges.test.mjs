@@ -5,7 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { runWithTools } from '../index.mjs'
-import { text, toolUse, thinking, reply, serverToolUse, webSearchResult } from '../stand-in/index.mjs'
+import { text, toolUse, thinking, reply, serverToolUse, webSearchResult, THREADS_BETA } from '../stand-in/index.mjs'
 import { startApi, at, freshName, echoTool } from './helpers.mjs'
 
 const ok = (r) => assert.equal(r.error, null, r.error && `${r.error.code}: ${r.error.message}`)
@@ -174,14 +174,14 @@ test('betas: each beta once, from betas, headers and the features; a beta of the
   const api = await startApi(t)
   api.script(reply([text('ok')]))
   ok(await runWithTools('go', at(api, { tools: [], betas: ['files-api-2025-04-14,compact-2026-01-12'], headers: { 'anthropic-beta': 'x-beta-1, files-api-2025-04-14' }, contextManagement: COMPACT })))
-  assert.deepEqual([...api.requests[0].betas].sort(), ['compact-2026-01-12', 'files-api-2025-04-14', 'x-beta-1'])
+  assert.deepEqual([...api.requests[0].betas].sort(), ['compact-2026-01-12', 'files-api-2025-04-14', THREADS_BETA, 'x-beta-1'])
   // The headers option's values may be credentials: echoed back by the API, they are redacted.
   const privateBeta = 'private-beta-0123456789'
   api.script({ status: 400, error: { type: 'invalid_request_error', message: `Unexpected value(s) \`${privateBeta}\` for the \`anthropic-beta\` header.` } })
   const r = await runWithTools('go', at(api, { tools: [], headers: { 'anthropic-beta': privateBeta }, contextManagement: COMPACT, maxRetries: 0 }))
   assert.equal(r.error?.code, 'invalid_request')
   assert.ok(!r.error.message.includes(privateBeta), r.error.message)
-  assert.deepEqual([...api.requests.at(-1).betas].sort(), ['compact-2026-01-12', privateBeta])
+  assert.deepEqual([...api.requests.at(-1).betas].sort(), ['compact-2026-01-12', THREADS_BETA, privateBeta])
   // An empty beta name is refused.
   const empty = await runWithTools('go', at(api, { tools: [], betas: [' '] }))
   assert.equal(empty.error?.code, 'invalid_request')

@@ -4,7 +4,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { registerTool, runWithTools, streamWithTools, fromUIMessages } from '../index.mjs'
-import { text, toolUse, thinking, reply } from '../stand-in/index.mjs'
+import { text, toolUse, thinking, reply, THREADS_BETA } from '../stand-in/index.mjs'
 import { startApi, at, freshName, collect, uiMessageOf, echoTool } from './helpers.mjs'
 
 const MODES = [false, true]
@@ -39,8 +39,11 @@ for (const streamed of MODES) {
     assert.equal(r.data.stopReason, 'end_turn')
     assert.equal(api.requests.length, 2)
     for (const req of api.requests) assert.ok(req.betas.includes('compact-2026-01-12'), req.betas.join())
-    // The history ends with the compaction reply, as it came: nothing added after it.
-    assert.deepEqual(api.requests[1].body.messages, [
+    // The history ends with the compaction reply, as it came: nothing added after it (the API's
+    // thread holds it: the continuation sends no message).
+    assert.deepEqual(api.requests[1].body.messages, [])
+    assert.equal(api.requests[1].body.thread.previous_message_id, api.requests[0].reply.id)
+    assert.deepEqual(api.requests[1].fullBody.messages, [
       { role: 'user', content: 'Where is order 4821?' },
       { role: 'assistant', content: [compactionBlock] },
     ])
@@ -107,7 +110,7 @@ for (const streamed of MODES) {
     const { r: plain } = await go(streamed, 'go', at(api))
     ok(plain)
     assert.equal(plain.data.appliedEdits, undefined)
-    assert.deepEqual(api.requests.at(-1).betas, [])
+    assert.deepEqual(api.requests.at(-1).betas, [THREADS_BETA])
   })
 }
 
@@ -146,7 +149,7 @@ test('betas: a feature\'s beta joins the betas option\'s without duplicates', as
   api.script(reply([text('ok')]))
   const r = await runWithTools('go', at(api, { betas: ['files-api-2025-04-14', 'compact-2026-01-12'], contextManagement: COMPACT }))
   ok(r)
-  assert.deepEqual(api.requests[0].betas, ['files-api-2025-04-14', 'compact-2026-01-12'])
+  assert.deepEqual(api.requests[0].betas, ['files-api-2025-04-14', 'compact-2026-01-12', THREADS_BETA])
 })
 
 // ── System-role tool changes ────────────────────────────────────────────────────────────────
@@ -373,9 +376,11 @@ for (const streamed of MODES) {
     assert.equal(r.data.text, 'Both pages read.')
     // Request 3 crossed the trigger: the stand-in compacted and paused; request 4 continued it.
     assert.equal(api.requests.length, 4)
-    const continued = api.requests[3].body.messages
+    // The API's thread holds the conversation: the continuation sends nothing new.
+    assert.deepEqual(api.requests[3].body.messages, [])
+    const continued = api.requests[3].fullBody.messages
     assert.deepEqual(continued.at(-1).content.map((b) => b.type), ['compaction'])
-    assert.deepEqual(continued.slice(0, -1), api.requests[2].body.messages, 'nothing added but the paused reply')
+    assert.deepEqual(continued.slice(0, -1), api.requests[2].fullBody.messages, 'nothing added but the paused reply')
     const last = r.data.messages.at(-1)
     assert.deepEqual(last.content.map((b) => b.type), ['compaction', 'text'])
     assert.match(last.content[0].content, /Summary of the conversation so far/)

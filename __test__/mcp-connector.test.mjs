@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { trace } from '@opentelemetry/api'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { runWithTools, streamWithTools } from '../index.mjs'
-import { mcpToolResult, mcpToolUse, reply, text, toolUse } from '../stand-in/index.mjs'
+import { mcpToolResult, mcpToolUse, reply, text, toolUse, THREADS_BETA } from '../stand-in/index.mjs'
 import { KEY, at, collect, freshName, orderTool, startApi } from './helpers.mjs'
 import { sdkMessage, stepsOf } from './recorded-replay.mjs'
 import { textOf } from './secrets.mjs'
@@ -67,20 +67,23 @@ test('mcpServers is sent as mcp_servers, one mcp_toolset per server after the ot
   assert.equal(calls.length, 1)
   assert.equal(api.requests.length, 2)
   for (const request of api.requests) {
-    assert.deepEqual(request.body.tools, [orderDefinition(tool), WEB_SEARCH, ...SENT_TOOLSETS])
+    // The tools go with the request that starts the API's thread, which holds them for the next.
+    assert.deepEqual(request.fullBody.tools, [orderDefinition(tool), WEB_SEARCH, ...SENT_TOOLSETS])
     assert.deepEqual(request.body.mcp_servers, SENT_SERVERS)
-    assert.deepEqual(request.betas, ['files-api-2025-04-14', BETA], 'the beta given and the one the feature needs: once')
+    assert.deepEqual(request.betas, ['files-api-2025-04-14', BETA, THREADS_BETA], 'the beta given and the ones the features need: once')
     // Byte for byte: the keys in the API's documented order.
     assert.ok(request.rawBody.includes(`"mcp_servers":[{"type":"url","url":"${DOCS.url}","name":"docs","authorization_token":"${TOKEN}"}`), request.rawBody)
-    assert.ok(request.rawBody.includes('{"type":"mcp_toolset","mcp_server_name":"docs","default_config":{"enabled":false},"configs":{"search":{"enabled":true},"fetch":{"enabled":true}}}'))
   }
+  assert.deepEqual(api.requests[0].body.tools, api.requests[0].fullBody.tools)
+  assert.ok(api.requests[0].rawBody.includes('{"type":"mcp_toolset","mcp_server_name":"docs","default_config":{"enabled":false},"configs":{"search":{"enabled":true},"fetch":{"enabled":true}}}'))
+  assert.equal(api.requests[1].body.tools, undefined)
   // Without the option: neither the field, the toolsets nor the beta.
   api.script(reply([text('Hi.')]))
   assert.equal((await runWithTools('Hi', at(api, { tools: [] }))).error, null)
   const plain = api.requests[2]
   assert.equal('mcp_servers' in plain.body, false)
   assert.equal('tools' in plain.body, false)
-  assert.deepEqual(plain.betas, [])
+  assert.deepEqual(plain.betas, [THREADS_BETA])
 })
 
 test('with no other tool the toolsets are the tools; streamWithTools sends the same request, streamed', async (t) => {
@@ -95,7 +98,7 @@ test('with no other tool the toolsets are the tools; streamWithTools sends the s
   assert.equal(request.body.stream, true)
   assert.deepEqual(request.body.tools, SENT_TOOLSETS)
   assert.deepEqual(request.body.mcp_servers, SENT_SERVERS)
-  assert.deepEqual(request.betas, [BETA])
+  assert.deepEqual(request.betas, [BETA, THREADS_BETA])
   assertNoToken('the stream parts', parts)
 })
 

@@ -211,8 +211,11 @@ test('pause_turn: the reply goes back unchanged, the continuation joins it, and 
   const r = await runWithTools('who ships 4821?', at(api, { tools: [], serverTools: [WEB_SEARCH] }))
   assert.equal(r.error, null, JSON.stringify(r.error))
   assert.deepEqual(api.requests[0].body.tools, [WEB_SEARCH])
-  // The paused reply went back as the last message, unchanged, with nothing added.
-  const second = api.requests[1].body.messages
+  // The paused reply went back as the last message, unchanged, with nothing added: the API's
+  // thread holds it, so the continuation sends no message.
+  assert.deepEqual(api.requests[1].body.messages, [])
+  assert.equal(api.requests[1].body.thread.previous_message_id, api.requests[0].reply.id)
+  const second = api.requests[1].fullBody.messages
   assert.equal(second.length, 2)
   assert.deepEqual(second[1], { role: 'assistant', content: [text('Searching.'), search] })
   // One assistant message for the whole turn.
@@ -257,7 +260,8 @@ test('prompt messages, system and toolChoice are sent and returned byte for byte
   const prompt = [{ content: [{ text: 'order 5?', type: 'text', cache_control: { type: 'ephemeral' } }], role: 'user' }]
   const system = [{ text: 'Be brief.', type: 'text' }]
   const toolChoice = { type: 'auto', disable_parallel_tool_use: true }
-  const r = await runWithTools(prompt, at(api, { tools: ['bytes_tool'], system, toolChoice, onToolError: 'continue' }))
+  // The whole history on the wire every request (without the API's thread, which would hold it).
+  const r = await runWithTools(prompt, at(api, { tools: ['bytes_tool'], system, toolChoice, onToolError: 'continue', apiThreads: false }))
   assert.equal(r.error, null, JSON.stringify(r.error))
   const raw = api.requests[0].rawBody
   assert.ok(raw.includes(JSON.stringify(prompt[0])), raw)

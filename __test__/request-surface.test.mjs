@@ -96,8 +96,9 @@ test('betas are sent comma-joined as the anthropic-beta header on every request'
   const r = await twoRounds(api, 'pt_betas', { betas: ['a-2025-01-01', 'b-2025-02-02'] })
   assert.equal(r.error, null, JSON.stringify(r.error))
   for (const req of api.requests) {
-    assert.equal(req.headers['anthropic-beta'], 'a-2025-01-01,b-2025-02-02')
-    assert.deepEqual(req.betas, ['a-2025-01-01', 'b-2025-02-02'])
+    // After the given ones, the beta of the API's thread the run keeps.
+    assert.equal(req.headers['anthropic-beta'], 'a-2025-01-01,b-2025-02-02,message-threads-2026-08-12')
+    assert.deepEqual(req.betas, ['a-2025-01-01', 'b-2025-02-02', 'message-threads-2026-08-12'])
     assert.ok(!('betas' in req.body))
   }
 })
@@ -215,7 +216,8 @@ test('thinking + tools: the thinking block goes back unchanged, reasoning is joi
   const first = thinking('Let me look up the order.')
   const use = toolUse('get_order_x', { orderId: '1' }, 'toolu_think1')
   api.script(reply([first, use]), reply([thinking('It shipped.'), text('Shipped.')]))
-  const r = await runWithTools('Where is order 1?', at(api, { tools: ['get_order_x'], thinking: THINKING, maxTokens: 4096 }))
+  // The whole history on the wire (without the API's thread, which would hold the thinking block).
+  const r = await runWithTools('Where is order 1?', at(api, { tools: ['get_order_x'], thinking: THINKING, maxTokens: 4096, apiThreads: false }))
   assert.equal(r.error, null, JSON.stringify(r.error))
   assert.equal(calls.length, 1)
   assert.equal(api.requests.length, 2)
@@ -246,7 +248,8 @@ test('thinking + tools: a redacted_thinking block round-trips unchanged', async 
   orderTool('get_order_redacted')
   const redacted = redactedThinking()
   api.script(reply([redacted, toolUse('get_order_redacted', { orderId: '1' })]), reply([text('Shipped.')]))
-  const r = await runWithTools('Where is order 1?', at(api, { tools: ['get_order_redacted'], thinking: THINKING, maxTokens: 4096 }))
+  // The whole history on the wire (without the API's thread, which would hold the block).
+  const r = await runWithTools('Where is order 1?', at(api, { tools: ['get_order_redacted'], thinking: THINKING, maxTokens: 4096, apiThreads: false }))
   assert.equal(r.error, null, JSON.stringify(r.error))
   assert.deepEqual(api.requests[1].body.messages[1].content[0], redacted)
   assert.ok(api.requests[1].rawBody.includes(JSON.stringify(redacted)))

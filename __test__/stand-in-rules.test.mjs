@@ -55,3 +55,47 @@ test('the JS stand-in answers every shared rule as stand-in/rules.json lists it'
   }
   assert.deepEqual(mismatches, []);
 });
+
+/** `value` with every `{ $reply: N }` replaced by the id of the reply to request N. */
+function withReplyIds(value, ids) {
+  if (Array.isArray(value)) return value.map((v) => withReplyIds(v, ids));
+  if (value === null || typeof value !== 'object') return value;
+  if ('$reply' in value) return ids[value.$reply];
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, withReplyIds(inner, ids)]));
+}
+
+test('the JS stand-in holds threads as stand-in/rules.json lists it', async () => {
+  const { threads } = table;
+  assert.ok(threads.cases.length >= 15, 'the table has its thread cases');
+  const mismatches = [];
+  for (const c of threads.cases) {
+    api.reset();
+    api.threads.refuse(c.refuse ?? []);
+    const ids = [];
+    for (const [n, r] of c.requests.entries()) {
+      const want = { status: r.status, type: r.type, message: r.message, code: r.code, unsupported: r.unsupported };
+      if (r.status === 200) {
+        const content = r.reply?.content ?? 'ok';
+        const options = { stop_reason: r.reply?.stop_reason ?? 'end_turn', ...(r.reply?.usage ? { usage: r.reply.usage } : {}) };
+        api.script({ ...reply(content, options), ...(r.state ? { threadState: r.state } : {}) });
+      }
+      const headers = merged(merged(table.headers, threads.headers), r.headers);
+      const body = JSON.stringify(withReplyIds(merged(table.base, r.set), ids));
+      const res = await fetch(`${api.url}/v1/messages`, { method: 'POST', headers, body });
+      const answer = await res.json().catch(() => null);
+      ids.push(answer?.id);
+      const error = answer?.error;
+      const got = { status: res.status, type: error?.type, message: error?.message, code: error?.details?.error_code, unsupported: error?.details?.unsupported };
+      const ok =
+        got.status === want.status &&
+        (want.status === 200 ||
+          (got.type === want.type &&
+            typeof got.message === 'string' &&
+            got.message.includes(want.message) &&
+            got.code === want.code &&
+            JSON.stringify(got.unsupported) === JSON.stringify(want.unsupported)));
+      if (!ok) mismatches.push(`${c.rule} (request ${n}): wanted ${JSON.stringify(want)}, got ${JSON.stringify(got)}`);
+    }
+  }
+  assert.deepEqual(mismatches, []);
+});

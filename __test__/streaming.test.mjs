@@ -120,8 +120,16 @@ test('the streamed result equals what runWithTools resolves with, and the reques
     assert.equal(b.stream, true)
     assert.ok(!Object.hasOwn(a.body, 'stream'), 'runWithTools does not send stream')
     assert.equal(b.body.stream, true)
-    const { stream: _s, ...rest } = b.body
-    assert.equal(JSON.stringify(rest), JSON.stringify(a.body), `request ${i} differs by more than stream: true`)
+    // Each run keeps its own API thread: a continue names that run's own reply.
+    const { stream: _s, thread: bThread, ...rest } = b.body
+    const { thread: aThread, ...aRest } = a.body
+    assert.equal(JSON.stringify(rest), JSON.stringify(aRest), `request ${i} differs by more than stream: true`)
+    assert.equal(aThread.type, i === 0 ? 'create' : 'continue')
+    assert.equal(bThread.type, aThread.type)
+    if (i === 1) {
+      assert.equal(aThread.previous_message_id, api.requests[0].reply.id)
+      assert.equal(bThread.previous_message_id, api.requests[2].reply.id)
+    }
   }
 })
 
@@ -136,7 +144,8 @@ test('reasoning deltas joined are data.reasoning; the signed thinking block goes
     reply([first, toolUse('stream_think_3', { orderId: '4821' }, 'toolu_think1')]),
     reply([second, text('It has shipped.')]),
   )
-  const stream = streamWithTools('Where is 4821?', at(api, { tools: ['stream_think_3'], thinking: { type: 'enabled', budget_tokens: 1024 }, maxTokens: 2048 }))
+  // The whole history on the wire (without the API's thread, which would hold the thinking block).
+  const stream = streamWithTools('Where is 4821?', at(api, { tools: ['stream_think_3'], thinking: { type: 'enabled', budget_tokens: 1024 }, maxTokens: 2048, apiThreads: false }))
   const parts = await collect(stream)
   const result = await stream.result
   assert.equal(result.error, null, JSON.stringify(result.error))

@@ -63,13 +63,22 @@ test('a scripted conversation: the replies in order, url and apiKey for the run,
   assert.equal(s.requests.length, 2)
   assert.deepEqual(first.messages, [{ role: 'user', content: 'Weather in Oslo?' }])
   assert.deepEqual(first.tools.map((tool) => tool.name), [name])
-  // The thinking block went out signed and came back unchanged (the stand-in checks its signature).
-  const turn = second.messages[1]
+  // As sent: the run keeps its conversation on the API's Threads, so the second request carries
+  // only the tool results, continuing the first reply (whose thinking block the stand-in holds).
+  assert.deepEqual(first.thread, { type: 'create' })
+  assert.equal(second.thread.type, 'continue')
+  assert.equal(second.messages.length, 1)
+  const [result] = second.messages[0].content
+  assert.deepEqual(result, { type: 'tool_result', tool_use_id: r.data.toolCalls[0].toolUseId, content: '{"city":"Oslo","temp":21}' })
+  assert.match(result.tool_use_id, /^toolu_/)
+  // Without Threads the whole history goes back: the thinking block signed, unchanged.
+  const whole = await standIn(t, { replies: [message([thinking('Again.'), toolUse(name, { city: 'Oslo' })]), text('Sunny.')] })
+  const again = await runWithTools('Weather in Oslo?', via(whole, { tools: [name], apiThreads: false }))
+  assert.equal(again.error, null, again.error?.message)
+  const turn = whole.requests[1].messages[1]
   assert.equal(turn.role, 'assistant')
   assert.equal(turn.content[0].type, 'thinking')
   assert.equal(typeof turn.content[0].signature, 'string')
-  assert.match(turn.content[1].id, /^toolu_/)
-  assert.deepEqual(second.messages[2].content, [{ type: 'tool_result', tool_use_id: turn.content[1].id, content: '{"city":"Oslo","temp":21}' }])
 })
 
 test('a reply used twice sends its tool_use with a fresh id each time', async (t) => {
@@ -137,7 +146,12 @@ test('pauseTurn: the run sends the paused turn back and the next reply continues
   const r = await runWithTools('hi', via(s))
   assert.equal(r.error, null, r.error?.message)
   assert.equal(r.data.text, 'Searching… found it.')
-  assert.deepEqual(s.requests[1].messages.at(-1), { role: 'assistant', content: [{ type: 'text', text: 'Searching… ' }] })
+  // Over Threads the continuation sends no message; without, the paused turn goes back last.
+  assert.deepEqual(s.requests[1].messages, [])
+  const whole = await standIn(t, { replies: [pauseTurn([text('Searching… ')]), text('found it.')] })
+  const unthreaded = await runWithTools('hi', via(whole, { apiThreads: false }))
+  assert.equal(unthreaded.data?.text, 'Searching… found it.', unthreaded.error?.message)
+  assert.deepEqual(whole.requests[1].messages.at(-1), { role: 'assistant', content: [{ type: 'text', text: 'Searching… ' }] })
 })
 
 test('message(blocks, stopReason): a max_tokens answer and a refusal', async (t) => {

@@ -6,7 +6,6 @@
 
 const binding = require('../binding.js')
 const { describe } = require('./describe.js')
-const { readOutput } = require('./output.js')
 
 /** The options JS keeps (JS values the engine has no use for) and what each must be. */
 const JS_ONLY = binding.jsOnlyOptions()
@@ -55,7 +54,8 @@ function readOptions(prompt, options) {
   }
   let output = null
   if (rest.output !== undefined && rest.output !== null) {
-    const read = readOutput(rest.output)
+    // lib/output.js is loaded by the first run with an `output`.
+    const read = require('./output.js').readOutput(rest.output)
     if (read.failed) return read.failed
     rest.output = read.json
     output = read.standard

@@ -10,8 +10,12 @@ const { runs, nextRunId } = require('./runs.js')
 const { abortCall } = require('./call-context.js')
 const { callHook } = require('./hooks.js')
 const { channel, ended, notWaiting, lazyJson } = require('./run-channel.js')
-const { checkOutput } = require('./output.js')
-const { traceRun } = require('./telemetry.js')
+
+// Loaded by the first run that needs them: a structured `output`, and tracing (whose first run
+// looks for `@opentelemetry/api`).
+let outputs, tracing
+const checkOutput = (...args) => (outputs ??= require('./output.js')).checkOutput(...args)
+const traceRun = (...args) => (tracing ??= require('./telemetry.js')).traceRun(...args)
 
 /**
  * Successful calls come back from the engine with output null: put back the very value each

@@ -36,12 +36,16 @@ export const ERROR_MESSAGES = {
   529: 'Overloaded',
 };
 
-/** A request the API refuses: status, error type and message as the real API sends them. */
+/**
+ * A request the API refuses: status, error type and message as the real API sends them, and the
+ * `error.details` it adds to some (`{ error_code, … }`, which the SDKs read to tell refusals apart).
+ */
 export class Refusal extends Error {
-  constructor(status, message, type = ERROR_TYPES[status]) {
+  constructor(status, message, type = ERROR_TYPES[status], details = undefined) {
     super(message);
     this.status = status;
     this.type = type;
+    this.details = details;
   }
 }
 

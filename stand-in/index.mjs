@@ -143,9 +143,25 @@
 //     name } }, a tool of `tools`), never first; a tool_use's results still come in the very next
 //     message; the thinking rule looks past trailing system messages.
 //
+// Threads (beta message-threads-2026-08-12, threads.mjs): a request with `thread: { type: 'create' }`
+// has its whole conversation held under its reply's id; `{ type: 'continue', previous_message_id }`
+// sends only the messages after that reply (without system and tools, which the thread holds; the
+// same values may be repeated, other ones are thread_fingerprint_mismatch), and every rule checks
+// the held conversation with them. A reply is continued once (thread_already_continued), by one
+// request at a time (thread_continue_in_flight); an id not held is a 404 thread_not_found; `messages:
+// []` only continues a pause_turn or compaction reply; a reply is held once whole (a stream cut
+// before message_stop holds nothing). Every refusal has error.details.error_code. Tests script the
+// rest: a reply step's `threadState: 'lost' | 'continued' | 'in_flight'` (what becomes of it once
+// held), `api.threads.set(id, state)`, `api.threads.refuse(names)` (thread_unsupported_request with
+// details.unsupported: `thinking`, `context_management`, `cache_control` where the request has them,
+// any other name for every thread request), `api.threads.get(id)` (the held conversation); an error
+// step's `error.details` is sent as given. Steps, the handler and the long-loop simulation read the
+// whole conversation (`record.fullBody`), the record's `body` what was sent.
+//
 // Request records (`api.requests[i]`): method, path, headers, body, rawBody, retryCount, status,
-// requestId, receivedAt, betas (anthropic-beta split on commas), container; for streamed replies
-// also stream: true, sseEvents (names sent) and clientClosed (the client left before the end).
+// requestId, receivedAt, betas (anthropic-beta split on commas), container, fullBody (above); for
+// streamed replies also stream: true, sseEvents (names sent) and clientClosed (the client left
+// before the end).
 // `api.waitFor(predicate, timeoutMs?)`, `api.waitForRequests(n, timeoutMs?)` poll the records.
 //
 // Prompt caching: with `cache_control` anywhere, usage reports cache tokens from a deterministic
@@ -162,11 +178,12 @@
 // (builders), conforms.mjs (a final answer against the format), structured.mjs
 // (structuredAnswer), sse.mjs (streaming), faults.mjs, recorded.mjs (recorded replies), cache.mjs
 // (prompt-cache usage), compaction.mjs and context-editing.mjs (the long-loop simulation),
-// signatures.mjs, echo.mjs, errors.mjs, values.mjs, demo-model.mjs, default-model.mjs, cli.mjs.
-// The package's test kit (lib/testing/, `anthropic-tool-calling/testing`) starts this server with
-// its own replies; the package ships this folder for it (all but rules.json).
+// threads.mjs (the conversations held between turns), signatures.mjs, echo.mjs, errors.mjs, values.mjs, demo-model.mjs,
+// default-model.mjs, cli.mjs. The package's test kit (lib/testing/, `anthropic-tool-calling/testing`)
+// starts this server with its own replies; the package ships this folder for it (all but rules.json).
 
 export { startMockApi } from './server.mjs';
+export { THREADS_BETA } from './threads.mjs';
 export {
   text, toolUse, thinking, redactedThinking, serverToolUse, webSearchResult, mcpToolUse, mcpToolResult, compaction, toolAddition,
   toolRemoval, reply,

@@ -36,14 +36,17 @@ function mismatch(step, streams) {
 
 /**
  * Answers `body` with the recorded step. `ctx` is the server's: `headersFor(record)`,
- * `sendError(res, record, status, error)`, the `timers` close() clears and the server's
- * `streamDelayMs` (a step's own `streamDelayMs` wins), the pause between two events.
+ * `sendError(res, record, status, error)`, the `timers` close() clears, the server's
+ * `streamDelayMs` (a step's own `streamDelayMs` wins), the pause between two events, and
+ * `hold(record, message, state)` with `assembled(events)`: a thread holds the recorded reply once
+ * it is whole, as it holds a built one.
  */
 export async function serveRecorded(ctx, step, body, record, res) {
   const why = mismatch(step, body?.stream === true);
   if (why !== null) return ctx.sendError(res, record, 500, { type: 'api_error', message: `mock-api: ${why}` });
   if (has(step, 'recorded')) {
     const text = JSON.stringify(step.recorded);
+    ctx.hold(record, step.recorded, step.threadState);
     record.status = 200;
     res.writeHead(200, { ...ctx.headersFor(record), 'content-length': Buffer.byteLength(text) });
     return res.end(text);
@@ -61,6 +64,8 @@ export async function serveRecorded(ctx, step, body, record, res) {
     if (i > 0) await pause(delay, ctx.timers);
     if (res.destroyed) return;
     record.sseEvents.push(event.type);
+    // Held as its last event goes out, before the client can continue it.
+    if (event.type === 'message_stop') ctx.hold(record, ctx.assembled(step.recordedEvents), step.threadState);
     if (!res.write(sseFrame(event.type, event))) {
       await new Promise((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
     }

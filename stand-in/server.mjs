@@ -17,6 +17,7 @@ import { DEFAULT_USAGE, defaultStopReason, randomId, signed } from './replies.mj
 import { CONTAINER_REQUIRED } from './rules/conversation.mjs';
 import { checkHeaders, validateBody } from './rules/index.mjs';
 import { streamMessage } from './sse.mjs';
+import { assembled, createThreads } from './threads.mjs';
 import { has, isObject } from './values.mjs';
 
 /** The real API's request size limit. */
@@ -69,6 +70,9 @@ export async function startMockApi({
   const queue = [];
   /** Prompt-cache prefixes seen so far (see cacheUsage). */
   const cache = new Set();
+  /** The conversations the API holds (threads.mjs), and each request's turn of one. */
+  const threads = createThreads();
+  const turns = new WeakMap();
   const sockets = new Set();
   const timers = new Set();
   const log = logLevel === 'silent' ? () => {} : (line) => process.stderr.write(`mock-api: ${line}\n`);
@@ -89,6 +93,8 @@ export async function startMockApi({
     server,
     requests: [],
     handler,
+    /** The held threads (threads.mjs): `get(id)`, `set(id, state)`, `refuse(names)`, `size`. */
+    threads,
     /** Appends steps; each valid POST /v1/messages consumes the next one. */
     script(...steps) {
       queue.push(...steps);
@@ -98,12 +104,13 @@ export async function startMockApi({
     get pending() {
       return queue.length;
     },
-    /** Clears the script, the records, the handler and the prompt cache. */
+    /** Clears the script, the records, the handler, the prompt cache and the held threads. */
     reset() {
       queue.length = 0;
       api.requests.length = 0;
       api.handler = null;
       cache.clear();
+      threads.clear();
     },
     /** Resolves once `predicate(api)` is true (checked every few ms); rejects after `timeoutMs`. */
     async waitFor(predicate, timeoutMs = 5000) {
@@ -183,8 +190,12 @@ export async function startMockApi({
 
   /** What a fault needs of the server. */
   const faultContext = { headersFor, messageFor, answer, sendError, timers };
+  /** Holds a whole reply in the thread of the request it answers (threads.mjs). */
+  function hold(record, message, state) {
+    threads.hold(turns.get(record), message, state);
+  }
   /** What a recorded step needs of the server. */
-  const recordedContext = { headersFor, sendError, timers, streamDelayMs };
+  const recordedContext = { headersFor, sendError, timers, streamDelayMs, hold, assembled };
 
   /** Answers with `step`; `scripted`: it came off the script (a paused compaction puts it back). */
   async function answer(step, body, record, req, res, scripted = false) {
@@ -211,7 +222,9 @@ export async function startMockApi({
       if (misfit !== null) return sendError(res, record, 500, { type: 'api_error', message: FORMAT_MISMATCH + misfit });
       // What was answered, for tests that hold a client's view (a trace) to the reply's id.
       record.reply = message;
-      if (body?.stream === true) return streamMessage(message, answered, record, res, { defaultDelayMs: streamDelayMs, timers });
+      const whole = () => hold(record, message, step.threadState);
+      if (body?.stream === true) return streamMessage(message, answered, record, res, { defaultDelayMs: streamDelayMs, timers, whole });
+      whole();
       return send(res, record, 200, message, answered.headers);
     }
     if (has(step, 'body')) return send(res, record, step.status ?? 200, step.body, step.headers, true);
@@ -251,6 +264,7 @@ export async function startMockApi({
     record.rawBody = read.raw;
     let parsed;
     let parseError = null;
+    let turn = null;
     try {
       parsed = JSON.parse(read.raw);
       record.body = parsed;
@@ -265,13 +279,22 @@ export async function startMockApi({
       if (req.method !== 'POST') throw new Refusal(405, `mock-api: method ${req.method} is not allowed on /v1/messages; use POST`);
       const version = checkHeaders(req, apiKey);
       if (parseError) fail(`There was an error parsing the body of your request: ${parseError.message}`);
-      validateBody(parsed, record.betas, version);
+      turn = threads.open(parsed, record.betas);
+      validateBody(turn ? turn.full : parsed, record.betas, version);
     } catch (err) {
       if (!(err instanceof Refusal)) {
         return sendError(res, record, 500, { type: 'api_error', message: `mock-api: internal error while validating: ${err?.message ?? err}` });
       }
       const extra = err.status === 405 ? { allow: 'POST' } : {};
-      return sendError(res, record, err.status, { type: err.type, message: err.message }, extra);
+      return sendError(res, record, err.status, { type: err.type, message: err.message, details: err.details }, extra);
+    }
+    // The model reads the whole conversation: with a thread, the held one and this request's messages.
+    const full = turn ? turn.full : parsed;
+    record.fullBody = full;
+    if (turn) {
+      turns.set(record, turn);
+      threads.begin(turn);
+      res.on('close', () => threads.end(turn));
     }
 
     let step;
@@ -279,7 +302,7 @@ export async function startMockApi({
     if (scripted) step = queue.shift();
     else if (typeof api.handler === 'function') step = api.handler;
     else return sendError(res, record, 500, { type: 'api_error', message: NO_STEP_LEFT });
-    return answer(step, parsed, record, req, res, scripted);
+    return answer(step, full, record, req, res, scripted);
   });
 
   let closing = null;

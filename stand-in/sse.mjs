@@ -112,8 +112,9 @@ const SSE_ERROR_MESSAGES = {
 /**
  * Streams `message` as server-sent events on `res`, with the step's pacing (`streamDelayMs`, else
  * `defaultDelayMs`) and injected faults; pauses are timers kept in `timers` so close() can clear them.
+ * `whole()` is called as message_stop is written: the reply is then whole (a thread holds it).
  */
-export async function streamMessage(message, step, record, res, { defaultDelayMs, timers }) {
+export async function streamMessage(message, step, record, res, { defaultDelayMs, timers, whole = () => {} }) {
   const events = sseEvents(message, { unknownDelta: step.unknownDelta });
   const delay = step.streamDelayMs ?? defaultDelayMs;
   const errorAt = has(step, 'sseError') ? (step.sseErrorAfter ?? 0) : -1;
@@ -158,6 +159,8 @@ export async function streamMessage(message, step, record, res, { defaultDelayMs
     if (res.destroyed) return;
     const [name, data] = events[i];
     record.sseEvents.push(name);
+    // Held as its last event goes out, before the client can continue it.
+    if (name === 'message_stop') whole();
     if (!(await write(sseFrame(name, data)))) return;
   }
   res.end();

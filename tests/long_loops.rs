@@ -73,8 +73,11 @@ async fn a_compaction_pause_is_continued_unchanged_joined_and_not_a_round() {
     for (output, steps, requests) in &runs {
         assert_eq!(output.text, "Order 7 has shipped.");
         assert_eq!(steps, &["compaction", "tool_use", "end_turn"]);
-        // The continuation re-sends the history ending in the compaction reply, nothing added.
-        let second = requests[1].messages();
+        // The continuation goes on from the history ending in the compaction reply, nothing
+        // added: the API's thread holds it, so the request sends no message.
+        assert_eq!(requests[1].messages(), &[] as &[serde_json::Value]);
+        assert_eq!(requests[1].body["thread"]["type"], "continue");
+        let second = requests[1].full_body["messages"].as_array().unwrap();
         assert_eq!(second.len(), 2);
         assert_eq!(
             second[1],

@@ -90,20 +90,26 @@ async fn seed_conversation_runs_one_tool_round_and_answers() {
         assert_eq!(r.retry_count, Some(0));
         assert_eq!(r.body["model"], "claude-sonnet-5-5");
         assert_eq!(r.body["max_tokens"], DEFAULT_MAX_TOKENS);
+        // The API's thread holds the tools the first request sent: the model reads them in both.
         assert_eq!(
-            r.body["tools"],
+            r.full_body["tools"],
             json!([serde_json::from_str::<serde_json::Value>(ORDER_TOOL).unwrap()])
-        );
-        // The definition goes out byte for byte as given.
-        assert!(
-            r.raw_body.contains(&format!("\"tools\":[{ORDER_TOOL}]")),
-            "{}",
-            r.raw_body
         );
         for absent in ["system", "temperature", "tool_choice", "stream"] {
             assert!(r.body.get(absent).is_none(), "{absent} was sent");
         }
     }
+    // The definition goes out byte for byte as given, with the request that starts the thread.
+    assert!(
+        requests[0]
+            .raw_body
+            .contains(&format!("\"tools\":[{ORDER_TOOL}]")),
+        "{}",
+        requests[0].raw_body
+    );
+    assert_eq!(requests[0].body["thread"], json!({ "type": "create" }));
+    assert!(requests[1].body.get("tools").is_none());
+    assert_eq!(requests[1].body["thread"]["type"], "continue");
     assert_eq!(
         requests[0].messages(),
         &[json!({ "role": "user", "content": "What is the status of order A1?" })]
@@ -118,7 +124,15 @@ async fn seed_conversation_runs_one_tool_round_and_answers() {
             { "type": "tool_result", "tool_use_id": "toolu_01", "content": r#"{"status":"shipped"}"# },
         ]}),
     ];
-    assert_eq!(requests[1].messages(), expected_history.as_slice());
+    assert_eq!(
+        requests[1].messages(),
+        &expected_history[2..],
+        "only the new turn"
+    );
+    assert_eq!(
+        requests[1].full_body["messages"].as_array().unwrap(),
+        &expected_history
+    );
 
     let history: Vec<serde_json::Value> = out
         .messages
@@ -264,10 +278,11 @@ async fn parallel_tool_calls_run_concurrently_and_answer_in_tool_use_order() {
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(
-        requests[1].messages().len(),
+        requests[1].full_body["messages"].as_array().unwrap().len(),
         3,
         "all results in one user message"
     );
+    assert_eq!(requests[1].messages().len(), 1, "only the new turn");
     assert_eq!(
         requests[1].last_blocks(),
         vec![
@@ -367,7 +382,9 @@ async fn several_rounds_accumulate_tool_calls_and_usage() {
     assert_eq!(ids, ["toolu_1", "toolu_2"]);
     assert_eq!((out.usage.input_tokens, out.usage.output_tokens), (30, 15));
     assert_eq!(out.messages.len(), 6);
-    assert_eq!(server.requests()[2].messages().len(), 5);
+    let last = &server.requests()[2];
+    assert_eq!(last.full_body["messages"].as_array().unwrap().len(), 5);
+    assert_eq!(last.messages().len(), 1, "only the new turn");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -44,7 +44,9 @@ fn compacted_reply() -> Step {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_compaction_reply_is_sent_as_given_and_streamed_as_the_api_streams_it() {
-    let server = Server::start([compacted_reply(), compacted_reply()]).await;
+    // One reply twice (the same id), so the streamed one reassembles to the plain one.
+    let reply = compacted_reply();
+    let server = Server::start([reply.clone(), reply]).await;
     let messages = json!([{ "role": "user", "content": "Where is order 4821?" }]);
     let plain = json_of(post(&server, &request(messages.clone(), false), COMPACT_BETA).await).await;
     assert_eq!(plain["content"][0]["type"], "compaction");

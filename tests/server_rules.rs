@@ -574,7 +574,9 @@ fn rich_reply() -> Step {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_streamed_reply_reassembles_into_the_json_reply() {
-    let server = Server::start([rich_reply(), rich_reply()]).await;
+    // One reply twice (the same id), so the streamed one reassembles to the plain one.
+    let reply = rich_reply();
+    let server = Server::start([reply.clone(), reply]).await;
     let request = body(json!([user(json!("Where is #4821?"))]));
     let plain: Value =
         serde_json::from_str(&post(&server, &request, None).await.text().await.unwrap()).unwrap();

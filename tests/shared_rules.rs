@@ -132,3 +132,102 @@ async fn the_test_server_answers_every_shared_rule_as_listed() {
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }
+
+/// `value` with every `{"$reply": N}` replaced by the id of the reply to request N.
+fn with_reply_ids(value: &Value, ids: &[Value]) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(items.iter().map(|v| with_reply_ids(v, ids)).collect()),
+        Value::Object(fields) => {
+            if let Some(n) = fields.get("$reply").and_then(Value::as_u64) {
+                return ids.get(n as usize).cloned().unwrap_or(Value::Null);
+            }
+            Value::Object(
+                fields
+                    .iter()
+                    .map(|(key, inner)| (key.clone(), with_reply_ids(inner, ids)))
+                    .collect(),
+            )
+        }
+        other => other.clone(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_test_server_holds_threads_as_listed() {
+    use support::threads::ThreadState;
+    let table: Value = serde_json::from_str(TABLE).expect("stand-in/rules.json is JSON");
+    let threads = &table["threads"];
+    let cases = threads["cases"]
+        .as_array()
+        .expect("the table has thread cases");
+    assert!(cases.len() >= 15, "the table has its thread cases");
+    let client = reqwest::Client::new();
+    let mut mismatches = Vec::new();
+    for case in cases {
+        let rule = case["rule"].as_str().unwrap_or_default();
+        let requests = case["requests"].as_array().expect("a case has requests");
+        let script = requests.iter().filter(|r| r["status"] == 200).map(|r| {
+            let step = Step::reply(
+                r["reply"]["content"].clone(),
+                r["reply"]["stop_reason"].as_str().unwrap_or("end_turn"),
+            );
+            let step = match (&r["reply"], &r["reply"]["usage"]) {
+                (Value::Null, _) => Step::text("ok"),
+                (_, Value::Null) => step,
+                (_, usage) => step.usage(usage.clone()),
+            };
+            match r["state"].as_str() {
+                Some("lost") => step.thread_state(ThreadState::Lost),
+                Some("continued") => step.thread_state(ThreadState::Continued),
+                Some("in_flight") => step.thread_state(ThreadState::InFlight),
+                _ => step,
+            }
+        });
+        let server = Server::start(script.collect::<Vec<_>>()).await;
+        server.accept_credential(table["headers"]["x-api-key"].as_str().expect("the key"));
+        let refused: Vec<&str> = case["refuse"]
+            .as_array()
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        server.refuse_in_threads(&refused);
+        let mut ids = Vec::new();
+        for (n, r) in requests.iter().enumerate() {
+            let body = with_reply_ids(&merged(&table["base"], r.get("set")), &ids);
+            let headers = merged(
+                &merged(&table["headers"], Some(&threads["headers"])),
+                r.get("headers"),
+            );
+            let mut request = client
+                .post(format!("{}/v1/messages", server.base_url()))
+                .body(body.to_string());
+            for (name, value) in headers.as_object().expect("headers are an object") {
+                request = request.header(name, value.as_str().expect("a header value"));
+            }
+            let response = request.send().await.expect("the server answers");
+            let got_status = u64::from(response.status().as_u16());
+            let answer: Value = serde_json::from_str(&response.text().await.unwrap_or_default())
+                .unwrap_or_default();
+            ids.push(answer["id"].clone());
+            let error = &answer["error"];
+            let want_status = r["status"].as_u64().unwrap_or(0);
+            let fits = got_status == want_status
+                && (want_status == 200
+                    || (error["type"] == r["type"]
+                        && error["message"]
+                            .as_str()
+                            .zip(r["message"].as_str())
+                            .is_some_and(|(got, want)| got.contains(want))
+                        && error["details"]["error_code"] == r["code"]
+                        && error["details"]["unsupported"] == r["unsupported"]));
+            if !fits {
+                mismatches.push(format!(
+                    "{rule} (request {n}): wanted {want_status} {} {} {}, got {got_status} {error}",
+                    r["type"], r["message"], r["code"]
+                ));
+            }
+        }
+        // The cases send bad requests on purpose.
+        server.take_violations();
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}

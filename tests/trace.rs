@@ -72,7 +72,12 @@ async fn each_request_is_told_as_it_ends_and_each_call_with_its_outcome() {
             .unwrap();
         assert_eq!(first.server, Some(("127.0.0.1".to_owned(), port)));
         let answered = first.outcome.as_ref().unwrap();
-        assert_eq!(answered.id.as_deref(), Some("msg_test"));
+        assert_eq!(
+            answered.id,
+            server.requests()[0].reply_id,
+            "the reply's own id"
+        );
+        assert!(answered.id.is_some());
         assert_eq!(answered.model.as_deref(), Some("claude-sonnet-5-5"));
         assert_eq!(answered.stop_reason.as_deref(), Some("tool_use"));
         assert_eq!(answered.usage.cache_read_input_tokens, Some(4));

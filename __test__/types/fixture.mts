@@ -169,6 +169,11 @@ async function typedAnswers() {
 void typedAnswers
 
 // Tracing: on by default where a provider is registered; false, true or { recordContent }.
+// Threads: on by default, `false` sends the whole history every request.
+void runWithTools('hi', { apiThreads: false })
+// @ts-expect-error a boolean
+void runWithTools('hi', { apiThreads: 'off' })
+
 void runWithTools('hi', { telemetry: false })
 void runWithTools('hi', { telemetry: { recordContent: true } })
 // The sampling options go with the API version that keeps them.

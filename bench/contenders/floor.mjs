@@ -1,5 +1,5 @@
 // The floor: bare node:http keep-alive requests doing the same round trips with no loop logic —
-// no validation, no error handling, no retries: stringify the history, post, parse, run the tools.
+// no validation, no error handling, no retries: stringify the new turn, post, parse, run the tools.
 import http from 'node:http'
 import { MODEL, MAX_TOKENS, executeTool, asText } from '../workloads.mjs'
 
@@ -21,6 +21,7 @@ export async function setup({ url, apiKey, workload }) {
             'content-length': Buffer.byteLength(body),
             'x-api-key': apiKey,
             'anthropic-version': '2026-10-21',
+            'anthropic-beta': 'message-threads-2026-08-12',
           },
         },
         (res) => {
@@ -42,11 +43,13 @@ export async function setup({ url, apiKey, workload }) {
   return {
     info: {},
     async run() {
-      const messages = [{ role: 'user', content: workload.prompt }]
+      // Over the API's Threads, as the default contenders: the first request creates the
+      // thread with the whole history, each later one sends only the new turn.
+      let turn = [{ role: 'user', content: workload.prompt }]
+      let body = { model: MODEL, max_tokens: MAX_TOKENS, tools: workload.tools, messages: turn, thread: { type: 'create' } }
       let calls = 0
       for (let i = 0; i <= workload.rounds; i++) {
-        const message = await post(JSON.stringify({ model: MODEL, max_tokens: MAX_TOKENS, tools: workload.tools, messages }))
-        messages.push({ role: 'assistant', content: message.content })
+        const message = await post(JSON.stringify(body))
         const uses = message.content.filter((b) => b.type === 'tool_use')
         if (message.stop_reason !== 'tool_use') {
           const text = message.content
@@ -59,7 +62,8 @@ export async function setup({ url, apiKey, workload }) {
         const results = await Promise.all(
           uses.map(async (u) => ({ type: 'tool_result', tool_use_id: u.id, content: asText(await executeTool(u.name, u.input)) })),
         )
-        messages.push({ role: 'user', content: results })
+        turn = [{ role: 'user', content: results }]
+        body = { model: MODEL, max_tokens: MAX_TOKENS, messages: turn, thread: { type: 'continue', previous_message_id: message.id } }
       }
       throw new Error('floor: the conversation did not end')
     },

@@ -1,7 +1,5 @@
-// @anthropic-ai/sdk: client.beta.messages.toolRunner with betaZodTool tools.
-// `thread: false`: this SDK's runner otherwise keeps the conversation in a server-side message
-// thread and sends only the new turn; the other contenders (and the stand-in) send the whole
-// history every round, as the Messages API needs.
+// @anthropic-ai/sdk: client.beta.messages.toolRunner with betaZodTool tools, as users get it:
+// over the API's Threads (its default), sending only the new turn each round.
 import Anthropic from '@anthropic-ai/sdk'
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod'
 import * as z from 'zod'
@@ -33,7 +31,6 @@ export function runner(client, tools, workload) {
       messages: [{ role: 'user', content: workload.prompt }],
       tools,
       max_iterations: workload.rounds + 1,
-      thread: false,
     })
     const text = final.content
       .filter((b) => b.type === 'text')

@@ -33,7 +33,8 @@ export interface StandInRequest {
 export interface StandInOptions {
   /**
    * What the model says: a list (one reply a request, in order; a request the stand-in refuses
-   * uses none, a retry uses the next) or a function called with each valid request. Without it, a
+   * uses none, a retry uses the next) or a function called with each valid request as the model
+   * reads it (over Threads, with the conversation the thread holds). Without it, a
    * default model calls the offered tools the latest prompt names (as a word of its own; with the
    * first JSON object in the prompt as input when it fits the tool's schema), honouring
    * `tool_choice`, then says what each returned.
@@ -52,7 +53,11 @@ export interface StandIn {
   readonly url: string
   /** Pass it as `apiKey`; any other key gets the API's 401. */
   readonly apiKey: string
-  /** The parsed body of every request received so far, in order (null for one that was not JSON). */
+  /**
+   * The parsed body of every request received so far, in order, as sent (null for one that was not
+   * JSON). Over the API's Threads (`apiThreads`, on by default) a request after a run's first
+   * carries only the messages after the previous reply.
+   */
   readonly requests: ReadonlyArray<StandInRequest | null>
   /** Stops the server and drops its connections (a hanging or slow reply included). */
   close(): Promise<void>

@@ -70,7 +70,7 @@ export async function serve({ replies, apiKey = `sk-ant-test-${randomBytes(16).t
   return {
     url: api.url,
     apiKey,
-    /** The parsed body of every request received, in order (null for one that was not JSON). */
+    /** The parsed body of every request received, in order, as sent (null for one that was not JSON). */
     get requests() {
       return api.requests.map((r) => r.body)
     },

@@ -10,10 +10,11 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT
 
 pub(crate) use attempt::{http_error, parse_message};
 
+use super::api_thread::THREADS_BETA;
 use super::error::{source_chain, Chain, RunError};
 use super::protocol::MessageResponse;
 use super::redact::{shown_url, Redactor};
-use super::request::Body;
+use super::request::Outgoing;
 use super::retry::AttemptFailure;
 use super::secret::Secret;
 use super::stream::StreamEvent;
@@ -101,9 +102,9 @@ impl ApiClient {
     pub async fn create_message(
         &self,
         cfg: &ApiConfig,
-        body: Body,
+        request: impl Into<Outgoing<'_>>,
     ) -> Result<MessageResponse, RunError> {
-        self.send(cfg, body, None).await
+        self.send(cfg, request.into(), None).await
     }
 
     /// Sends one `POST /v1/messages` whose body asks for `"stream": true`, hands `events` what
@@ -113,37 +114,43 @@ impl ApiClient {
     pub async fn create_message_streamed(
         &self,
         cfg: &ApiConfig,
-        body: Body,
+        request: impl Into<Outgoing<'_>>,
         events: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<MessageResponse, RunError> {
-        self.send(cfg, body, Some(events)).await
+        self.send(cfg, request.into(), Some(events)).await
     }
 
     /// Sends the request until an attempt succeeds or one fails with no retry left; each
-    /// attempt gets a log line, and its error has the run's secrets taken out.
+    /// attempt gets a log line, and its error has the run's secrets taken out. An attempt whose
+    /// streamed reply was cut once it began is followed by the request's restart body, if it has
+    /// one (the reply then says so: `after_cut`).
     async fn send(
         &self,
         cfg: &ApiConfig,
-        body: Body,
+        request: Outgoing<'_>,
         mut events: Option<&mut (dyn FnMut(StreamEvent) + Send)>,
     ) -> Result<MessageResponse, RunError> {
         let url = messages_url(&cfg.base_url);
         let target = Target {
             shown: shown_url(&url),
             url,
-            headers: auth_headers(cfg)?,
+            headers: auth_headers(cfg, request.threaded)?,
             secrets: Redactor::of(cfg),
         };
         let secrets = &target.secrets;
         let mut retries_done = 0u32;
+        let mut restarted = None;
+        let mut after_cut = false;
         loop {
+            let body = restarted.as_ref().unwrap_or(&request.body);
             let started = Instant::now();
             let attempt = self
-                .attempt(&target, cfg, &body, retries_done, events.as_deref_mut())
+                .attempt(&target, cfg, body, retries_done, events.as_deref_mut())
                 .await;
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             let failure = match attempt {
-                Ok(response) => {
+                Ok(mut response) => {
+                    response.after_cut = after_cut;
                     tracing::info!(
                         retry = retries_done,
                         status = 200,
@@ -176,6 +183,15 @@ impl ApiClient {
                 wait_ms = wait.as_millis() as u64,
                 "api: waiting before the retry"
             );
+            if let (true, false, Some(restart)) =
+                (failure.reply_started, after_cut, request.restart)
+            {
+                tracing::info!(
+                    "api thread: the reply was cut once it began; the retry starts a new thread"
+                );
+                restarted = Some(restart());
+                after_cut = true;
+            }
             tokio::time::sleep(wait).await;
             retries_done += 1;
         }
@@ -207,11 +223,15 @@ pub fn messages_url(base_url: &str) -> String {
 }
 
 /// The headers every attempt sends: the caller's extra ones, then ours (content type, version,
-/// the credential), which they cannot replace.
-fn auth_headers(cfg: &ApiConfig) -> Result<HeaderMap, RunError> {
+/// the credential), which they cannot replace. A request with a `thread` adds the Threads beta
+/// to `anthropic-beta`.
+fn auth_headers(cfg: &ApiConfig, threaded: bool) -> Result<HeaderMap, RunError> {
     let mut headers = HeaderMap::new();
     for (name, value) in &cfg.headers {
         headers.append(name.clone(), value.clone());
+    }
+    if threaded {
+        with_threads_beta(&mut headers);
     }
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(
@@ -237,4 +257,85 @@ fn auth_headers(cfg: &ApiConfig) -> Result<HeaderMap, RunError> {
         return Err(RunError::no_credentials());
     }
     Ok(headers)
+}
+
+/// Adds the Threads beta to `anthropic-beta`: appended to the first such header (as sensitive as
+/// it was), unless one names it already; or as a header of its own.
+fn with_threads_beta(headers: &mut HeaderMap) {
+    let named = headers
+        .get_all("anthropic-beta")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.split(',').any(|b| b.trim() == THREADS_BETA));
+    if named {
+        return;
+    }
+    let value = match headers.get("anthropic-beta") {
+        Some(first) => {
+            let joined = format!("{},{THREADS_BETA}", first.to_str().unwrap_or_default());
+            let mut value = HeaderValue::from_str(&joined)
+                .unwrap_or_else(|_| HeaderValue::from_static(THREADS_BETA));
+            value.set_sensitive(first.is_sensitive());
+            value
+        }
+        None => HeaderValue::from_static(THREADS_BETA),
+    };
+    match headers.get_mut("anthropic-beta") {
+        Some(first) => *first = value,
+        None => {
+            headers.insert("anthropic-beta", value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn betas(cfg_headers: &[(&'static str, &str, bool)]) -> Vec<(String, bool)> {
+        let mut headers = HeaderMap::new();
+        for (name, value, sensitive) in cfg_headers {
+            let mut value = HeaderValue::from_str(value).unwrap();
+            value.set_sensitive(*sensitive);
+            headers.append(*name, value);
+        }
+        with_threads_beta(&mut headers);
+        headers
+            .get_all("anthropic-beta")
+            .iter()
+            .map(|v| (v.to_str().unwrap().to_owned(), v.is_sensitive()))
+            .collect()
+    }
+
+    #[test]
+    fn the_threads_beta_joins_anthropic_beta_once() {
+        assert_eq!(betas(&[]), [(THREADS_BETA.to_owned(), false)]);
+        assert_eq!(
+            betas(&[("anthropic-beta", "a-1,b-2", false)]),
+            [(format!("a-1,b-2,{THREADS_BETA}"), false)]
+        );
+        // The `headers` option's own anthropic-beta stays as sensitive as it was.
+        assert_eq!(
+            betas(&[
+                ("anthropic-beta", "a-1", false),
+                ("anthropic-beta", "x", true)
+            ]),
+            [
+                (format!("a-1,{THREADS_BETA}"), false),
+                ("x".to_owned(), true)
+            ]
+        );
+        assert_eq!(
+            betas(&[("anthropic-beta", "x", true)]),
+            [(format!("x,{THREADS_BETA}"), true)]
+        );
+        let named = format!("a-1, {THREADS_BETA}");
+        assert_eq!(
+            betas(&[
+                ("anthropic-beta", "z", false),
+                ("anthropic-beta", &named, true)
+            ]),
+            [("z".to_owned(), false), (named.clone(), true)]
+        );
+    }
 }

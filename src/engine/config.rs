@@ -152,6 +152,9 @@ pub struct RunConfig {
     /// How the run is traced (`telemetry`), when it is: each request is then told to the
     /// observer as it ends. None by default (the binding traces only where a tracer is set up).
     pub trace: Option<Telemetry>,
+    /// Keep the conversation on the API (its Threads, `apiThreads`): each request after the
+    /// first sends only the new turn. On by default.
+    pub api_threads: bool,
     /// How to reach the API.
     pub api: ApiConfig,
 }
@@ -246,6 +249,7 @@ impl RunConfig {
             max_identical_calls: None,
             output: None,
             trace: None,
+            api_threads: true,
             api: ApiConfig {
                 api_key,
                 auth_token: None,

@@ -6,26 +6,25 @@ use std::collections::HashSet;
 use serde_json::value::RawValue;
 
 use super::api::ApiClient;
+use super::api_thread::ApiThread;
 use super::approval::{Decision, PendingApproval, APPROVAL_REQUIRED};
 use super::budget::Budget;
 use super::call_memory::CallMemory;
 use super::config::{OnMaxIterations, RunConfig};
-use super::deltas::Deltas;
 use super::error::RunError;
 use super::events::RunEvent;
 use super::protocol::{self, Container, MessageResponse, RawMessage};
 use super::reply::{self, tool_names, Reply, Requested};
-use super::request::{self, Turn};
 use super::result::{RunOutput, Usage};
 use super::round::{run_round, RoundContext, RoundOutcome};
 use super::settle_round::{not_run_at_limit, results_message, Answer};
 use super::stop::StopReason;
 use super::tool_changes::{ToolChange, Withdrawn};
-use super::trace::Pending;
 use super::trust;
 
 mod cleared;
 mod continued;
+mod send;
 use continued::Paused;
 
 /// One run's conversation: the history as it grows, and what the run has counted so far.
@@ -38,6 +37,8 @@ pub struct Conversation<'r> {
     none_choice: Box<RawValue>,
     /// The history: the prompt's, then every reply and every round's results.
     pub(super) messages: Vec<RawMessage>,
+    /// How much of the history the API holds, and what the next request sends of it.
+    thread: ApiThread,
     /// Every call id of the conversation: no reply may reuse one.
     call_ids: HashSet<String>,
     usage: Usage,
@@ -91,6 +92,7 @@ impl<'r> Conversation<'r> {
             definitions: run.tools.iter().map(|t| &*t.definition).collect(),
             none_choice: RawValue::from_string(r#"{"type":"none"}"#.to_owned())
                 .expect("a JSON object"),
+            thread: ApiThread::new(run.cfg.api_threads),
             run,
             messages,
             call_ids,
@@ -116,74 +118,6 @@ impl<'r> Conversation<'r> {
     /// The run's settings.
     pub fn cfg(&self) -> &'r RunConfig {
         self.run.cfg
-    }
-
-    /// Sends the history as the next step's request (streamed when asked, its deltas told as
-    /// they come) and counts the response's usage.
-    pub async fn send(&mut self) -> Result<MessageResponse, RunError> {
-        let cfg = self.run.cfg;
-        let tool_choice = if self.limit_reached {
-            Some(&*self.none_choice)
-        } else {
-            cfg.tool_choice.as_ref().map(|c| {
-                if self.first || !c.forcing {
-                    &*c.raw
-                } else {
-                    &*c.after_first
-                }
-            })
-        };
-        let max_tokens = self.budget.cap(cfg.max_tokens, &self.usage)?;
-        let turn = Turn {
-            max_tokens,
-            tool_choice,
-            container: self
-                .container
-                .as_ref()
-                .map(|c| c.id.as_str())
-                .or(cfg.container.as_deref()),
-            stream: cfg.stream,
-        };
-        let body = request::body(cfg, &self.definitions, &self.messages, &turn);
-        self.sending_first = std::mem::replace(&mut self.first, false);
-        if let Some(sink) = self.run.events {
-            sink.emit(RunEvent::StepStart { step: self.step });
-        }
-        let traced = Pending::start(cfg, self.run.events, self.step, max_tokens, &self.messages);
-        let sent = match self.run.events {
-            Some(sink) if cfg.stream => {
-                let mut forward = Deltas::new(sink, &mut self.thought_before);
-                self.client
-                    .create_message_streamed(&cfg.api, body, &mut |e| forward.on(e))
-                    .await
-            }
-            _ => self.client.create_message(&cfg.api, body).await,
-        };
-        if let Some(traced) = traced {
-            traced.end(&sent);
-        }
-        let mut response = sent?;
-        self.usage.add(&response.usage);
-        self.budget.answered(
-            &response.usage,
-            response.stop_reason.as_deref(),
-            &self.usage,
-        )?;
-        if response.container.is_some() {
-            self.container = response.container.clone();
-        }
-        if let Some(cm) = response.context_management.take() {
-            let cleared = cleared::cleared_tool_uses(&cm.applied_edits);
-            if cleared > 0 {
-                // The model no longer sees those results: their calls may be made again.
-                let calls = cleared::oldest_calls(&self.messages, cleared);
-                self.memory.forget_calls(&calls);
-            }
-            self.applied_edits
-                .get_or_insert_with(Vec::new)
-                .extend(cm.applied_edits);
-        }
-        Ok(response)
     }
 
     /// Reads the response's reply; a paused turn and its continuation are one assistant

@@ -53,6 +53,11 @@ impl Fields {
         }
     }
 
+    /// Takes a member out.
+    pub fn remove(&mut self, key: &str) {
+        self.0.retain(|(k, _)| k != key);
+    }
+
     /// A member that is a JSON string, decoded.
     pub fn string(&self, key: &str) -> Option<String> {
         self.get(key)

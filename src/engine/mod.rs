@@ -2,6 +2,7 @@
 //! It knows nothing of Node; the binding (`crate::binding`) adapts it.
 
 pub mod api;
+pub mod api_thread;
 pub mod api_version;
 pub mod approval;
 pub mod budget;

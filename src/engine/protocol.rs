@@ -71,6 +71,10 @@ pub struct MessageResponse {
     /// The `request-id` header of the answer (not part of the body).
     #[serde(skip)]
     pub request_id: Option<String>,
+    /// The reply answers the request's restart: an earlier attempt's streamed reply was cut once
+    /// it began, so the request that continued an API thread was sent again as a new thread.
+    #[serde(skip)]
+    pub after_cut: bool,
 }
 
 /// A field only traces show: a string is kept, anything else dropped rather than failing the
@@ -132,14 +136,21 @@ pub struct ApiUsage {
     /// Tokens read from the prompt cache.
     #[serde(default)]
     pub cache_read_input_tokens: Option<u64>,
-    /// The `iterations` whose tokens the fields above leave out (every type but `message` and
-    /// `fallback_message`: a compaction, an advisor's message …), summed: billed all the same.
-    #[serde(
-        default,
-        rename = "iterations",
-        deserialize_with = "beyond_the_message"
-    )]
-    pub other_iterations: Option<Tokens>,
+    /// What `iterations` says beyond the fields above: the tokens they leave out, and whether
+    /// a fallback model wrote the reply.
+    #[serde(default, deserialize_with = "beyond_the_message")]
+    pub iterations: Option<Iterations>,
+}
+
+/// The `usage.iterations` of a reply, read for what the top-level usage does not say.
+#[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Iterations {
+    /// The tokens of every entry but `message` and `fallback_message` (a compaction, an
+    /// advisor's message …), summed: billed all the same.
+    pub beyond: Tokens,
+    /// A `fallback_message` entry: another model served the reply (the API's Threads do not
+    /// hold such a reply).
+    pub fallback: bool,
 }
 
 /// Token counts of one kind of work (input not counting the cache, output, cache read, cache
@@ -160,10 +171,12 @@ pub struct Tokens {
     pub cache_read_input_tokens: u64,
 }
 
-/// Sums the `usage.iterations` entries that the top-level usage does not count. An entry that
-/// is not an object with a `type` and counts is left out rather than failing the reply: usage
-/// is reported, never acted on by the API.
-fn beyond_the_message<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Tokens>, D::Error> {
+/// Sums the `usage.iterations` entries that the top-level usage does not count, and notes a
+/// fallback model's. An entry that is not an object with a `type` and counts is left out rather
+/// than failing the reply: usage is reported, never acted on by the API.
+fn beyond_the_message<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Iterations>, D::Error> {
     #[derive(Deserialize)]
     struct Iteration {
         #[serde(rename = "type", default)]
@@ -175,10 +188,12 @@ fn beyond_the_message<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<T
         return Ok(None);
     };
     let mut sum = Tokens::default();
+    let mut fallback = false;
     for entry in entries {
         let Ok(it) = serde_json::from_value::<Iteration>(entry) else {
             continue;
         };
+        fallback |= it.kind == "fallback_message";
         if matches!(it.kind.as_str(), "message" | "fallback_message") {
             continue;
         }
@@ -192,7 +207,10 @@ fn beyond_the_message<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<T
             .cache_read_input_tokens
             .saturating_add(t.cache_read_input_tokens);
     }
-    Ok(Some(sum))
+    Ok(Some(Iterations {
+        beyond: sum,
+        fallback,
+    }))
 }
 
 /// One content block of a response, read loosely: only `text`, `thinking` and `tool_use` matter

@@ -1,5 +1,6 @@
 //! The body of one `POST /v1/messages`: the run's settings, the tools (with the MCP connector's
-//! servers) and the history. Every
+//! servers), the history (or, continuing an API thread, what came after its last reply, without
+//! the `system` and `tools` the thread holds) and the `thread`. Every
 //! part the caller gave (the history, `system`, `toolChoice`, pass-through fields) is copied as
 //! the JSON text it came as, never re-encoded, so keys keep their order byte for byte.
 
@@ -7,10 +8,12 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::api_thread::ThreadField;
 use super::config::RunConfig;
 use super::protocol::RawMessage;
 
 /// What changes from one request of a run to the next.
+#[derive(Clone, Copy)]
 pub struct Turn<'a> {
     /// The `tool_choice` of this request (the option on the first, `auto` after a forcing one,
     /// `none` for the answer at the limit).
@@ -21,18 +24,45 @@ pub struct Turn<'a> {
     pub stream: bool,
     /// `max_tokens`: the option's, or less where the run's token budget leaves less.
     pub max_tokens: u32,
+    /// The request's `thread`: a continue leaves out `system` and `tools` (`extraBody`'s too).
+    pub thread: Option<ThreadField<'a>>,
 }
 
-/// Writes one JSON object field by field, leaving out the fields `extraBody` replaces.
+/// What one request sends: its body, whether it has a `thread` (its beta then goes in
+/// `anthropic-beta`), and — for a request that continues a thread — how to write the body that
+/// starts a new one, sent instead should an attempt's streamed reply be cut once it began.
+#[derive(Default)]
+pub struct Outgoing<'a> {
+    /// The body.
+    pub body: Body,
+    /// The body has a `thread`.
+    pub threaded: bool,
+    /// Writes the body sent after a cut stream, if not `body` again.
+    pub restart: Option<&'a (dyn Fn() -> Body + Sync)>,
+}
+
+impl From<Body> for Outgoing<'_> {
+    fn from(body: Body) -> Self {
+        Outgoing {
+            body,
+            threaded: false,
+            restart: None,
+        }
+    }
+}
+
+/// Writes one JSON object field by field, leaving out the fields `extraBody` replaces and the
+/// ones `omitted` (which `extraBody` does not bring back).
 struct Object<'c> {
     out: Vec<u8>,
     empty: bool,
     replaced: &'c [(String, Box<RawValue>)],
+    omitted: &'c [&'c str],
 }
 
 impl Object<'_> {
     fn key(&mut self, key: &str) -> bool {
-        if self.replaced.iter().any(|(k, _)| k == key) {
+        if self.omitted.contains(&key) || self.replaced.iter().any(|(k, _)| k == key) {
             return false;
         }
         self.out.push(if self.empty { b'{' } else { b',' });
@@ -69,6 +99,9 @@ impl Object<'_> {
 
     fn finish(mut self) -> Vec<u8> {
         for (key, value) in self.replaced {
+            if self.omitted.contains(&key.as_str()) {
+                continue;
+            }
             self.out.push(if self.empty { b'{' } else { b',' });
             self.empty = false;
             write_json(&mut self.out, key);
@@ -184,10 +217,13 @@ pub fn body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage], turn:
             .iter()
             .map(|(k, v)| k.len() + v.get().len() + 4)
             .sum::<usize>();
+    // A continue's thread holds the system prompt and the tools.
+    let continues = matches!(turn.thread, Some(ThreadField::Continue(_)));
     let mut o = Object {
         out: Vec::with_capacity(size),
         empty: true,
         replaced: &cfg.extra_body,
+        omitted: if continues { &["system", "tools"] } else { &[] },
     };
     o.value("model", &cfg.model);
     o.value("max_tokens", &turn.max_tokens);
@@ -223,6 +259,9 @@ pub fn body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage], turn:
     }
     if turn.stream {
         o.value("stream", &true);
+    }
+    if let Some(thread) = turn.thread {
+        o.raw("thread", &thread.json());
     }
     let mut body = Body::default();
     if o.key("messages") {
@@ -281,6 +320,7 @@ mod tests {
                 container: Some("cont_1"),
                 stream: true,
                 max_tokens: 4096,
+                thread: None,
             },
         );
         assert_eq!(body.len(), body.to_vec().len());
@@ -318,6 +358,7 @@ mod tests {
             container: None,
             stream: false,
             max_tokens: 9,
+            thread: None,
         };
         let sent = body(&cfg, &[&tool], &messages, &turn).to_vec();
         assert_eq!(
@@ -331,6 +372,38 @@ mod tests {
         assert!(
             sent.contains(r#""tools":[{"type":"mcp_toolset","mcp_server_name":"docs""#),
             "{sent}"
+        );
+    }
+
+    #[test]
+    fn a_continue_leaves_out_system_and_tools_and_a_create_says_so() {
+        let mut cfg = RunConfig::new(None, "http://127.0.0.1:1");
+        cfg.model = "m".into();
+        cfg.system = Some(raw(r#""be brief""#));
+        cfg.extra_body
+            .push(("system".into(), raw(r#""from extraBody""#)));
+        cfg.extra_body.push(("zeta".into(), raw("1")));
+        cfg.server_tools
+            .push(raw(r#"{"type":"web_search_20250305","name":"web_search"}"#));
+        let tool = raw(r#"{"name":"t","input_schema":{"type":"object"}}"#);
+        let messages: Vec<RawMessage> = vec![raw(r#"{"role":"user","content":"hi"}"#).into()];
+        let mut turn = Turn {
+            tool_choice: None,
+            container: None,
+            stream: false,
+            max_tokens: 9,
+            thread: Some(ThreadField::Continue("msg_1")),
+        };
+        let sent = body(&cfg, &[&tool], &messages, &turn).to_vec();
+        assert_eq!(
+            std::str::from_utf8(&sent).unwrap(),
+            r#"{"model":"m","max_tokens":9,"thread":{"type":"continue","previous_message_id":"msg_1"},"messages":[{"role":"user","content":"hi"}],"zeta":1}"#
+        );
+        turn.thread = Some(ThreadField::Create);
+        let sent = body(&cfg, &[&tool], &messages, &turn).to_vec();
+        assert_eq!(
+            std::str::from_utf8(&sent).unwrap(),
+            r#"{"model":"m","max_tokens":9,"tools":[{"name":"t","input_schema":{"type":"object"}},{"type":"web_search_20250305","name":"web_search"}],"thread":{"type":"create"},"messages":[{"role":"user","content":"hi"}],"system":"from extraBody","zeta":1}"#
         );
     }
 }

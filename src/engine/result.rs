@@ -94,7 +94,7 @@ impl Usage {
     pub fn add(&mut self, u: &ApiUsage) {
         // Saturating: the counts are the API's (or a gateway's), and a huge one must not wrap
         // the sum round to almost nothing, past the token budget.
-        let more = u.other_iterations.unwrap_or_default();
+        let more = u.iterations.map(|i| i.beyond).unwrap_or_default();
         let add = |sum: &mut u64, top: Option<u64>, iterations: u64| {
             *sum = sum
                 .saturating_add(top.unwrap_or(0))

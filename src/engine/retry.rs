@@ -20,6 +20,9 @@ pub struct AttemptFailure {
     pub retryable: bool,
     /// What the server said about waiting.
     pub hint: Hint,
+    /// A streamed reply had begun when the attempt failed: the API may hold all of it or none,
+    /// so a request continuing a thread is sent again as a new one.
+    pub reply_started: bool,
 }
 
 impl AttemptFailure {
@@ -29,6 +32,7 @@ impl AttemptFailure {
             error,
             retryable: false,
             hint: Hint::None,
+            reply_started: false,
         }
     }
 
@@ -38,6 +42,7 @@ impl AttemptFailure {
             error,
             retryable: true,
             hint: Hint::None,
+            reply_started: false,
         }
     }
 

@@ -72,6 +72,8 @@ pub struct StreamError {
     pub failure: StreamFailure,
     /// The `request-id` header of the response.
     pub request_id: Option<String>,
+    /// The reply had begun (its `message_start` had come): the API may hold all of it or none.
+    pub started: bool,
 }
 
 /// What went wrong while a streamed reply was read and assembled.
@@ -114,9 +116,11 @@ pub async fn read_reply(
     secrets: &Redactor,
 ) -> Result<MessageResponse, StreamError> {
     let request_id = protocol::request_id(response.headers());
+    let started = std::sync::atomic::AtomicBool::new(false);
     let fail = |failure| StreamError {
         failure,
         request_id: request_id.clone(),
+        started: started.load(std::sync::atomic::Ordering::Relaxed),
     };
     let mut read = 0usize;
     let body = response.bytes_stream().map(move |chunk| {
@@ -150,6 +154,7 @@ pub async fn read_reply(
         reply
             .apply(&event.event, &event.data, events)
             .map_err(fail)?;
+        started.store(reply.started(), std::sync::atomic::Ordering::Relaxed);
         if reply.done {
             // Not read to its end: nothing may follow message_stop, and waiting for the close
             // would hang on a proxy that keeps the connection open.

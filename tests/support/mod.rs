@@ -7,6 +7,7 @@ pub mod rules;
 pub mod server;
 pub mod sse;
 pub mod step;
+pub mod threads;
 pub mod wire;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -3,6 +3,13 @@
 //! and any a test adds with [`Server::accept_credential`]; any other gets the API's 401. A request that breaks the API's rules is answered
 //! with the API's own 400 and remembered; dropping the server then fails the test.
 //!
+//! Threads (`threads`) are held as the API holds them: a `thread` request is checked as the whole
+//! conversation it continues, a reply is held once whole, and a test may lose, spend or busy a
+//! held reply ([`Server::set_thread`], [`Step::thread_state`]) or refuse thread requests
+//! ([`Server::refuse_in_threads`]). A thread refusal a client recovers from (`thread_not_found`,
+//! `thread_already_continued`, `thread_continue_in_flight`, `thread_unsupported_request`) is no
+//! broken rule; the others are.
+//!
 //! A reply step answers a request with `"stream": true` as server-sent events (`sse`), the same
 //! sequence as the JS stand-in: message_start, ping, per block content_block_start / deltas /
 //! content_block_stop, message_delta, message_stop. Step options (builder methods on a reply):
@@ -38,6 +45,7 @@ use super::rules;
 pub use super::sse;
 use super::step::ReplyOptions;
 pub use super::step::Step;
+use super::threads::{ThreadState, Threads, Turn};
 /// The wire half: reading requests, writing answers, and the echoing gateway's `{echo:…}`.
 pub use super::wire::echo;
 use super::wire::{read_request, respond};
@@ -62,6 +70,11 @@ pub struct Recorded {
     pub streamed: bool,
     /// The client went away before the stream ended.
     pub client_closed: bool,
+    /// The whole conversation the model reads: with a `thread`, the held one and this request's
+    /// messages after it (`thread` taken out); else the body.
+    pub full_body: Value,
+    /// The `id` of the reply it was answered with.
+    pub reply_id: Option<String>,
 }
 
 impl Recorded {
@@ -90,6 +103,8 @@ struct State {
     violations: Vec<String>,
     /// The API keys and auth tokens this server takes as valid, as the real API knows its keys.
     credentials: Vec<String>,
+    /// The conversations held between turns.
+    threads: Threads,
 }
 
 /// The server; it stops accepting when dropped.
@@ -137,6 +152,21 @@ impl Server {
             .unwrap()
             .credentials
             .push(credential.to_owned());
+    }
+
+    /// Puts the held reply `id` in `state`: lost, continued, in flight elsewhere, or held again.
+    pub fn set_thread(&self, id: &str, state: ThreadState) {
+        self.state.lock().unwrap().threads.set(id, state);
+    }
+
+    /// Makes Threads refuse requests that use what `names` name (`thread_unsupported_request`).
+    pub fn refuse_in_threads(&self, names: &[&str]) {
+        self.state.lock().unwrap().threads.refuse(names);
+    }
+
+    /// The conversation held under reply `id` (`system`, `tools`, `messages`), if it is held.
+    pub fn held_conversation(&self, id: &str) -> Option<Value> {
+        self.state.lock().unwrap().threads.conversation(id)
     }
 
     /// Every request received so far.
@@ -214,21 +244,37 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             }
         };
         let sent_headers = incoming.headers.clone();
-        let (step, request_id, wants_stream, index) = {
+        let (step, request_id, wants_stream, index, turn) = {
             let mut st = state.lock().unwrap();
-            let (body, problems) = rules::check_request(
+            let number = st.requests.len() + 1;
+            let (body, mut problems) = rules::check_head(
                 &incoming.method,
                 &incoming.path,
                 &incoming.headers,
                 &incoming.body,
                 &st.credentials,
             );
-            let number = st.requests.len() + 1;
+            let betas = rules::betas_of(&incoming.headers);
+            let mut opened = Ok(None);
+            if problems.is_empty() {
+                opened = st.threads.open(&body, &betas, number);
+            }
+            let turn = opened.as_ref().ok().cloned().flatten();
+            let full = turn
+                .as_ref()
+                .map_or_else(|| body.clone(), |t| t.full.clone());
+            if problems.is_empty() && opened.is_ok() {
+                problems.extend(rules::check_body_under(
+                    &full,
+                    &betas,
+                    rules::version_of(&incoming.headers),
+                ));
+            }
             let request_id = format!("req_test_{number}");
             let wants_stream = body["stream"] == true;
             let container = body["container"].as_str().map(str::to_owned);
             st.requests.push(Recorded {
-                betas: rules::betas_of(&incoming.headers),
+                betas,
                 streamed: false,
                 client_closed: false,
                 retry_count: incoming
@@ -241,8 +287,22 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 raw_body: String::from_utf8_lossy(&incoming.body).into_owned(),
                 body,
                 at: Instant::now(),
+                full_body: full,
+                reply_id: None,
             });
-            let step = if let Some(first) = problems.first() {
+            let step = if let Err(refused) = opened {
+                if !refused.recoverable() {
+                    st.violations
+                        .push(format!("request {number}: {}", refused.message));
+                }
+                Step::Error {
+                    status: refused.status,
+                    kind: refused.kind.to_owned(),
+                    message: refused.message,
+                    headers: Vec::new(),
+                    details: refused.details,
+                }
+            } else if let Some(first) = problems.first() {
                 let step = rules::refusal(first);
                 st.violations.extend(
                     problems
@@ -251,7 +311,7 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 );
                 step
             } else if let Some(step) = st.script.pop_front() {
-                let misfit = conform::misfit(&step, &st.requests[number - 1].body);
+                let misfit = conform::misfit(&step, &st.requests[number - 1].full_body);
                 match unmet(&step, container.as_deref())
                     .map(|why| (400, why))
                     .or(misfit.map(|why| (500, why)))
@@ -272,12 +332,40 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                 ));
                 Step::error(500, "test server: no scripted step left")
             };
-            (step, request_id, wants_stream, number - 1)
+            if let Some(turn) = &turn {
+                st.threads.begin(turn);
+            }
+            (step, request_id, wants_stream, number - 1, turn)
+        };
+        // However the request ends, a reply it continued and did not replace is free again.
+        let _ending = Ending {
+            state: state.clone(),
+            turn: turn.clone(),
+        };
+        let hold = |body: &Value, options: Option<&ReplyOptions>| {
+            let mut st = state.lock().unwrap();
+            st.requests[index].reply_id = body["id"].as_str().map(str::to_owned);
+            if let Some(turn) = &turn {
+                let held = options
+                    .and_then(|o| o.thread_state)
+                    .unwrap_or(ThreadState::Held);
+                st.threads.hold(turn, body, held);
+            }
         };
         let written = match step {
             Step::ReplyWith(body, options) if wants_stream => {
                 state.lock().unwrap().requests[index].streamed = true;
-                match sse::respond(&mut stream, &body, &options, &request_id, &sent_headers).await {
+                let mut whole = || hold(&body, Some(&options));
+                match sse::respond(
+                    &mut stream,
+                    &body,
+                    &options,
+                    &request_id,
+                    &sent_headers,
+                    &mut whole,
+                )
+                .await
+                {
                     Ok(sse::End::Finished) => Ok(()),
                     Ok(sse::End::Cut) => {
                         let _ = stream.set_zero_linger();
@@ -289,7 +377,20 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
                     }
                 }
             }
-            Step::Reply(body) | Step::ReplyWith(body, _) => {
+            Step::Reply(body) => {
+                hold(&body, None);
+                respond(
+                    &mut stream,
+                    200,
+                    "application/json",
+                    &body.to_string(),
+                    &[],
+                    &request_id,
+                )
+                .await
+            }
+            Step::ReplyWith(body, options) => {
+                hold(&body, Some(&options));
                 respond(
                     &mut stream,
                     200,
@@ -347,6 +448,20 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         };
         if written.is_err() {
             return;
+        }
+    }
+}
+
+/// Ends a request's turn of a thread however the request ends (answered, reset, hung up on).
+struct Ending {
+    state: Arc<Mutex<State>>,
+    turn: Option<Turn>,
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        if let (Some(turn), Ok(mut st)) = (&self.turn, self.state.lock()) {
+            st.threads.end(turn);
         }
     }
 }

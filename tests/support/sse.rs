@@ -179,13 +179,15 @@ fn frame(name: &str, data: &Value) -> String {
 }
 
 /// Writes `message` as a 200 `text/event-stream` (chunked), with the step's options; the
-/// error event echoes `sent_headers` (see [`echo`]).
+/// error event echoes `sent_headers` (see [`echo`]). `whole` is called as message_stop is about
+/// to be written: the reply is then whole (a thread holds it before the client can continue it).
 pub async fn respond(
     stream: &mut TcpStream,
     message: &Value,
     options: &ReplyOptions,
     request_id: &str,
     sent_headers: &std::collections::BTreeMap<String, String>,
+    whole: &mut (dyn FnMut() + Send),
 ) -> std::io::Result<End> {
     let head = format!(
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
@@ -217,6 +219,9 @@ pub async fn respond(
             } else {
                 tokio::time::sleep(options.stream_delay).await;
             }
+        }
+        if name == "message_stop" {
+            whole();
         }
         chunk(stream, &frame(name, data)).await?;
     }

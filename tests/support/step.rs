@@ -1,7 +1,10 @@
 //! The script's steps: what the test server answers a request with (a reply, an API error, any
 //! body, a reset or a hang), and the options of a streamed reply.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+use super::threads::ThreadState;
 
 use serde_json::{json, Value};
 
@@ -22,6 +25,8 @@ pub struct ReplyOptions {
     pub unknown_delta: Option<String>,
     /// Sent even when it is a final answer that breaks the request's structured-output format.
     pub ignore_format: bool,
+    /// What becomes of the reply once a thread holds it (lost, continued, in flight elsewhere).
+    pub thread_state: Option<ThreadState>,
 }
 
 /// One answer of the script.
@@ -31,7 +36,7 @@ pub enum Step {
     Reply(Value),
     /// A reply with options.
     ReplyWith(Value, ReplyOptions),
-    /// An HTTP error with the API's error body and these extra headers.
+    /// An HTTP error with the API's error body (and its `error.details`) and these extra headers.
     Error {
         status: u16,
         kind: String,
@@ -65,10 +70,13 @@ impl Step {
         Step::reply(Value::Array(content), "tool_use")
     }
 
-    /// A reply with this content and stop reason, usage 10 in / 5 out.
+    /// A reply with this content and stop reason, usage 10 in / 5 out, and an id of its own
+    /// (`msg_test_N`), as every reply of the API has.
     pub fn reply(content: Value, stop_reason: &str) -> Step {
+        static REPLIES: AtomicUsize = AtomicUsize::new(0);
+        let n = REPLIES.fetch_add(1, Ordering::Relaxed) + 1;
         Step::Reply(json!({
-            "id": "msg_test",
+            "id": format!("msg_test_{n}"),
             "type": "message",
             "role": "assistant",
             "model": "claude-sonnet-5-5",
@@ -142,6 +150,22 @@ impl Step {
     /// that is not JSON matching the schema): for a test of a client reading a broken answer.
     pub fn ignoring_format(self) -> Step {
         self.edit(|_, o| o.ignore_format = true)
+    }
+
+    /// Once a thread holds this reply, it is `state` at once: lost (its continue is
+    /// `thread_not_found`), continued, or in flight elsewhere.
+    pub fn thread_state(self, state: ThreadState) -> Step {
+        self.edit(|_, o| o.thread_state = Some(state))
+    }
+
+    /// The reply's `id`.
+    pub fn id(&self) -> String {
+        match self {
+            Step::Reply(body) | Step::ReplyWith(body, _) => {
+                body["id"].as_str().unwrap_or_default().to_owned()
+            }
+            other => panic!("id() of {other:?}"),
+        }
     }
 
     fn edit(self, change: impl FnOnce(&mut Value, &mut ReplyOptions)) -> Step {

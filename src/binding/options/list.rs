@@ -131,6 +131,9 @@ run_options! {
     headers: "headers",
     /// Merged into the request body last; the loop's own fields are refused. Default: none.
     extra_body: "extraBody",
+    /// Keep the conversation on the API (its Threads): each request after the first sends only
+    /// the new turn. Default true; `false` sends the whole history every request.
+    api_threads: "apiThreads",
     /// A code-execution container to continue in. Default: none.
     container: "container",
     /// The person's answers to an earlier run's pending approvals. Default: none.

@@ -138,6 +138,9 @@ fn parse_options(
     if let Some(parallel) = o.parallel_tool_calls.bool()? {
         cfg.parallel_tool_calls = parallel;
     }
+    if let Some(threads) = o.api_threads.bool()? {
+        cfg.api_threads = threads;
+    }
     cfg.max_total_tokens = o.max_total_tokens.int(1, u32::MAX as u64)?.map(u64::from);
     cfg.max_identical_calls = o.max_identical_calls.int(1, 10_000)?;
     cfg.system = wire::system(o.system)?;

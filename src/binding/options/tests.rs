@@ -277,6 +277,11 @@ fn bad_types_and_refused_keys_name_the_option() {
             r#"{"extraBody":{"stream":true}}"#,
             "extraBody may not set \"stream\"",
         ),
+        (
+            r#"{"extraBody":{"thread":{"type":"create"}}}"#,
+            "extraBody may not set \"thread\"",
+        ),
+        (r#"{"apiThreads":"yes"}"#, "Option apiThreads must be"),
         (r#"{"extraBody":[1]}"#, "Option extraBody must be an object"),
         (
             r#"{"serverTools":{"type":"x"}}"#,
@@ -432,7 +437,7 @@ fn an_unknown_option_is_told_every_known_one() {
         "Unknown option \"approvalz\". Known options: model, maxTokens, system, temperature, \
          toolChoice, tools, maxToolIterations, onMaxIterations, onToolError, maxToolFailures, \
          toolTimeoutMs, parallelToolCalls, maxTotalTokens, maxIdenticalCalls, apiKey, authToken, baseURL, apiVersion, maxRetries, \
-         timeoutMs, serverTools, mcpServers, betas, headers, extraBody, container, approvals, approvalSecret, \
+         timeoutMs, serverTools, mcpServers, betas, headers, extraBody, apiThreads, container, approvals, approvalSecret, \
          approvalTtlMs, approvalScope, thinking, stopSequences, topP, topK, metadata, serviceTier, \
          cacheControl, outputConfig, contextManagement, output, telemetry, signal, context, onToolCall, \
          onToolResult, onStepFinish. Nothing was sent."
@@ -514,4 +519,12 @@ fn output_joins_output_config_in_its_place_and_nothing_else_may_set_the_format()
         r.config.fields[0].1.get(),
         r#"{"format":{"type":"json_schema","schema":{"type":"object"}}}"#
     );
+}
+
+#[test]
+fn api_threads_is_on_unless_turned_off() {
+    let on = parse(r#"{"prompt":"hi","options":{}}"#).unwrap();
+    assert!(on.config.api_threads);
+    let off = parse(r#"{"prompt":"hi","options":{"apiThreads":false}}"#).unwrap();
+    assert!(!off.config.api_threads);
 }

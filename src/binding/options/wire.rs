@@ -11,7 +11,7 @@ use crate::engine::fields::Fields;
 use crate::engine::{RunError, ToolChoice};
 
 /// Body fields `extraBody` may not replace: the loop owns them.
-const OWN_FIELDS: &[&str] = &["model", "messages", "tools", "stream"];
+const OWN_FIELDS: &[&str] = &["model", "messages", "tools", "stream", "thread"];
 
 /// The JSON type a pass-through option must have.
 #[derive(Clone, Copy)]

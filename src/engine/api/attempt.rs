@@ -77,6 +77,7 @@ impl ApiClient {
             error,
             retryable: retry::should_retry(status, &headers),
             hint,
+            reply_started: false,
         })
     }
 }
@@ -106,6 +107,7 @@ async fn read_streamed(
                 error,
                 retryable: e.retryable() && !shown,
                 hint: Hint::None,
+                reply_started: e.started,
             })
         }
     }

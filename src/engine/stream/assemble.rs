@@ -68,6 +68,11 @@ fn parse<'a, T: Deserialize<'a>>(event: &str, data: &'a str) -> Result<T, Stream
 }
 
 impl Assembly {
+    /// The reply has begun: its `message_start` came.
+    pub(super) fn started(&self) -> bool {
+        self.message.is_some()
+    }
+
     /// Applies one event; `emit` gets what the caller forwards while the reply arrives.
     pub(super) fn apply(
         &mut self,
@@ -179,7 +184,7 @@ impl Assembly {
                         .or(u.cache_creation_input_tokens);
                     u.cache_read_input_tokens =
                         usage.cache_read_input_tokens.or(u.cache_read_input_tokens);
-                    u.other_iterations = usage.other_iterations.or(u.other_iterations);
+                    u.iterations = usage.iterations.or(u.iterations);
                 }
             }
             "message_stop" => self.done = true,
@@ -245,6 +250,7 @@ impl Assembly {
             container: message.container,
             context_management: message.context_management,
             request_id,
+            after_cut: false,
         })
     }
 }

@@ -68,6 +68,34 @@ pub fn check_request(
     body: &[u8],
     credentials: &[String],
 ) -> (Value, Vec<String>) {
+    let (body, mut problems) = check_head(method, path, headers, body, credentials);
+    if !body.is_null() {
+        problems.extend(check_body_under(
+            &body,
+            &betas_of(headers),
+            version_of(headers),
+        ));
+    }
+    (body, problems)
+}
+
+/// The `anthropic-version` a request's body rules are checked under (an unknown or missing one
+/// is refused by [`check_head`]; its body is then checked as the oldest version's).
+pub fn version_of(headers: &BTreeMap<String, String>) -> &str {
+    headers
+        .get("anthropic-version")
+        .map_or(versions::LEGACY, String::as_str)
+}
+
+/// Checks the route, the credentials and the headers of one request, and parses its body
+/// (`Null` if not JSON); the body's own rules are [`check_body_under`]'s.
+pub fn check_head(
+    method: &str,
+    path: &str,
+    headers: &BTreeMap<String, String>,
+    body: &[u8],
+    credentials: &[String],
+) -> (Value, Vec<String>) {
     let mut problems = Vec::new();
     // In the order the API checks: the route, the credentials, then the other headers.
     let route = path.split('?').next().unwrap_or_default();
@@ -111,16 +139,13 @@ pub fn check_request(
                 .map_or("null".to_owned(), |v| format!("{v:?}"))
         ));
     }
-    let body: Value = match serde_json::from_slice(body) {
-        Ok(v) => v,
+    match serde_json::from_slice(body) {
+        Ok(v) => (v, problems),
         Err(e) => {
             problems.push(format!("the body is not JSON: {e}"));
-            return (Value::Null, problems);
+            (Value::Null, problems)
         }
-    };
-    let version = version.map_or(versions::LEGACY, String::as_str);
-    problems.extend(check_body_under(&body, &betas_of(headers), version));
-    (body, problems)
+    }
 }
 
 /// The `anthropic-beta` header, split on commas.

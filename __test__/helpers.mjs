@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 'ai'
 import { registerTool, runWithTools } from '../index.mjs'
 import { reply, startMockApi, text } from '../stand-in/index.mjs'
+import { startStandIn } from 'anthropic-tool-calling/testing'
 
 /** The key the stand-in accepts. It must never show up anywhere but the auth header. */
 export const KEY = 'sk-ant-test-SECRET-0123456789abcdef'
@@ -18,6 +19,28 @@ export async function startApi(t, options = {}) {
 /** Options that point a run at `api`. */
 export function at(api, extra = {}) {
   return { apiKey: KEY, baseURL: api.url, ...extra }
+}
+
+/**
+ * The stand-in through the public test kit (anthropic-tool-calling/testing), as a user's test
+ * starts it, closed after the test. Its `requests` are the parsed bodies.
+ */
+export async function standIn(t, options) {
+  const s = await startStandIn(options)
+  t.after(() => s.close())
+  return s
+}
+
+/** Options that point a run at a test kit stand-in `s`. */
+export function via(s, extra = {}) {
+  return { apiKey: s.apiKey, baseURL: s.url, ...extra }
+}
+
+/** The `tool_result` blocks of the last (user) message of a request body. */
+export function resultsIn(request) {
+  const last = request.messages.at(-1)
+  assert.equal(last.role, 'user')
+  return last.content.filter((b) => b.type === 'tool_result')
 }
 
 /**

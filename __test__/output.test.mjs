@@ -8,7 +8,8 @@ import { z } from 'zod'
 import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema'
 import { registerTool, runWithTools, streamWithTools } from '../index.mjs'
 import { reply, text, toolUse } from '../stand-in/index.mjs'
-import { startApi, at, freshName, orderTool } from './helpers.mjs'
+import { message } from 'anthropic-tool-calling/testing'
+import { startApi, at, freshName, orderTool, standIn, via } from './helpers.mjs'
 
 /** A scripted answer that is deliberately not what the format asks for (the stand-in lets it through). */
 const broken = (step) => ({ ...step, ignoresFormat: true })
@@ -161,13 +162,12 @@ test('a Standard Schema whose validate throws (or returns junk) is output_valida
 })
 
 test('an answer cut by max_tokens is output_truncated; a refusal has stopReason refusal and no output', async (t) => {
-  const api = await startApi(t)
-  api.script(reply([text('{"status":"ship')], { stop_reason: 'max_tokens' }))
-  const cut = await runWithTools('hi', at(api, { output: summary, maxTokens: 64 }))
+  // Through the public test kit: replies with the stop reason the API gave.
+  const api = await standIn(t, { replies: [message('{"status":"ship', 'max_tokens'), message('I cannot help with that.', 'refusal')] })
+  const cut = await runWithTools('hi', via(api, { output: summary, maxTokens: 64 }))
   assert.equal(cut.error.code, 'output_truncated')
   assert.match(cut.error.message, /raise maxTokens \(now 64\)/)
-  api.script(reply([text('I cannot help with that.')], { stop_reason: 'refusal' }))
-  const refused = await runWithTools('hi', at(api, { output: summary }))
+  const refused = await runWithTools('hi', via(api, { output: summary }))
   assert.equal(refused.error, null)
   assert.equal(refused.data.stopReason, 'refusal')
   assert.equal(refused.data.text, 'I cannot help with that.')

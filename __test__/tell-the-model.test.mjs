@@ -4,7 +4,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { registerTool, runWithTools, ToolError } from '../index.mjs'
 import { text, toolUse, reply } from '../stand-in/index.mjs'
-import { startApi, at, orderSchema, assertNoSecret, toolResults } from './helpers.mjs'
+import { message } from 'anthropic-tool-calling/testing'
+import { startApi, at, orderSchema, assertNoSecret, toolResults, standIn, via, resultsIn } from './helpers.mjs'
 
 const SECRET = 'postgres://admin:hunter2@db.internal:5432/orders'
 
@@ -70,7 +71,6 @@ test('continue: every failure kind becomes an is_error tool_result the model can
 })
 
 test('the lesson: solicitar_devolucion throws a ToolError for an unknown order and the model recovers next turn', async (t) => {
-  const api = await startApi(t)
   const orders = { 1234: { deliveredAt: '2026-11-20' } }
   const seen = []
   registerTool({
@@ -85,37 +85,36 @@ test('the lesson: solicitar_devolucion throws a ToolError for an unknown order a
       return { orderId, returnId: `RET-${orderId}` }
     },
   })
-  api.script(
-    reply([toolUse('solicitar_devolucion', { orderId: '9999' }, 'toolu_r1')]),
-    (body) => {
-      const last = body.messages.at(-1).content[0]
-      assert.equal(last.is_error, true)
-      return reply([text('Ese pedido no existe; pruebo con el otro.'), toolUse('solicitar_devolucion', { orderId: '1234' }, 'toolu_r2')])
+  // Through the public test kit: the model answers by what each request holds.
+  const api = await standIn(t, {
+    replies: (request) => {
+      const results = request.messages.length === 1 ? [] : resultsIn(request)
+      if (results.length === 0) return toolUse('solicitar_devolucion', { orderId: '9999' }, 'toolu_r1')
+      if (results[0].is_error) return message([text('Ese pedido no existe; pruebo con el otro.'), toolUse('solicitar_devolucion', { orderId: '1234' }, 'toolu_r2')])
+      return text('Listo: la devolución RET-1234 está en marcha.')
     },
-    reply([text('Listo: la devolución RET-1234 está en marcha.')]),
-  )
-  const r = await runWithTools('Quiero devolver el pedido #9999 o #1234', at(api, { tools: ['solicitar_devolucion'], onToolError: 'continue' }))
+  })
+  const r = await runWithTools('Quiero devolver el pedido #9999 o #1234', via(api, { tools: ['solicitar_devolucion'], onToolError: 'continue' }))
   assert.equal(r.error, null)
   assert.equal(r.data.text, 'Listo: la devolución RET-1234 está en marcha.')
   assert.deepEqual(seen, ['9999', '1234'])
-  assert.deepEqual(toolResults(api, 1), [
+  assert.deepEqual(resultsIn(api.requests[1]), [
     { type: 'tool_result', tool_use_id: 'toolu_r1', is_error: true, content: 'El pedido 9999 no existe. Pide al usuario que revise el número.' },
   ])
-  assert.deepEqual(toolResults(api, 2), [{ type: 'tool_result', tool_use_id: 'toolu_r2', content: '{"orderId":"1234","returnId":"RET-1234"}' }])
+  assert.deepEqual(resultsIn(api.requests[2]), [{ type: 'tool_result', tool_use_id: 'toolu_r2', content: '{"orderId":"1234","returnId":"RET-1234"}' }])
   assert.equal(r.data.toolCalls[0].isError, true)
   assert.equal(r.data.toolCalls[1].isError, undefined)
 })
 
 test('ToolError is told apart by its class, not its message', async (t) => {
-  const api = await startApi(t)
   class NotFound extends ToolError {}
   registerTool({ definition: { name: 'te_sub', input_schema: { type: 'object' } }, execute: () => { throw new NotFound('subclass words') } })
   registerTool({ definition: { name: 'te_lookalike', input_schema: { type: 'object' } }, execute: () => { const e = new Error('look-alike words'); e.name = 'ToolError'; throw e } })
   registerTool({ definition: { name: 'te_plain', input_schema: { type: 'object' } }, execute: () => { throw { name: 'ToolError', message: 'plain object words' } } })
-  api.script(reply([toolUse('te_sub', {}, 'toolu_s'), toolUse('te_lookalike', {}, 'toolu_l'), toolUse('te_plain', {}, 'toolu_p')]), reply([text('ok')]))
-  const r = await runWithTools('x', at(api, { tools: ['te_sub', 'te_lookalike', 'te_plain'], onToolError: 'continue' }))
+  const api = await standIn(t, { replies: [message([toolUse('te_sub', {}), toolUse('te_lookalike', {}), toolUse('te_plain', {})]), text('ok')] })
+  const r = await runWithTools('x', via(api, { tools: ['te_sub', 'te_lookalike', 'te_plain'], onToolError: 'continue' }))
   assert.equal(r.error, null)
-  assert.deepEqual(toolResults(api, 1).map((b) => b.content), [
+  assert.deepEqual(resultsIn(api.requests[1]).map((b) => b.content), [
     'subclass words',
     'Internal error while running te_lookalike. Try again later or tell the user.',
     'Internal error while running te_plain. Try again later or tell the user.',

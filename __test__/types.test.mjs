@@ -1,4 +1,5 @@
-// index.d.ts: `tsc --noEmit` over __test__/types/fixture.mts. The fixture asserts inferred types
+// index.d.ts: `tsc --noEmit` over __test__/types/fixture.mts (and the test kit's types, from ESM and
+// CommonJS: testing.mts, testing.cts). The fixture asserts inferred types
 // (zod output types, JSON Schema literals, today's explicit and untyped forms) and, with
 // `@ts-expect-error` lines, that wrong code is refused.
 import { test } from 'node:test'

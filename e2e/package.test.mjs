@@ -1,17 +1,23 @@
 // The package as a user installs it: the `npm pack` tarballs of the main package and of the
 // npm/linux-x64-gnu platform package (what the registry would serve), installed into an empty
-// project on a PATH without cargo. It must load from CommonJS and ESM and run a conversation.
+// project on a PATH without cargo. It must load from CommonJS and ESM and run a conversation; its
+// test kit (anthropic-tool-calling/testing) must load too, run the examples of docs/testing.md
+// under vitest and node:test as they are written there, and serve `npx anthropic-tool-calling stand-in`.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { ensurePacked } from '../scripts/pack.mjs'
 import { startMockApi, demoModel } from '../stand-in/index.mjs'
-import { runProcess } from './helpers.mjs'
+import { freePort, runProcess, startProcess } from './helpers.mjs'
 
 const KEY = 'sk-ant-package-test-key'
+/** The vitest the docs' example runs under: 4.x is the last line that supports Node 20 (5 needs 22.12). */
+const VITEST = '4.1.12'
+const root = fileURLToPath(new URL('..', import.meta.url))
 let dir, api, tarballs, env
 
 /** PATH without any directory that holds cargo (or rustc), and no Rust variables. */
@@ -42,11 +48,16 @@ test('the tarballs: the main package has no binary and no sources; the platform 
   const list = (tgz) => spawnSync('tar', ['tzf', tgz], { encoding: 'utf8' }).stdout.trim().split('\n').map((f) => f.replace(/^package\//, ''))
   const main = list(tarballs.main)
   assert.deepEqual(main.filter((f) => /(^|\/)(src|target|tests|__test__|node_modules|scripts)\/|\.node$|\.rs$|Cargo/.test(f)), [])
-  for (const f of ['package.json', 'index.js', 'index.mjs', 'index.d.ts', 'binding.js', 'binding.d.ts', 'README.md']) assert.ok(main.includes(f), `${f} missing from ${main}`)
+  const kit = ['lib/testing/index.js', 'lib/testing/index.mjs', 'lib/testing/index.d.ts', 'lib/testing/cli.mjs', 'stand-in/server.mjs', 'stand-in/default-model.mjs']
+  for (const f of ['package.json', 'index.js', 'index.mjs', 'index.d.ts', 'binding.js', 'binding.d.ts', 'README.md', ...kit]) assert.ok(main.includes(f), `${f} missing from ${main}`)
+  assert.ok(!main.includes('stand-in/rules.json'), 'the rules table is for the repository\'s tests only')
   assert.deepEqual(list(tarballs.platform).sort(), ['README.md', 'anthropic-tool-calling.linux-x64-gnu.node', 'package.json'])
   const pkg = JSON.parse(spawnSync('tar', ['xzf', tarballs.main, '-O', 'package/package.json'], { encoding: 'utf8' }).stdout)
   assert.equal(pkg.optionalDependencies[tarballs.platformPackage], pkg.version)
   assert.deepEqual(pkg.exports['.'], { types: './index.d.ts', import: './index.mjs', require: './index.js' })
+  assert.deepEqual(pkg.exports['./testing'], { types: './lib/testing/index.d.ts', import: './lib/testing/index.mjs', require: './lib/testing/index.js' })
+  assert.deepEqual(pkg.bin, { 'anthropic-tool-calling': 'lib/testing/cli.mjs' })
+  assert.deepEqual(Object.keys(pkg.dependencies ?? {}), [], 'no runtime dependency')
   assert.equal(pkg.engines.node, '>= 20')
 })
 
@@ -56,7 +67,7 @@ test('installs into an empty project without a Rust toolchain', { timeout: 120_0
   writeFileSync(join(dir, 'package.json'), JSON.stringify({
     name: 'consumer', private: true,
     dependencies: { 'anthropic-tool-calling': `file:${tarballs.main}` },
-    devDependencies: { typescript: '5.9.3' },
+    devDependencies: { typescript: '5.9.3', vitest: VITEST },
     overrides: { [tarballs.platformPackage]: `file:${tarballs.platform}` },
     allowScripts: { 'anthropic-tool-calling': false },
   }, null, 2))
@@ -162,13 +173,91 @@ test('types: the exports map gives TypeScript the declarations from CommonJS and
     }
     // @ts-expect-error: not an option
     runWithTools('hi', { onToolEror: 'continue' })
+    export async function scripted(): Promise<string> {
+      const api: StandIn = await startStandIn({ replies: [toolUse('get_order_status', { orderId: '1' }), text('Shipped.'), rateLimited(2)] })
+      await api.close()
+      return api.url + api.apiKey + api.requests.length
+    }
+    // @ts-expect-error: a number of seconds
+    rateLimited('2')
   `
   const imports = 'registerTool, runWithTools, ToolError, type RunResult, type AIErrorCode, type ToolCall'
-  writeFileSync(join(dir, 'types-esm.mts'), `import { ${imports} } from 'anthropic-tool-calling'\n${use}`)
-  writeFileSync(join(dir, 'types-cjs.cts'), `import { ${imports} } from 'anthropic-tool-calling'\n${use}`)
+  const kit = 'startStandIn, toolUse, text, rateLimited, type StandIn'
+  for (const file of ['types-esm.mts', 'types-cjs.cts']) {
+    writeFileSync(join(dir, file), `import { ${imports} } from 'anthropic-tool-calling'\nimport { ${kit} } from 'anthropic-tool-calling/testing'\n${use}`)
+  }
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
     compilerOptions: { module: 'node16', moduleResolution: 'node16', target: 'es2022', lib: ['es2022', 'dom'], strict: true, noEmit: true, types: [] },
     files: ['types-esm.mts', 'types-cjs.cts'],
   }))
   await runProcess(process.execPath, [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { cwd: dir, env })
+})
+
+test('the test kit loads from CommonJS and ESM (one module instance) and scripts a run', { timeout: 60_000 }, async () => {
+  const out = await runConsumer('kit.mjs', `
+    import { registerTool, runWithTools } from 'anthropic-tool-calling'
+    import { startStandIn, toolUse, text } from 'anthropic-tool-calling/testing'
+    import { createRequire } from 'node:module'
+    const require = createRequire(import.meta.url)
+    const cjs = require('anthropic-tool-calling/testing')
+    if (cjs.startStandIn !== startStandIn) throw new Error('two module instances')
+    registerTool({
+      definition: { name: 'get_order_status', input_schema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } },
+      execute: async ({ orderId }) => ({ orderId, status: 'shipped' }),
+    })
+    const api = await startStandIn({ replies: [toolUse('get_order_status', { orderId: '4821' }), text('Shipped.')] })
+    const result = await runWithTools('Where is #4821?', { apiKey: api.apiKey, baseURL: api.url })
+    await api.close()
+    console.log(JSON.stringify({ result, requests: api.requests.length, resolved: require.resolve('anthropic-tool-calling/testing') }))`)
+  assert.equal(out.result.error, null, JSON.stringify(out.result.error))
+  assert.equal(out.result.data.text, 'Shipped.')
+  assert.deepEqual(out.result.data.toolCalls.map((c) => c.output), [{ orderId: '4821', status: 'shipped' }])
+  assert.equal(out.requests, 2)
+  assert.equal(out.resolved, join(dir, 'node_modules', 'anthropic-tool-calling', 'lib', 'testing', 'index.js'))
+})
+
+/** The code blocks of docs/testing.md whose first line names a file (`// orders.test.ts`), by name. */
+function docExamples() {
+  const page = readFileSync(join(root, 'docs', 'testing.md'), 'utf8')
+  const files = {}
+  for (const [, name, body] of page.matchAll(/```\w*\n\/\/ (\S+\.(?:mjs|cjs|ts))\n([\s\S]*?)```/g)) files[name] = `// ${name}\n${body}`
+  return files
+}
+
+test('docs/testing.md: its vitest and node:test examples pass as written', { timeout: 120_000 }, async () => {
+  const files = docExamples()
+  assert.deepEqual(Object.keys(files).sort(), ['orders.node-test.mjs', 'orders.test.ts', 'tools.mjs'])
+  for (const [name, body] of Object.entries(files)) writeFileSync(join(dir, name), body)
+  const vitest = await runProcess(process.execPath, [join(dir, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'orders.test.ts'], { cwd: dir, env: { ...env, CI: '1', NO_COLOR: '1' } })
+  assert.match(vitest, /Tests\s+2 passed \(2\)/, vitest)
+  // As a developer runs it, not as a child of this test runner (which would skip it).
+  const { NODE_TEST_CONTEXT, ...outside } = env
+  const nodeTest = await runProcess(process.execPath, ['--test', 'orders.node-test.mjs'], { cwd: dir, env: outside })
+  assert.match(nodeTest, /# pass 2\n# fail 0/, nodeTest)
+})
+
+test('`npx anthropic-tool-calling stand-in --port N` serves the stand-in for next dev; SIGTERM stops it', { timeout: 60_000 }, async (t) => {
+  const port = await freePort()
+  const proc = startProcess('npx', ['--no', 'anthropic-tool-calling', 'stand-in', '--port', String(port)], { cwd: dir, env })
+  t.after(() => proc.stop())
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 30_000
+  while (!proc.output.includes(`ANTHROPIC_BASE_URL=${url}`)) {
+    assert.ok(proc.running, proc.output)
+    assert.ok(Date.now() < deadline, `no address printed: ${proc.output}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  assert.match(proc.output, /ANTHROPIC_API_KEY=sk-ant-local-stand-in/)
+  const out = await runConsumer('dev.mjs', `
+    import { registerTool, runWithTools } from 'anthropic-tool-calling'
+    registerTool({
+      definition: { name: 'get_order_status', input_schema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } },
+      execute: async ({ orderId }) => ({ orderId, status: 'shipped' }),
+    })
+    const result = await runWithTools('Call get_order_status with {"orderId": "4821"}', { apiKey: 'sk-ant-local-stand-in', baseURL: '${url}' })
+    console.log(JSON.stringify({ result }))`)
+  assert.equal(out.result.error, null, JSON.stringify(out.result.error))
+  assert.equal(out.result.data.text, 'get_order_status returned: {"orderId":"4821","status":"shipped"}')
+  const { code, signal } = await proc.stop()
+  assert.ok(code === 0 || signal === 'SIGTERM', `exited ${code ?? signal}: ${proc.output}`)
 })

@@ -15,7 +15,8 @@ const RETURN_INTENT = /\breturn|devoluci[oó]n|devolver/i;
 const SHIPPING_INTENT = /\barriv|\bships?\b|\bshipping\b|\bwhen\b.*\bdeliver|\bllega/i;
 const UNKNOWN_ORDER = /unknown|not found|does not exist|doesn't exist|no such|no existe|desconocid|no encontrad/i;
 
-function textOf(content) {
+/** The text of a message's content: a string as it is, the text blocks joined by newlines. */
+export function textOf(content) {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
@@ -24,7 +25,7 @@ function textOf(content) {
     .join('\n');
 }
 
-function toolResultText(block) {
+export function toolResultText(block) {
   return typeof block.content === 'string' ? block.content : textOf(block.content);
 }
 
@@ -81,7 +82,7 @@ function summarise(name, content, input) {
 }
 
 /** The fields of every JSON object a tool returned in the conversation (a later one's win). */
-function factsOf(messages) {
+export function factsOf(messages) {
   const facts = {};
   for (const m of messages) {
     for (const r of blocksOf(m).filter((b) => b?.type === 'tool_result' && b.is_error !== true)) {

@@ -33,7 +33,8 @@
 //       'compaction', iterations and context_management are sent as given.
 //   signThinking(text), sseEvents(message, { unknownDelta? }), echoed(text, headers),
 //   estimateInputTokens(body) (the long-loop simulation's count, below),
-//   CONTAINER_REQUIRED (the API's text), demoModel(body) (a tiny rule-based model for the demo)
+//   CONTAINER_REQUIRED (the API's text), demoModel(body) (a tiny rule-based model for the demo),
+//   defaultModel(body) (the test kit's model: it calls the offered tools the prompt names)
 //   structuredAnswer(schema, facts?, prose?)  a value matching a structured-output schema, from
 //       facts where they fit (structured.mjs); script it as reply(JSON.stringify(…))
 //   schemaMismatch(schema, value)         why value does not match the schema (null: it does)
@@ -177,7 +178,9 @@
 // (builders), conforms.mjs (a final answer against the format), structured.mjs
 // (structuredAnswer), sse.mjs (streaming), faults.mjs, recorded.mjs (recorded replies), cache.mjs
 // (prompt-cache usage), compaction.mjs and context-editing.mjs (the long-loop simulation),
-// threads.mjs (the conversations held between turns), signatures.mjs, echo.mjs, errors.mjs, values.mjs, demo-model.mjs, cli.mjs.
+// threads.mjs (the conversations held between turns), signatures.mjs, echo.mjs, errors.mjs, values.mjs, demo-model.mjs,
+// default-model.mjs, cli.mjs. The package's test kit (lib/testing/, `anthropic-tool-calling/testing`)
+// starts this server with its own replies; the package ships this folder for it (all but rules.json).
 
 export { startMockApi } from './server.mjs';
 export { THREADS_BETA } from './threads.mjs';
@@ -191,5 +194,6 @@ export { sseEvents } from './sse.mjs';
 export { echoed } from './echo.mjs';
 export { CONTAINER_REQUIRED } from './rules/conversation.mjs';
 export { demoModel } from './demo-model.mjs';
+export { defaultModel } from './default-model.mjs';
 export { structuredAnswer } from './structured.mjs';
 export { FORMAT_MISMATCH, schemaMismatch } from './conforms.mjs';

@@ -584,7 +584,9 @@ test('/chat: a second message continues the same chat (the stand-in gets the ear
     const history = requests[0].body.messages
     assert.deepEqual(history.map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user'])
     assert.equal(textOf(history[0].content), "What's the status of order #4821?")
-    const firstCall = firstTurn.requests[1].body.messages[1].content.find((b) => b.type === 'tool_use')
+    // The model reads the whole conversation: over the API's Threads a request carries only the
+    // new turn, and the stand-in's `fullBody` is what the thread holds with it.
+    const firstCall = firstTurn.requests[1].fullBody.messages[1].content.find((b) => b.type === 'tool_use')
     const toolUse = history[1].content.find((b) => b.type === 'tool_use')
     assert.deepEqual({ id: toolUse.id, name: toolUse.name, input: toolUse.input }, { id: firstCall.id, name: 'get_order_status', input: { orderId: '4821' } })
     const toolResult = history[2].content.find((b) => b.type === 'tool_result')
@@ -1014,7 +1016,8 @@ test('tracing: a /chat request with a tool call makes invoke_agent under the rou
   const requests = api.requests.slice(from)
   assert.equal(requests.length, 2)
   const model = requests[0].body.model
-  const toolUse = requests[1].body.messages.at(-2).content.find((b) => b.type === 'tool_use')
+  // Over the API's Threads the request carries only the new turn: the tool_use is in what it continues.
+  const toolUse = requests[1].fullBody.messages.at(-2).content.find((b) => b.type === 'tool_use')
 
   // The other tests' runs are traced too: this one's trace is the one whose execute_tool span ran
   // the call the stand-in answered with. Its spans are written as they end, the request's last.

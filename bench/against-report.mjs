@@ -6,7 +6,7 @@
 // Pure: it reads the raw measurements it is given and nothing else, so the tests build its tables
 // from figures of their own.
 
-import { fmtRatio } from './format.mjs'
+import { fmtRatio, median } from './format.mjs'
 
 /** The figures compared, in the order of the table's columns. */
 export const AGAINST_FIGURES = [
@@ -44,9 +44,7 @@ export function roundRatios(raw, { workload, concurrency, tree, ref, key }) {
 /** The median of the ratios, their lowest and highest, and how many there are; null for none. */
 export function ratioSummary(ratios) {
   if (ratios.length === 0) return null
-  const s = [...ratios].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return { median: s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2, min: s[0], max: s[s.length - 1], n: s.length }
+  return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios), n: ratios.length }
 }
 
 /** `1.02× (0.97–1.06)`: the median, and the range when there was more than one round. */

@@ -8,6 +8,7 @@
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { median } from './format.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.join(here, '..')
@@ -37,7 +38,6 @@ for (let i = 0; i < runs; i++) {
     times[name].push(Number(out))
   }
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const m = Object.fromEntries(Object.entries(times).map(([name, xs]) => [name, median(xs)]))
 console.log(`cold start, median of ${runs} fresh processes each (taking turns):`)
 console.log(`  anthropic-tool-calling (require + first registerTool)  ${m.ours.toFixed(2)} ms`)

@@ -2,7 +2,7 @@
 // is better), the median of the rounds for each contender in each cell, how far the rounds were
 // apart, and ours as a ratio of the best peer or the floor. Also how a figure is printed.
 
-import { fix } from './format.mjs'
+import { fix, median } from './format.mjs'
 import { PEERS } from './lineup.mjs'
 import { cellContenders } from './settings.mjs'
 import { WORKLOADS } from './workloads.mjs'
@@ -33,13 +33,6 @@ export const STREAM_FIGURES = [
 ]
 export const figuresOf = (workload) => (WORKLOADS[workload]?.stream ? STREAM_FIGURES : FIGURES)
 
-
-function median(xs) {
-  const s = xs.filter((x) => x !== null && x !== undefined && Number.isFinite(x)).sort((a, b) => a - b)
-  if (s.length === 0) return null
-  const m = s.length >> 1
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
-}
 
 function summarise(measurements) {
   const ok = measurements.filter((m) => !m.broken)

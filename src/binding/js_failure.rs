@@ -54,7 +54,7 @@ pub fn js_failure(problem: JsProblem, detail: &str, option: Option<&str>) -> Run
         JsProblem::BadOutput => RunError::invalid_request(format!(
             "Option output {detail}. Nothing was sent."
         )),
-        JsProblem::OutputIssues => crate::engine::output::mismatch(detail),
+        JsProblem::OutputIssues => crate::engine::output::answer_format::mismatch(detail),
         JsProblem::Aborted => RunError::aborted(),
         JsProblem::OutputCheckThrew => RunError::output_invalid(format!(
             "The output schema's validate threw on the model's answer ({detail}), so the answer could not be checked. \

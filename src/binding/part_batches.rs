@@ -13,9 +13,10 @@ use tokio::time::Instant;
 
 use super::call_gate::RunShared;
 use super::trace_parts::{self, Traced};
-use crate::engine::events::CallOutcome;
-use crate::engine::result::{ToolCall, ToolOutput, Usage};
-use crate::engine::settled::Why;
+use crate::engine::report::calls::{ToolCall, ToolOutput};
+use crate::engine::report::usage::Usage;
+use crate::engine::run::call_outcome::Why;
+use crate::engine::trace::events::CallOutcome;
 use crate::engine::{EventSink, RunEvent};
 
 /// How long parts may wait to share a call into JS.

@@ -11,7 +11,8 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde::Serialize;
 
-use super::result::{ToolCall, Usage};
+use crate::engine::report::calls::ToolCall;
+use crate::engine::report::usage::Usage;
 
 mod api_said;
 mod chain;

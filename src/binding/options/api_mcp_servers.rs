@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 
 use super::read::{bad, bad_kind, Given};
-use crate::engine::mcp_connector::McpConnectorServer;
+use crate::engine::wire::api_mcp_servers::McpConnectorServer;
 use crate::engine::{RunError, Secret};
 
 /// The keys a server entry may have.

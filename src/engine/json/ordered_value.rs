@@ -9,7 +9,7 @@ use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Number;
 
-use crate::engine::canonical::write_number;
+use crate::engine::json::canonical::write_number;
 
 /// A JSON value, objects as their members in order.
 #[derive(Debug, Clone, PartialEq)]

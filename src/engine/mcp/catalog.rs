@@ -5,10 +5,10 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::super::tool::Tool;
 use super::call::McpCall;
 use super::listing::{quoted, Listed};
 use super::server::McpServer;
+use crate::engine::tools::tool::Tool;
 
 /// The MCP servers of one JS thread and the names its JS tools hold. `A` is what the binding
 /// keeps with each server (its approval policy), taken in the same step as the tools so that a

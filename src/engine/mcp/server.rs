@@ -13,14 +13,14 @@ use rmcp::RoleClient;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::super::redact::Redactor;
-use super::super::tool::ToolOutcome;
 use super::catalog::ToolsChanged;
 use super::config::{ServerConfig, CONNECT_TIMEOUT};
 use super::connect::{open, Handler, Session};
 use super::content;
 use super::list::list_all;
 use super::listing::{definitions, Listed};
+use crate::engine::tools::tool::ToolOutcome;
+use crate::engine::wire::redact::Redactor;
 
 /// A registered MCP server.
 pub struct McpServer {

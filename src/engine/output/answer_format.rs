@@ -9,18 +9,15 @@ use jsonschema::Validator;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::error::RunError;
-use super::reply::Reply;
-use super::result::Usage;
-use super::schema;
-use super::stop::StopReason;
+use crate::engine::error::RunError;
+use crate::engine::report::usage::Usage;
+use crate::engine::run::model_reply::Reply;
+use crate::engine::run::stop::StopReason;
+use crate::engine::tools::schema;
 
-mod compatible;
-mod ordered;
+use crate::engine::output::compatible::{self, Refs};
 
-use compatible::Refs;
-
-pub use ordered::Json;
+pub use crate::engine::json::ordered_value::Json;
 
 /// An `output` schema, ready for a run: compiled for the check, and in the form the API takes.
 #[derive(Clone)]

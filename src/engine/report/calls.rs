@@ -1,10 +1,7 @@
-//! What a run hands back: the answer, every tool call, the summed usage and the history.
+//! Each tool call of a run as the developer sees it, and what its tool returned.
 
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
-
-use super::approval::PendingApproval;
-use super::protocol::{ApiUsage, Container, RawMessage};
 
 /// One tool call the model asked for, as the developer sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -72,87 +69,4 @@ impl Serialize for ToolOutput {
             },
         }
     }
-}
-
-/// Token counts summed over every request of a run.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct Usage {
-    /// Input tokens, not counting those read from or written to the cache.
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
-    /// Input tokens read from the prompt cache.
-    pub cache_read_input_tokens: u64,
-    /// Input tokens written to the prompt cache.
-    pub cache_creation_input_tokens: u64,
-}
-
-impl Usage {
-    /// Adds one response's counts: its top-level usage and the iterations that leave out
-    /// (a compaction's tokens are billed, yet not in the top-level fields).
-    pub fn add(&mut self, u: &ApiUsage) {
-        // Saturating: the counts are the API's (or a gateway's), and a huge one must not wrap
-        // the sum round to almost nothing, past the token budget.
-        let more = u.iterations.map(|i| i.beyond).unwrap_or_default();
-        let add = |sum: &mut u64, top: Option<u64>, iterations: u64| {
-            *sum = sum
-                .saturating_add(top.unwrap_or(0))
-                .saturating_add(iterations);
-        };
-        add(&mut self.input_tokens, u.input_tokens, more.input_tokens);
-        add(&mut self.output_tokens, u.output_tokens, more.output_tokens);
-        add(
-            &mut self.cache_read_input_tokens,
-            u.cache_read_input_tokens,
-            more.cache_read_input_tokens,
-        );
-        add(
-            &mut self.cache_creation_input_tokens,
-            u.cache_creation_input_tokens,
-            more.cache_creation_input_tokens,
-        );
-    }
-
-    /// Every token counted, input (the cache's included) and output: what a token budget spends.
-    pub fn total(&self) -> u64 {
-        self.input_tokens
-            .saturating_add(self.output_tokens)
-            .saturating_add(self.cache_read_input_tokens)
-            .saturating_add(self.cache_creation_input_tokens)
-    }
-}
-
-/// A run that reached an answer.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunOutput {
-    /// The text blocks of the final reply, joined.
-    pub text: String,
-    /// The thinking text of the run's replies, in order, joined by a blank line.
-    pub reasoning: String,
-    /// Every tool call of the run, in order.
-    pub tool_calls: Vec<ToolCall>,
-    /// The last reply's `stop_reason`, or `approval_required` when calls wait for a person.
-    pub stop_reason: String,
-    /// Summed over every request.
-    pub usage: Usage,
-    /// The whole conversation, the final reply included, ready to send again.
-    pub messages: Vec<RawMessage>,
-    /// Set when `onMaxIterations: "answer"` cut the tool rounds short.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub limit_reached: bool,
-    /// The last code-execution container a reply ran in.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub container: Option<Container>,
-    /// With `stopReason: "approval_required"`: the calls waiting for a person.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub pending_approvals: Vec<PendingApproval>,
-    /// Every reply's `context_management.applied_edits`, in order; set once a reply had
-    /// `context_management` (an empty list: it cleared nothing).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub applied_edits: Option<Vec<Box<RawValue>>>,
-    /// With `output`: the answer's value, checked against the schema (the final text, as JSON).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<Box<RawValue>>,
 }

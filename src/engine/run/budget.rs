@@ -6,9 +6,9 @@
 //! history grows between two requests by a reply and its results, which the estimate does not
 //! know, so a run can overshoot by that much (the README says so).
 
-use super::error::RunError;
-use super::protocol::ApiUsage;
-use super::result::Usage;
+use crate::engine::error::RunError;
+use crate::engine::report::usage::ApiUsage;
+use crate::engine::report::usage::Usage;
 
 /// The budget of one run, as its requests spend it.
 #[derive(Debug, Default)]

@@ -5,12 +5,12 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
-use super::approval;
-use super::error::RunError;
-use super::events::CallOutcome;
-use super::feedback as fb;
-use super::reply::Requested;
-use super::result::{ToolCall, ToolOutput};
+use crate::engine::error::RunError;
+use crate::engine::report::calls::{ToolCall, ToolOutput};
+use crate::engine::run::feedback as fb;
+use crate::engine::run::model_reply::Requested;
+use crate::engine::tools::approval;
+use crate::engine::trace::events::CallOutcome;
 
 /// A settled call: the record for the developer and the `tool_result` for the model.
 pub struct Settled {

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
-use super::result::{ToolCall, ToolOutput};
+use crate::engine::report::calls::{ToolCall, ToolOutput};
 
 /// The calls of a run: those of finished rounds, and the current round's, in `tool_use` order.
 #[derive(Default)]

@@ -8,16 +8,16 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::approval::{Bound, PendingApproval};
-use super::call_memory::{CallKey, CallMemory};
-use super::canonical::canonical_json;
-use super::config::{OnToolError, RunConfig};
-use super::error::RunError;
-use super::feedback as fb;
-use super::reply::Requested;
-use super::schema;
-use super::settled::{failed, Call, Settled, Why, Words};
-use super::tool::{Tool, ToolInvocation};
+use crate::engine::error::RunError;
+use crate::engine::json::canonical::canonical_json;
+use crate::engine::run::call_counts::{CallKey, CallMemory};
+use crate::engine::run::call_outcome::{failed, Call, Settled, Why, Words};
+use crate::engine::run::config::{OnToolError, RunConfig};
+use crate::engine::run::feedback as fb;
+use crate::engine::run::model_reply::Requested;
+use crate::engine::tools::approval::{Bound, PendingApproval};
+use crate::engine::tools::schema;
+use crate::engine::tools::tool::{Tool, ToolInvocation};
 
 /// A call that passed its checks and may run.
 pub struct Ready<'t> {

@@ -4,15 +4,15 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
-use super::api::ApiConfig;
-use super::approval::{Decision, Signer};
-use super::error::RunError;
-use super::feedback as fb;
-use super::fields::Fields;
-use super::mcp_connector::McpConnectorServer;
-use super::output::OutputFormat;
-use super::secret::Secret;
-use super::trace::Telemetry;
+use crate::engine::error::RunError;
+use crate::engine::json::ordered_fields::Fields;
+use crate::engine::output::answer_format::OutputFormat;
+use crate::engine::run::feedback as fb;
+use crate::engine::tools::approval::{Decision, Signer};
+use crate::engine::trace::request::Telemetry;
+use crate::engine::wire::api_mcp_servers::McpConnectorServer;
+use crate::engine::wire::secret::Secret;
+use crate::engine::wire::settings::ApiConfig;
 
 /// The default model when neither the option nor `ANTHROPIC_MODEL` names one.
 pub const DEFAULT_MODEL: &str = "claude-sonnet-5-5";
@@ -29,7 +29,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// The public API.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The `anthropic-version` header (`apiVersion` pins another).
-pub const DEFAULT_API_VERSION: &str = super::api_version::CURRENT;
+pub const DEFAULT_API_VERSION: &str = crate::engine::wire::api_version::CURRENT;
 
 /// What happens when a tool fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,22 +5,23 @@ use std::collections::HashSet;
 
 use serde_json::value::RawValue;
 
-use super::api::{ApiClient, Target};
-use super::api_thread::ApiThread;
-use super::approval::{Decision, PendingApproval, APPROVAL_REQUIRED};
-use super::budget::Budget;
-use super::call_memory::CallMemory;
-use super::config::{OnMaxIterations, RunConfig};
-use super::error::RunError;
-use super::events::RunEvent;
-use super::protocol::{self, Container, MessageResponse, RawMessage};
-use super::reply::{self, tool_names, Reply, Requested};
-use super::result::{RunOutput, Usage};
-use super::round::{run_round, RoundContext, RoundOutcome};
-use super::settle_round::{not_run_at_limit, results_message, Answer};
-use super::stop::StopReason;
-use super::tool_changes::{ToolChange, Withdrawn};
-use super::trust;
+use crate::engine::error::RunError;
+use crate::engine::output::run_output::RunOutput;
+use crate::engine::report::usage::Usage;
+use crate::engine::run::budget::Budget;
+use crate::engine::run::call_counts::CallMemory;
+use crate::engine::run::config::{OnMaxIterations, RunConfig};
+use crate::engine::run::model_reply::{self, tool_names, Reply, Requested};
+use crate::engine::run::posted_history;
+use crate::engine::run::round::{run_round, RoundContext, RoundOutcome};
+use crate::engine::run::settle_round::{not_run_at_limit, results_message, Answer};
+use crate::engine::run::stop::StopReason;
+use crate::engine::tools::approval::{Decision, PendingApproval, APPROVAL_REQUIRED};
+use crate::engine::tools::changes::{ToolChange, Withdrawn};
+use crate::engine::trace::events::RunEvent;
+use crate::engine::wire::client::{ApiClient, Target};
+use crate::engine::wire::protocol::{self, Container, MessageResponse, RawMessage};
+use crate::engine::wire::threads::ApiThread;
 
 mod cleared;
 mod continued;
@@ -129,7 +130,7 @@ impl<'r> Conversation<'r> {
     pub fn take_reply(&mut self, response: MessageResponse) -> Result<Reply, RunError> {
         // Whether this response itself (not the paused part before it) summarised the history.
         let fresh_summary = response.stop_reason.as_deref() == Some("compaction")
-            && reply::summarises(&response.content);
+            && model_reply::summarises(&response.content);
         let (content, thought_before) = match self.paused.take() {
             Some(before) => {
                 self.messages.pop();
@@ -199,7 +200,7 @@ impl<'r> Conversation<'r> {
     /// without running) and its results join the history for the next request. Returns the
     /// run's output when the round waits for a person's decision instead.
     pub async fn answer_round(&mut self, mut reply: Reply) -> Result<Option<RunOutput>, RunError> {
-        trust::add_reply_ids(&mut self.call_ids, &reply.requested)?;
+        posted_history::add_reply_ids(&mut self.call_ids, &reply.requested)?;
         self.messages
             .push(protocol::assistant_message(&reply.content));
         let requested = std::mem::take(&mut reply.requested);

@@ -1,7 +1,7 @@
 //! A streamed reply's deltas, handed on as run events while the reply is being written.
 
-use super::events::{EventSink, RunEvent};
-use super::stream::StreamEvent;
+use crate::engine::trace::events::{EventSink, RunEvent};
+use crate::engine::wire::stream::StreamEvent;
 
 /// Hands a streamed reply's deltas on as run events: text, thinking, and client tool calls'
 /// inputs (a server tool's input is Anthropic's business). Thinking blocks are joined by a

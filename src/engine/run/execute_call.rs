@@ -5,14 +5,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
-use super::api_version::{cited_text, has_removals, LEGACY, REMOVED_IN};
-use super::call_log::CallLog;
-use super::check_call::Ready;
-use super::config::RunConfig;
-use super::feedback as fb;
-use super::result::ToolOutput;
-use super::settled::{failed, succeeded, Call, Settled, Why, Words};
-use super::tool::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
+use crate::engine::report::calls::ToolOutput;
+use crate::engine::run::call_outcome::{failed, succeeded, Call, Settled, Why, Words};
+use crate::engine::run::call_records::CallLog;
+use crate::engine::run::check_call::Ready;
+use crate::engine::run::config::RunConfig;
+use crate::engine::run::feedback as fb;
+use crate::engine::tools::tool::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
+use crate::engine::wire::api_version::{cited_text, has_removals, LEGACY, REMOVED_IN};
 
 /// Runs a checked call (call `index` of the round, so recorded in `log` as it starts), with the
 /// run's per-call timeout.

@@ -136,7 +136,7 @@ pub const ABORTED_CALL: &str =
 fn make_a_secret() -> String {
     format!(
         "at least {} characters, e.g. the output of `openssl rand -hex 32`, the same on every server",
-        crate::engine::secret::MIN_APPROVAL_SECRET_CHARS
+        crate::engine::wire::secret::MIN_APPROVAL_SECRET_CHARS
     )
 }
 
@@ -162,9 +162,9 @@ pub fn short_approval_secret(source: &str, chars: usize) -> crate::engine::RunEr
 pub fn bad_decision(
     index: usize,
     approval_id: &str,
-    why: crate::engine::approval::Refused,
+    why: crate::engine::tools::approval::Refused,
 ) -> crate::engine::RunError {
-    use crate::engine::approval::Refused;
+    use crate::engine::tools::approval::Refused;
     let shown: String = approval_id.chars().take(40).collect();
     let what = match why {
         Refused::Malformed => "is not an approval id this package issued",

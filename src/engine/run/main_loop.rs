@@ -4,22 +4,22 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::api::ApiClient;
-use super::call_log::CallLog;
-use super::config::RunConfig;
-use super::conversation::Conversation;
-use super::error::RunError;
-use super::events::EventSink;
-use super::feedback as fb;
-use super::protocol::RawMessage;
-use super::result::RunOutput;
-use super::resume;
-use super::round::RoundContext;
-use super::settle_round::tell_interrupted;
-use super::stop::StopReason;
-use super::tool::Tool;
-use super::tool_changes;
-use super::trust;
+use crate::engine::error::RunError;
+use crate::engine::output::run_output::RunOutput;
+use crate::engine::run::call_records::CallLog;
+use crate::engine::run::config::RunConfig;
+use crate::engine::run::conversation::Conversation;
+use crate::engine::run::feedback as fb;
+use crate::engine::run::posted_history;
+use crate::engine::run::resume;
+use crate::engine::run::round::RoundContext;
+use crate::engine::run::settle_round::tell_interrupted;
+use crate::engine::run::stop::StopReason;
+use crate::engine::tools::changes;
+use crate::engine::tools::tool::Tool;
+use crate::engine::trace::events::EventSink;
+use crate::engine::wire::client::ApiClient;
+use crate::engine::wire::protocol::RawMessage;
 
 /// Runs a conversation to its answer. `messages` is the history so far (the last one from the
 /// user); `tools` are the tools offered. Cancelling `cancel` ends the run at once with `aborted`,
@@ -95,11 +95,11 @@ async fn run_loop(
     }
     // The history is untrusted, and read once: one id, one call, so that no decision or reply
     // can cover two; a run paused for approval resumes from its last messages.
-    let history = trust::read_history(&messages)?;
+    let history = posted_history::read_history(&messages)?;
     let waiting = resume::waiting(&history)?;
     let (call_ids, located) = (history.call_ids, history.tool_changes);
     let server_tools = cfg.server_tool_names();
-    tool_changes::check_history(&located, |name| {
+    changes::check_history(&located, |name| {
         tools.iter().any(|t| t.name == name) || server_tools.iter().any(|s| s == name)
     })?;
     let changes: Vec<_> = located.into_iter().map(|(_, c)| c).collect();

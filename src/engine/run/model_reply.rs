@@ -4,11 +4,12 @@
 
 use serde_json::value::RawValue;
 
-use super::error::RunError;
-use super::protocol::{ApiUsage, ContentBlock};
-use super::result::Usage;
-use super::stop::StopReason;
-use super::tool_changes::{self, ToolChange};
+use crate::engine::error::RunError;
+use crate::engine::report::usage::ApiUsage;
+use crate::engine::report::usage::Usage;
+use crate::engine::run::stop::StopReason;
+use crate::engine::tools::changes::{self, ToolChange};
+use crate::engine::wire::protocol::ContentBlock;
 
 /// A `tool_use` block: the client tool call the model asks for.
 #[derive(Clone)]
@@ -94,7 +95,7 @@ impl Reply {
             match block.kind.as_ref() {
                 "compaction" => {
                     compacted |= block.content.is_some_and(|c| c.get() != "null");
-                    changes.extend(tool_changes::of_compaction(block.tool_changes));
+                    changes.extend(changes::of_compaction(block.tool_changes));
                 }
                 "text" => text.push_str(block.text.as_deref().unwrap_or_default()),
                 "thinking" => {

@@ -11,10 +11,10 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::error::RunError;
-use super::protocol::RawMessage;
-use super::reply::Requested;
-use super::tool_changes::{self, ToolChange, CHANGE_BLOCKS};
+use crate::engine::error::RunError;
+use crate::engine::run::model_reply::Requested;
+use crate::engine::tools::changes::{self, ToolChange, CHANGE_BLOCKS};
+use crate::engine::wire::protocol::RawMessage;
 
 #[derive(Deserialize)]
 struct MessageView<'a> {
@@ -219,7 +219,7 @@ fn read_changes(
     if message.role != "system" {
         for block in message.blocks.iter().filter(|b| b.kind == "compaction") {
             let changes =
-                tool_changes::of_history_compaction(block.fields.tool_changes).map_err(|what| {
+                changes::of_history_compaction(block.fields.tool_changes).map_err(|what| {
                     unreadable(&block.at, &format!("a compaction block with {what}"))
                 })?;
             let at = format!("{}.tool_changes", block.at);
@@ -240,11 +240,11 @@ fn read_changes(
         ));
     }
     for block in &message.blocks {
-        match tool_changes::of_block(&block.kind, block.fields.tool) {
+        match changes::of_block(&block.kind, block.fields.tool) {
             Ok(Some(change)) => out.push((block.at.clone(), change)),
             Ok(None) if CHANGE_BLOCKS.contains(&block.kind.as_str()) => {}
             Ok(None) => return Err(refuse(format!("{} is a {:?} block", block.at, block.kind))),
-            Err(tool_changes::Unreadable) => {
+            Err(changes::Unreadable) => {
                 return Err(unreadable(
                     &block.at,
                     &format!("a {} whose tool cannot be read", block.kind),

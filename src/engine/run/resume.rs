@@ -5,16 +5,16 @@
 
 use serde_json::value::RawValue;
 
-use super::approval::{Bound, Decision, Refused};
-use super::config::RunConfig;
-use super::conversation::Conversation;
-use super::error::RunError;
-use super::feedback as fb;
-use super::protocol::{self, RawMessage};
-use super::reply::Requested;
-use super::round::RoundOutcome;
-use super::settle_round::Answer;
-use super::trust::{self, CheckedHistory};
+use crate::engine::error::RunError;
+use crate::engine::run::config::RunConfig;
+use crate::engine::run::conversation::Conversation;
+use crate::engine::run::feedback as fb;
+use crate::engine::run::model_reply::Requested;
+use crate::engine::run::posted_history::{self, CheckedHistory};
+use crate::engine::run::round::RoundOutcome;
+use crate::engine::run::settle_round::Answer;
+use crate::engine::tools::approval::{Bound, Decision, Refused};
+use crate::engine::wire::protocol::{self, RawMessage};
 
 /// The calls of the history's last `tool_use` turn that have no result yet.
 pub struct Waiting {
@@ -117,7 +117,7 @@ pub fn waiting(history: &CheckedHistory<'_>) -> Result<Option<Waiting>, RunError
 }
 
 /// The `tool_use` calls of a message, each checked to be complete.
-fn tool_uses(message: &trust::Message<'_>) -> Result<Vec<Requested>, RunError> {
+fn tool_uses(message: &posted_history::Message<'_>) -> Result<Vec<Requested>, RunError> {
     let mut calls = Vec::new();
     for block in &message.blocks {
         if let Some(call) = block.tool_use()? {

@@ -7,20 +7,20 @@ use std::sync::Arc;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 
-use super::approval::{Decision, PendingApproval};
-use super::call_log::CallLog;
-use super::call_memory::CallMemory;
-use super::check_call::{check_call, needs_approval, Ready};
-use super::config::{OnToolError, RunConfig};
-use super::error::RunError;
-use super::events::{EventSink, RunEvent};
-use super::execute_call::execute_call;
-use super::feedback as fb;
-use super::reply::Requested;
-use super::settle_round::{tell_interrupted, Answer, Answers};
-use super::settled::{declined, identical, not_run_waiting};
-use super::tool::Tool;
-use super::tool_changes::Withdrawn;
+use crate::engine::error::RunError;
+use crate::engine::run::call_counts::CallMemory;
+use crate::engine::run::call_outcome::{declined, identical, not_run_waiting};
+use crate::engine::run::call_records::CallLog;
+use crate::engine::run::check_call::{check_call, needs_approval, Ready};
+use crate::engine::run::config::{OnToolError, RunConfig};
+use crate::engine::run::execute_call::execute_call;
+use crate::engine::run::feedback as fb;
+use crate::engine::run::model_reply::Requested;
+use crate::engine::run::settle_round::{tell_interrupted, Answer, Answers};
+use crate::engine::tools::approval::{Decision, PendingApproval};
+use crate::engine::tools::changes::Withdrawn;
+use crate::engine::tools::tool::Tool;
+use crate::engine::trace::events::{EventSink, RunEvent};
 
 /// How a round ended: every call answered, or some waiting for a person's yes.
 pub enum RoundOutcome {

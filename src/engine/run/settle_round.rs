@@ -7,16 +7,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
-use super::call_log::CallLog;
-use super::call_memory::{CallKey, CallMemory};
-use super::check_call::{Checked, Ready};
-use super::error::RunError;
-use super::events::{CallOutcome, EventSink, RunEvent};
-use super::feedback as fb;
-use super::protocol::{self, RawMessage, ResultContent, ToolResultBlock};
-use super::reply::Requested;
-use super::result::{ToolCall, ToolOutput};
-use super::settled::{log_call, record, Settled};
+use crate::engine::error::RunError;
+use crate::engine::report::calls::{ToolCall, ToolOutput};
+use crate::engine::run::call_counts::{CallKey, CallMemory};
+use crate::engine::run::call_outcome::{log_call, record, Settled};
+use crate::engine::run::call_records::CallLog;
+use crate::engine::run::check_call::{Checked, Ready};
+use crate::engine::run::feedback as fb;
+use crate::engine::run::model_reply::Requested;
+use crate::engine::trace::events::{CallOutcome, EventSink, RunEvent};
+use crate::engine::wire::protocol::{self, RawMessage, ResultContent, ToolResultBlock};
 
 /// The `tool_result` that answers one `tool_use`.
 pub struct Answer {

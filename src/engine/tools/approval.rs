@@ -16,9 +16,9 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use sha2::Sha256;
 
-use super::canonical::canonical_json;
-use super::secret::Secret;
-use super::tool::ToolInvocation;
+use crate::engine::json::canonical::canonical_json;
+use crate::engine::tools::tool::ToolInvocation;
+use crate::engine::wire::secret::Secret;
 
 /// The `stopReason` of a run that waits for a person's decision on some calls.
 pub const APPROVAL_REQUIRED: &str = "approval_required";

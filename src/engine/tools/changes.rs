@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::error::RunError;
+use crate::engine::error::RunError;
 
 /// One change of the tool set.
 #[derive(Debug, Clone, PartialEq, Eq)]

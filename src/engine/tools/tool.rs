@@ -8,8 +8,8 @@ use jsonschema::Validator;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::approval::ApprovalPolicy;
-use super::schema;
+use crate::engine::tools::approval::ApprovalPolicy;
+use crate::engine::tools::schema;
 
 /// One call of a tool, as handed to its executor.
 pub struct ToolInvocation {

@@ -8,9 +8,10 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
-use super::result::{ToolCall, Usage};
-use super::settled::Why;
-use super::trace::RequestTrace;
+use crate::engine::report::calls::ToolCall;
+use crate::engine::report::usage::Usage;
+use crate::engine::run::call_outcome::Why;
+use crate::engine::trace::request::RequestTrace;
 
 /// One thing that happened in a run, in the order it happened.
 #[derive(Debug, Clone)]

@@ -5,7 +5,7 @@
 
 use serde::ser::{Serialize, Serializer};
 
-use super::secret::Secret;
+use crate::engine::wire::secret::Secret;
 
 /// One server of `mcpServers`, already checked.
 #[derive(Debug, Clone, PartialEq, Eq)]

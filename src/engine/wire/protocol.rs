@@ -7,6 +7,8 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 
+use crate::engine::report::usage::ApiUsage;
+
 /// One message of the conversation, serialised once: its JSON text in shared bytes, so each
 /// request body takes it by reference count instead of copying it.
 #[derive(Clone, Debug)]
@@ -119,98 +121,6 @@ impl ContextManagement {
                 applied_edits: s.applied_edits.unwrap_or_default(),
             }))
     }
-}
-
-/// Token counts of one response.
-#[derive(Deserialize, Default, Clone, Copy, Debug)]
-pub struct ApiUsage {
-    /// Tokens read from the request, cache aside.
-    #[serde(default)]
-    pub input_tokens: Option<u64>,
-    /// Tokens the model wrote.
-    #[serde(default)]
-    pub output_tokens: Option<u64>,
-    /// Tokens written to the prompt cache.
-    #[serde(default)]
-    pub cache_creation_input_tokens: Option<u64>,
-    /// Tokens read from the prompt cache.
-    #[serde(default)]
-    pub cache_read_input_tokens: Option<u64>,
-    /// What `iterations` says beyond the fields above: the tokens they leave out, and whether
-    /// a fallback model wrote the reply.
-    #[serde(default, deserialize_with = "beyond_the_message")]
-    pub iterations: Option<Iterations>,
-}
-
-/// The `usage.iterations` of a reply, read for what the top-level usage does not say.
-#[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Iterations {
-    /// The tokens of every entry but `message` and `fallback_message` (a compaction, an
-    /// advisor's message …), summed: billed all the same.
-    pub beyond: Tokens,
-    /// A `fallback_message` entry: another model served the reply (the API's Threads do not
-    /// hold such a reply).
-    pub fallback: bool,
-}
-
-/// Token counts of one kind of work (input not counting the cache, output, cache read, cache
-/// written).
-#[derive(Deserialize, Default, Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tokens {
-    /// Tokens read from the request, cache aside.
-    #[serde(default)]
-    pub input_tokens: u64,
-    /// Tokens the model wrote.
-    #[serde(default)]
-    pub output_tokens: u64,
-    /// Tokens written to the prompt cache.
-    #[serde(default)]
-    pub cache_creation_input_tokens: u64,
-    /// Tokens read from the prompt cache.
-    #[serde(default)]
-    pub cache_read_input_tokens: u64,
-}
-
-/// Sums the `usage.iterations` entries that the top-level usage does not count, and notes a
-/// fallback model's. An entry that is not an object with a `type` and counts is left out rather
-/// than failing the reply: usage is reported, never acted on by the API.
-fn beyond_the_message<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<Iterations>, D::Error> {
-    #[derive(Deserialize)]
-    struct Iteration {
-        #[serde(rename = "type", default)]
-        kind: String,
-        #[serde(flatten)]
-        tokens: Tokens,
-    }
-    let serde_json::Value::Array(entries) = serde_json::Value::deserialize(d)? else {
-        return Ok(None);
-    };
-    let mut sum = Tokens::default();
-    let mut fallback = false;
-    for entry in entries {
-        let Ok(it) = serde_json::from_value::<Iteration>(entry) else {
-            continue;
-        };
-        fallback |= it.kind == "fallback_message";
-        if matches!(it.kind.as_str(), "message" | "fallback_message") {
-            continue;
-        }
-        let t = it.tokens;
-        sum.input_tokens = sum.input_tokens.saturating_add(t.input_tokens);
-        sum.output_tokens = sum.output_tokens.saturating_add(t.output_tokens);
-        sum.cache_creation_input_tokens = sum
-            .cache_creation_input_tokens
-            .saturating_add(t.cache_creation_input_tokens);
-        sum.cache_read_input_tokens = sum
-            .cache_read_input_tokens
-            .saturating_add(t.cache_read_input_tokens);
-    }
-    Ok(Some(Iterations {
-        beyond: sum,
-        fallback,
-    }))
 }
 
 /// One content block of a response, read loosely: only `text`, `thinking` and `tool_use` matter

@@ -12,12 +12,12 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::api::ApiConfig;
-use super::error::RunError;
+use crate::engine::error::RunError;
+use crate::engine::wire::settings::ApiConfig;
 
 pub use derive::{of_header, of_url, shown_url};
 
-/// What a secret is replaced with (the same text a [`Secret`](super::Secret) prints).
+/// What a secret is replaced with (the same text a [`Secret`](crate::engine::Secret) prints).
 pub const REDACTED: &str = "[redacted]";
 
 /// Values of the `headers` option shorter than this are not redacted. Not every header is a

@@ -8,9 +8,9 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::api_thread::ThreadField;
-use super::config::RunConfig;
-use super::protocol::RawMessage;
+use crate::engine::run::config::RunConfig;
+use crate::engine::wire::protocol::RawMessage;
+use crate::engine::wire::threads::ThreadField;
 
 /// What changes from one request of a run to the next.
 #[derive(Clone, Copy)]
@@ -332,7 +332,7 @@ mod tests {
 
     #[test]
     fn mcp_servers_follow_the_tools_and_their_toolsets_end_the_tools() {
-        use crate::engine::mcp_connector::McpConnectorServer;
+        use crate::engine::wire::api_mcp_servers::McpConnectorServer;
         let mut cfg = RunConfig::new(None, "http://127.0.0.1:1");
         cfg.model = "m".into();
         cfg.server_tools

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 
-use super::error::RunError;
+use crate::engine::error::RunError;
 
 /// One failed attempt at a request: the error the run ends with if no other attempt follows,
 /// and what decides whether one does.

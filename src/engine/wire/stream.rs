@@ -14,11 +14,11 @@ use eventsource_stream::{EventStreamError, Eventsource};
 use futures::StreamExt;
 use reqwest::header::HeaderMap;
 
-use super::api::MAX_RESPONSE_BYTES;
-use super::error::{source_chain, twin_status, Chain, RunError};
-use super::protocol::{self, ErrorBody, MessageResponse};
-use super::redact::Redactor;
-use super::retry;
+use crate::engine::error::{source_chain, twin_status, Chain, RunError};
+use crate::engine::wire::protocol::{self, ErrorBody, MessageResponse};
+use crate::engine::wire::redact::Redactor;
+use crate::engine::wire::retry;
+use crate::engine::wire::settings::MAX_RESPONSE_BYTES;
 
 /// What a streamed reply shows before it is complete, for the loop to forward to JS.
 /// `index` is the block's position in the reply's `content`.

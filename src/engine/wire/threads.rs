@@ -9,8 +9,8 @@
 
 use serde_json::value::{to_raw_value, RawValue};
 
-use super::fields::Fields;
-use super::protocol::RawMessage;
+use crate::engine::json::ordered_fields::Fields;
+use crate::engine::wire::protocol::RawMessage;
 
 /// The beta the API's Threads need, added to `anthropic-beta` while a run threads.
 pub const THREADS_BETA: &str = "message-threads-2026-08-12";

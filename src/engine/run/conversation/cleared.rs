@@ -7,8 +7,8 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::engine::protocol::RawMessage;
-use crate::engine::trust;
+use crate::engine::run::posted_history;
+use crate::engine::wire::protocol::RawMessage;
 
 /// How many tool uses the applied edits cleared.
 pub(super) fn cleared_tool_uses(edits: &[Box<RawValue>]) -> usize {
@@ -31,7 +31,7 @@ pub(super) fn cleared_tool_uses(edits: &[Box<RawValue>]) -> usize {
 pub(super) fn oldest_calls(messages: &[RawMessage], n: usize) -> HashSet<String> {
     let mut out = HashSet::new();
     for (m, message) in messages.iter().enumerate() {
-        let Ok(message) = trust::read(m, message) else {
+        let Ok(message) = posted_history::read(m, message) else {
             continue;
         };
         for block in &message.blocks {

@@ -6,8 +6,8 @@ use serde_json::value::RawValue;
 
 use super::Conversation;
 use crate::engine::error::RunError;
-use crate::engine::protocol;
-use crate::engine::reply::Reply;
+use crate::engine::run::model_reply::Reply;
+use crate::engine::wire::protocol;
 
 /// Compaction pauses in a row (failed ones: no summary) before the run gives up.
 const MAX_COMPACTIONS_IN_A_ROW: u32 = 3;

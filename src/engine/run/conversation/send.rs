@@ -4,14 +4,14 @@
 //! context edits are counted here.
 
 use super::{cleared, Conversation};
-use crate::engine::api::Target;
-use crate::engine::api_thread::{self, Plan, Replied};
-use crate::engine::deltas::Deltas;
 use crate::engine::error::RunError;
-use crate::engine::events::RunEvent;
-use crate::engine::protocol::MessageResponse;
-use crate::engine::request::{self, Body, Outgoing, Turn};
-use crate::engine::trace::Pending;
+use crate::engine::run::deltas::Deltas;
+use crate::engine::trace::events::RunEvent;
+use crate::engine::trace::pending::Pending;
+use crate::engine::wire::client::Target;
+use crate::engine::wire::protocol::MessageResponse;
+use crate::engine::wire::request::{self, Body, Outgoing, Turn};
+use crate::engine::wire::threads::{self, Plan, Replied};
 
 impl Conversation<'_> {
     /// Sends the history as the next step's request (streamed when asked, its deltas told as
@@ -60,7 +60,7 @@ impl Conversation<'_> {
                     if plan.from == 0 && plan.strip_before == 0 {
                         return request::body(cfg, definitions, messages, &turn);
                     }
-                    let sent = api_thread::sent_messages(messages, plan);
+                    let sent = threads::sent_messages(messages, plan);
                     request::body(cfg, definitions, &sent, &turn)
                 };
                 let plan = self.thread.plan();

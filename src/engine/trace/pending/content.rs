@@ -5,7 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::engine::protocol::RawMessage;
+use crate::engine::wire::protocol::RawMessage;
 
 /// `system` (a string or text blocks) as the conventions' list of parts.
 pub fn system(system: &serde_json::value::RawValue) -> String {

@@ -2,7 +2,7 @@ use serde_json::value::RawValue;
 
 use super::content;
 use super::server_of;
-use crate::engine::protocol::RawMessage;
+use crate::engine::wire::protocol::RawMessage;
 
 fn raw(json: &str) -> Box<RawValue> {
     RawValue::from_string(json.to_owned()).unwrap()

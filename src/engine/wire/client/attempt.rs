@@ -4,13 +4,14 @@
 use reqwest::header::{CONTENT_TYPE, LOCATION};
 use reqwest::StatusCode;
 
-use super::{ApiClient, ApiConfig, Target, MAX_RESPONSE_BYTES};
+use super::{ApiClient, Target};
 use crate::engine::error::RunError;
-use crate::engine::protocol::{self, ErrorBody, MessageResponse};
-use crate::engine::redact::Redactor;
-use crate::engine::request::Body;
-use crate::engine::retry::{self, AttemptFailure, Hint};
-use crate::engine::stream::{self, StreamEvent, StreamFailure};
+use crate::engine::wire::protocol::{self, ErrorBody, MessageResponse};
+use crate::engine::wire::redact::Redactor;
+use crate::engine::wire::request::Body;
+use crate::engine::wire::retry::{self, AttemptFailure, Hint};
+use crate::engine::wire::settings::{ApiConfig, MAX_RESPONSE_BYTES};
+use crate::engine::wire::stream::{self, StreamEvent, StreamFailure};
 
 impl ApiClient {
     /// Sends the body once (the `retries_done`-th retry) and reads the answer. With `events`,

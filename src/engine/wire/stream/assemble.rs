@@ -13,10 +13,9 @@ use serde_json::value::RawValue;
 
 use super::block::{apply_delta, Block, Delta};
 use super::{StreamEvent, StreamFailure};
-use crate::engine::fields::{raw, Fields};
-use crate::engine::protocol::{
-    lenient_text, ApiUsage, Container, ContextManagement, MessageResponse,
-};
+use crate::engine::json::ordered_fields::{raw, Fields};
+use crate::engine::report::usage::ApiUsage;
+use crate::engine::wire::protocol::{lenient_text, Container, ContextManagement, MessageResponse};
 
 /// The `message` of `message_start`: the reply's envelope, and any blocks it already has.
 #[derive(Deserialize)]

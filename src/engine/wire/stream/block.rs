@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{StreamEvent, StreamFailure};
-use crate::engine::fields::{raw, Fields};
+use crate::engine::json::ordered_fields::{raw, Fields};
 
 /// One content block while its deltas arrive. Appended text is kept aside and written back
 /// once, so a long answer is not re-serialised per delta.

@@ -15,8 +15,8 @@ use super::call_gate::RunShared;
 use super::trace_parts::{self, Traced};
 use crate::engine::report::calls::{ToolCall, ToolOutput};
 use crate::engine::report::usage::Usage;
-use crate::engine::run::call_outcome::Why;
 use crate::engine::trace::events::CallOutcome;
+use crate::engine::trace::events::Why;
 use crate::engine::{EventSink, RunEvent};
 
 /// How long parts may wait to share a call into JS.

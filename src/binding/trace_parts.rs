@@ -196,7 +196,7 @@ mod tests {
     use super::super::part_batches::batch_json;
     use crate::engine::report::calls::{ToolCall, ToolOutput};
     use crate::engine::report::usage::ApiUsage;
-    use crate::engine::run::call_outcome::Why;
+    use crate::engine::trace::events::Why;
     use crate::engine::trace::events::{CallOutcome, RunEvent};
     use crate::engine::trace::request::{Answered, Failed, RequestTrace, Settings, Telemetry};
 

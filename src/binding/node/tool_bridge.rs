@@ -23,7 +23,7 @@ pub use crate::binding::call_gate::{ReplyKind, ToolReply};
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::engine::tools::approval::ApprovalPolicy;
+use crate::engine::tools::tool::ApprovalPolicy;
 use crate::engine::tools::tool::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
 
 /// `(inputJson, toolUseId, runId) => void`; the wrapper settles the call through its run's

@@ -10,7 +10,7 @@ use crate::engine::report::calls::{ToolCall, ToolOutput};
 use crate::engine::run::feedback as fb;
 use crate::engine::run::model_reply::Requested;
 use crate::engine::tools::approval;
-use crate::engine::trace::events::CallOutcome;
+use crate::engine::trace::events::{CallOutcome, Why};
 
 /// A settled call: the record for the developer and the `tool_result` for the model.
 pub struct Settled {
@@ -53,68 +53,6 @@ pub fn log_call(call: &ToolCall, outcome: &str) {
         duration_ms = format_args!("{:.1}", call.duration_ms),
         "tool call"
     );
-}
-
-/// Why a call failed, or was answered without running: decides its error code and its label
-/// in the log.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Why {
-    /// The model named a tool that is not offered.
-    UnknownTool,
-    /// The input failed the tool's schema (or the executor's own check).
-    InvalidInput,
-    /// The same call already failed `maxToolFailures` times; not run.
-    Repeated,
-    /// The same call already succeeded `maxIdenticalCalls` times; not run (an answer, not a
-    /// failure: the model has its result).
-    Identical,
-    /// It did not finish within `toolTimeoutMs`.
-    Timeout,
-    /// The tool threw a `ToolError`, its words for the model.
-    ToolError,
-    /// The tool failed in any other way.
-    Threw,
-    /// The tool returned what cannot be sent.
-    BadOutput,
-    /// The person declined it (an answer, not a failure).
-    Declined,
-    /// In order, an earlier call of the turn waits for approval (not run; not a failure).
-    NotRunWaiting,
-}
-
-impl Why {
-    /// The error a stop-mode run ends with when a call fails this way.
-    fn error(self, message: String) -> RunError {
-        match self {
-            Why::UnknownTool | Why::InvalidInput => RunError::tool_validation(message),
-            _ => RunError::tool_execution(message),
-        }
-    }
-
-    /// Whether a call answered this way failed: one refused as a repeat, declined, or not run
-    /// while an earlier call waits for approval was answered, not failed.
-    pub fn is_failure(self) -> bool {
-        !matches!(
-            self,
-            Why::Repeated | Why::Identical | Why::Declined | Why::NotRunWaiting
-        )
-    }
-
-    /// Its name in the log and in traces.
-    pub fn label(self) -> &'static str {
-        match self {
-            Why::UnknownTool => "unknown_tool",
-            Why::InvalidInput => "invalid_input",
-            Why::Repeated => "not_run_repeated",
-            Why::Identical => "not_run_identical",
-            Why::Timeout => "timeout",
-            Why::ToolError => "tool_error",
-            Why::Threw => "threw",
-            Why::BadOutput => "bad_output",
-            Why::Declined => "declined",
-            Why::NotRunWaiting => "not_run_waiting",
-        }
-    }
 }
 
 /// The words for one failure: what the model is told, what the developer reads in

@@ -11,13 +11,14 @@ use serde_json::Value;
 use crate::engine::error::RunError;
 use crate::engine::json::canonical::canonical_json;
 use crate::engine::run::call_counts::{CallKey, CallMemory};
-use crate::engine::run::call_outcome::{failed, Call, Settled, Why, Words};
+use crate::engine::run::call_outcome::{failed, Call, Settled, Words};
 use crate::engine::run::config::{OnToolError, RunConfig};
 use crate::engine::run::feedback as fb;
 use crate::engine::run::model_reply::Requested;
 use crate::engine::tools::approval::{Bound, PendingApproval};
 use crate::engine::tools::schema;
 use crate::engine::tools::tool::{Tool, ToolInvocation};
+use crate::engine::trace::events::Why;
 
 /// A call that passed its checks and may run.
 pub struct Ready<'t> {

@@ -26,7 +26,13 @@ use crate::engine::wire::threads::ApiThread;
 mod cleared;
 mod continued;
 mod send;
-use continued::Paused;
+
+/// A paused turn's content, sent back as the last message, and how many thinking blocks of it
+/// the reasoning already holds.
+struct Paused {
+    content: Box<RawValue>,
+    thoughts: usize,
+}
 
 /// One run's conversation: the history as it grows, and what the run has counted so far.
 pub struct Conversation<'r> {

@@ -6,12 +6,13 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 
 use crate::engine::report::calls::ToolOutput;
-use crate::engine::run::call_outcome::{failed, succeeded, Call, Settled, Why, Words};
+use crate::engine::run::call_outcome::{failed, succeeded, Call, Settled, Words};
 use crate::engine::run::call_records::CallLog;
 use crate::engine::run::check_call::Ready;
 use crate::engine::run::config::RunConfig;
 use crate::engine::run::feedback as fb;
 use crate::engine::tools::tool::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
+use crate::engine::trace::events::Why;
 use crate::engine::wire::api_version::{cited_text, has_removals, LEGACY, REMOVED_IN};
 
 /// Runs a checked call (call `index` of the round, so recorded in `log` as it starts), with the

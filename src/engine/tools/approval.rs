@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use sha2::Sha256;
 
 use crate::engine::json::canonical::canonical_json;
-use crate::engine::tools::tool::ToolInvocation;
+use crate::engine::tools::tool::{ApprovalPolicy, ToolInvocation};
 use crate::engine::wire::secret::Secret;
 
 /// The `stopReason` of a run that waits for a person's decision on some calls.
@@ -25,13 +25,6 @@ pub const APPROVAL_REQUIRED: &str = "approval_required";
 
 /// How long an approval id is valid unless `approvalTtlMs` says otherwise.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
-
-/// Whether a call must wait for a person. `needsApproval: true` is [`Always`]; a JS function is
-/// asked through the binding.
-pub trait ApprovalPolicy: Send + Sync {
-    /// Whether `call` must wait for a person's yes before it runs.
-    fn needs_approval(&self, call: ToolInvocation) -> Pin<Box<dyn Future<Output = bool> + Send>>;
-}
 
 /// Every call needs approval.
 pub struct Always;

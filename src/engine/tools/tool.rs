@@ -8,8 +8,14 @@ use jsonschema::Validator;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::engine::tools::approval::ApprovalPolicy;
 use crate::engine::tools::schema;
+
+/// Whether a call must wait for a person. `needsApproval: true` is
+/// [`Always`](crate::engine::tools::approval::Always); a JS function is asked through the binding.
+pub trait ApprovalPolicy: Send + Sync {
+    /// Whether `call` must wait for a person's yes before it runs.
+    fn needs_approval(&self, call: ToolInvocation) -> Pin<Box<dyn Future<Output = bool> + Send>>;
+}
 
 /// One call of a tool, as handed to its executor.
 pub struct ToolInvocation {

@@ -8,9 +8,9 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
+use crate::engine::error::RunError;
 use crate::engine::report::calls::ToolCall;
 use crate::engine::report::usage::Usage;
-use crate::engine::run::call_outcome::Why;
 use crate::engine::trace::request::RequestTrace;
 
 /// One thing that happened in a run, in the order it happened.
@@ -129,5 +129,67 @@ pub trait EventSink: Send + Sync {
 impl<F: Fn(RunEvent) + Send + Sync> EventSink for F {
     fn emit(&self, event: RunEvent) {
         self(event)
+    }
+}
+
+/// Why a call failed, or was answered without running: decides its error code and its label
+/// in the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// The model named a tool that is not offered.
+    UnknownTool,
+    /// The input failed the tool's schema (or the executor's own check).
+    InvalidInput,
+    /// The same call already failed `maxToolFailures` times; not run.
+    Repeated,
+    /// The same call already succeeded `maxIdenticalCalls` times; not run (an answer, not a
+    /// failure: the model has its result).
+    Identical,
+    /// It did not finish within `toolTimeoutMs`.
+    Timeout,
+    /// The tool threw a `ToolError`, its words for the model.
+    ToolError,
+    /// The tool failed in any other way.
+    Threw,
+    /// The tool returned what cannot be sent.
+    BadOutput,
+    /// The person declined it (an answer, not a failure).
+    Declined,
+    /// In order, an earlier call of the turn waits for approval (not run; not a failure).
+    NotRunWaiting,
+}
+
+impl Why {
+    /// The error a stop-mode run ends with when a call fails this way.
+    pub fn error(self, message: String) -> RunError {
+        match self {
+            Why::UnknownTool | Why::InvalidInput => RunError::tool_validation(message),
+            _ => RunError::tool_execution(message),
+        }
+    }
+
+    /// Whether a call answered this way failed: one refused as a repeat, declined, or not run
+    /// while an earlier call waits for approval was answered, not failed.
+    pub fn is_failure(self) -> bool {
+        !matches!(
+            self,
+            Why::Repeated | Why::Identical | Why::Declined | Why::NotRunWaiting
+        )
+    }
+
+    /// Its name in the log and in traces.
+    pub fn label(self) -> &'static str {
+        match self {
+            Why::UnknownTool => "unknown_tool",
+            Why::InvalidInput => "invalid_input",
+            Why::Repeated => "not_run_repeated",
+            Why::Identical => "not_run_identical",
+            Why::Timeout => "timeout",
+            Why::ToolError => "tool_error",
+            Why::Threw => "threw",
+            Why::BadOutput => "bad_output",
+            Why::Declined => "declined",
+            Why::NotRunWaiting => "not_run_waiting",
+        }
     }
 }

@@ -15,16 +15,10 @@ use serde_json::Value;
 use crate::engine::error::RunError;
 use crate::engine::wire::settings::ApiConfig;
 
-pub use derive::{of_header, of_url, shown_url};
+pub use derive::{of_header, of_url, shown_url, MIN_HEADER_VALUE_CHARS};
 
 /// What a secret is replaced with (the same text a [`Secret`](crate::engine::Secret) prints).
 pub const REDACTED: &str = "[redacted]";
-
-/// Values of the `headers` option shorter than this are not redacted. Not every header is a
-/// credential (`true`, `1`, `web`, a version), and a short value would mangle every message it
-/// happens to occur in ("1" in every status code) while hiding nothing worth hiding: a value
-/// that short is no secret. The key, the auth token and the approval secret have no such floor.
-pub const MIN_HEADER_VALUE_CHARS: usize = 8;
 
 /// How much of a body that is not the JSON we expected is quoted, in characters.
 pub const QUOTE_CHARS: usize = 80;

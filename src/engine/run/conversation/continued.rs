@@ -2,22 +2,13 @@
 //! round) or a compaction (`stop_reason: "compaction"`, not a round). The reply goes back as the
 //! last message, unchanged, and its continuation joins it.
 
-use serde_json::value::RawValue;
-
-use super::Conversation;
+use super::{Conversation, Paused};
 use crate::engine::error::RunError;
 use crate::engine::run::model_reply::Reply;
 use crate::engine::wire::protocol;
 
 /// Compaction pauses in a row (failed ones: no summary) before the run gives up.
 const MAX_COMPACTIONS_IN_A_ROW: u32 = 3;
-
-/// A paused turn's content, sent back as the last message, and how many thinking blocks of it
-/// the reasoning already holds.
-pub(super) struct Paused {
-    pub(super) content: Box<RawValue>,
-    pub(super) thoughts: usize,
-}
 
 impl Conversation<'_> {
     /// A paused server-tool turn goes back to the model to continue, if rounds are left.

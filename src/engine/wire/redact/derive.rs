@@ -5,7 +5,11 @@
 
 use base64::Engine;
 
-use super::MIN_HEADER_VALUE_CHARS;
+/// Values of the `headers` option shorter than this are not redacted. Not every header is a
+/// credential (`true`, `1`, `web`, a version), and a short value would mangle every message it
+/// happens to occur in ("1" in every status code) while hiding nothing worth hiding: a value
+/// that short is no secret. The key, the auth token and the approval secret have no such floor.
+pub const MIN_HEADER_VALUE_CHARS: usize = 8;
 
 /// A URL path segment this long is taken for a credential (no route name is): some hosted
 /// services put the key in the path (`/s/<key>/mcp`).

@@ -104,7 +104,6 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ErrorCode;
 
     fn usage(input: u64, output: u64) -> ApiUsage {
         ApiUsage {
@@ -140,7 +139,7 @@ mod tests {
         assert_eq!(b.cap(200, &spent(300, 50)).unwrap(), 200);
         // Exactly full: spent + estimate + 1 must fit.
         let e = b.cap(4096, &spent(650, 50)).unwrap_err();
-        assert_eq!(e.code, ErrorCode::BudgetExceeded);
+        assert_eq!(e.code.as_str(), "budget_exceeded");
         assert_eq!(e.usage, Some(spent(650, 50)));
         assert!(e.message.contains("maxTotalTokens 1000"), "{}", e.message);
         assert_eq!(b.cap(4096, &spent(649, 50)).unwrap(), 1);
@@ -190,7 +189,7 @@ mod tests {
         let e = b
             .answered(&usage(10, 1000), Some("max_tokens"), &spent(10, 1000))
             .unwrap_err();
-        assert_eq!(e.code, ErrorCode::BudgetExceeded);
+        assert_eq!(e.code.as_str(), "budget_exceeded");
         assert!(e.message.contains("cut at 1000"), "{}", e.message);
         let mut b = Budget::new(Some(100_000), None);
         assert_eq!(b.cap(4096, &Usage::default()).unwrap(), 4096);

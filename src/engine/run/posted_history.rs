@@ -274,7 +274,6 @@ pub fn add_reply_ids(ids: &mut HashSet<String>, calls: &[Requested]) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ErrorCode;
 
     fn history(json: &[&str]) -> Vec<RawMessage> {
         json.iter()
@@ -296,7 +295,7 @@ mod tests {
             r#"{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"t","input":{}},{"type":"tool_use","id":"a","name":"t","input":{"x":1}}]}"#,
         ]);
         let e = read_history(&twice_in_one).err().unwrap();
-        assert_eq!(e.code, ErrorCode::InvalidRequest);
+        assert_eq!(e.code.as_str(), "invalid_request");
         assert!(e.message.contains("\"a\"") && e.message.contains("messages[0].content[1]"));
 
         let twice_across = history(&[
@@ -322,7 +321,7 @@ mod tests {
                 r#"{{"role":"assistant","content":[{{"type":"tool_use","id":"a","name":"t","input":{{}}}},{{"type":"tool_use","id":"a","name":"t","input":{{"x":1}}}},{junk}]}}"#
             )]);
             let e = read_history(&messages).err().unwrap();
-            assert_eq!(e.code, ErrorCode::InvalidRequest, "{junk}");
+            assert_eq!(e.code.as_str(), "invalid_request", "{junk}");
         }
         // A text block's id of another type is not a call id, but it must still be readable.
         let text_with_id =

@@ -60,6 +60,10 @@ function readOptions(prompt, options) {
     rest.output = read.json
     output = read.standard
   }
+  if (rest.store !== undefined && rest.store !== null) {
+    // A store crosses as its handle; anything else as a value the engine refuses, naming it.
+    rest.store = require('./store.js').handleOf(rest.store) ?? -1
+  }
   const env = {
     ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY,
     ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN,

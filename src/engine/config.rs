@@ -125,6 +125,11 @@ pub struct RunConfig {
     pub stream: bool,
     /// Signs and checks approval ids; set when a secret is known.
     pub signer: Option<Signer>,
+    /// Tell the observer the history as it grows ([`RunEvent::History`]): a run in a stored
+    /// thread commits each step.
+    ///
+    /// [`RunEvent::History`]: super::events::RunEvent::History
+    pub journal: bool,
     /// The person's answers to the calls a paused run waits for.
     pub approvals: Vec<Decision>,
     /// Bound into every approval id the run issues or accepts (`approvalScope`: the user's or
@@ -238,6 +243,7 @@ impl RunConfig {
             on_max_iterations: OnMaxIterations::Error,
             stream: false,
             signer: None,
+            journal: false,
             approvals: Vec::new(),
             approval_scope: String::new(),
             max_tool_iterations: DEFAULT_MAX_TOOL_ITERATIONS,

@@ -37,6 +37,8 @@ pub struct Conversation<'r> {
     none_choice: Box<RawValue>,
     /// The history: the prompt's, then every reply and every round's results.
     pub(super) messages: Vec<RawMessage>,
+    /// How much of the history the observer was told ([`Conversation::commit`]).
+    committed: usize,
     /// How much of the history the API holds, and what the next request sends of it.
     thread: ApiThread,
     /// Every call id of the conversation: no reply may reuse one.
@@ -97,6 +99,7 @@ impl<'r> Conversation<'r> {
                 .expect("a JSON object"),
             thread: ApiThread::new(run.cfg.api_threads),
             run,
+            committed: messages.len(),
             messages,
             call_ids,
             usage: Usage::default(),
@@ -133,6 +136,7 @@ impl<'r> Conversation<'r> {
         let (content, thought_before) = match self.paused.take() {
             Some(before) => {
                 self.messages.pop();
+                self.committed = self.committed.min(self.messages.len());
                 let joined = protocol::join_content(&before.content, &response.content);
                 (joined, before.thoughts)
             }
@@ -164,6 +168,7 @@ impl<'r> Conversation<'r> {
             self.messages
                 .push(protocol::assistant_message(&reply.content));
         }
+        self.commit();
         self.step_finished(&reply, false);
         let cfg = self.run.cfg;
         let value = match &cfg.output {
@@ -202,6 +207,7 @@ impl<'r> Conversation<'r> {
         trust::add_reply_ids(&mut self.call_ids, &reply.requested)?;
         self.messages
             .push(protocol::assistant_message(&reply.content));
+        self.commit();
         let requested = std::mem::take(&mut reply.requested);
         let answers = if self.rounds >= self.run.cfg.max_tool_iterations {
             self.past_the_limit(requested)?
@@ -272,10 +278,28 @@ impl<'r> Conversation<'r> {
         if !answers.is_empty() {
             self.messages.push(results_message(&answers));
         }
+        self.commit();
         self.step_finished(&reply, true);
         let mut output = self.output(reply.text, APPROVAL_REQUIRED.to_owned());
         output.pending_approvals = pending;
         output
+    }
+
+    /// Tells the observer (with `RunConfig::journal`) what the history holds since it was last
+    /// told: a store commits each step so.
+    pub(super) fn commit(&mut self) {
+        let Some(sink) = self.run.events.filter(|_| self.run.cfg.journal) else {
+            return;
+        };
+        let at = self.committed.min(self.messages.len());
+        if at == self.messages.len() && at == self.committed {
+            return;
+        }
+        self.committed = self.messages.len();
+        sink.emit(RunEvent::History {
+            at,
+            messages: self.messages[at..].to_vec(),
+        });
     }
 
     /// Tells the observer the step is over, with the calls of its round when it had one.

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
+use super::protocol::RawMessage;
 use super::result::{ToolCall, Usage};
 use super::settled::Why;
 use super::trace::RequestTrace;
@@ -71,6 +72,14 @@ pub enum RunEvent {
     /// A request to the API is over (answered, or failed after its retries): told only when the
     /// run is traced (`RunConfig::trace`).
     Request(Box<RequestTrace>),
+    /// The history from message `at` on is now `messages` (only with `RunConfig::journal`):
+    /// told when a reply is taken and before each request, so a store commits each step.
+    History {
+        /// The index of the first message that changed.
+        at: usize,
+        /// The messages from there to the end.
+        messages: Vec<RawMessage>,
+    },
     /// A step is over: its reply is read and its tool calls (if any) settled.
     StepFinish {
         /// The step, as its `StepStart` counted it.

@@ -171,6 +171,12 @@ run_options! {
     /// `{ recordContent: true }` puts the messages, tool inputs and outputs in them. Default:
     /// spans without content.
     telemetry: "telemetry",
+    /// The store (`createStore`) that keeps the run's thread; the JS layer sends its handle.
+    /// Default: none.
+    store: "store",
+    /// The stored thread the run goes on in: its id, or `{ id, owner }`; needs `store`.
+    /// Default: none (the prompt is the whole history).
+    thread: "thread",
 }
 
 impl RunOptions<'_> {

@@ -17,6 +17,7 @@ mod output;
 mod prompt;
 pub mod read;
 mod telemetry;
+mod thread;
 mod wire;
 
 use std::collections::BTreeMap;
@@ -40,6 +41,8 @@ pub struct RunRequest {
     pub messages: Vec<RawMessage>,
     /// The `tools` option: names of registered tools to offer; `None` offers all.
     pub tool_names: Option<Vec<String>>,
+    /// The stored thread the run goes on in (`store` and `thread`).
+    pub thread: Option<crate::engine::store::ThreadRef>,
 }
 
 /// What the JS layer sends: `{ prompt, options, env }`, read without re-encoding anything.
@@ -69,10 +72,12 @@ pub fn parse_request(json: &str) -> Result<RunRequest, RunError> {
     };
     let prompt = prompt::parse_prompt(incoming.prompt)?;
     let (config, tool_names) = parse_options(&options, &incoming.env, &prompt)?;
+    let thread = thread::thread(options.store, options.thread)?;
     Ok(RunRequest {
         config,
         messages: prompt.messages,
         tool_names,
+        thread,
     })
 }
 

@@ -239,7 +239,7 @@ pub fn batch_json(events: Vec<RunEvent>, trace: Option<&Traced>) -> String {
 /// The `StreamPart` of an event; none for a request, which only traces tell.
 fn part_of(event: &RunEvent) -> Option<Part<'_>> {
     let part = match event {
-        RunEvent::Request(_) | RunEvent::History { .. } => return None,
+        RunEvent::Request(_) => return None,
         RunEvent::StepStart { step } => Part::StartStep { step: *step },
         RunEvent::TextDelta(text) => Part::TextDelta { text: text.clone() },
         RunEvent::ReasoningDelta(text) => Part::ReasoningDelta { text: text.clone() },

@@ -72,14 +72,6 @@ pub enum RunEvent {
     /// A request to the API is over (answered, or failed after its retries): told only when the
     /// run is traced (`RunConfig::trace`).
     Request(Box<RequestTrace>),
-    /// The history from message `at` on is now `messages` (only with `RunConfig::journal`):
-    /// told when a reply is taken and before each request, so a store commits each step.
-    History {
-        /// The index of the first message that changed.
-        at: usize,
-        /// The messages from there to the end.
-        messages: Vec<RawMessage>,
-    },
     /// A step is over: its reply is read and its tool calls (if any) settled.
     StepFinish {
         /// The step, as its `StepStart` counted it.
@@ -125,6 +117,27 @@ impl CallOutcome {
             CallOutcome::Interrupted => true,
             CallOutcome::Why(why) => why.is_failure(),
         }
+    }
+}
+
+/// Commits a run's history as it grows (a store, for a run in a thread). The loop waits for each
+/// commit: a reply is kept before any of its calls runs.
+pub trait Journal: Send + Sync {
+    /// The history from message `at` on is now `messages`.
+    fn commit<'a>(
+        &'a self,
+        at: usize,
+        messages: &'a [RawMessage],
+    ) -> futures::future::BoxFuture<'a, Result<(), super::error::RunError>>;
+}
+
+/// A [`Journal`] as a run's settings hold it.
+#[derive(Clone)]
+pub struct JournalRef(pub Arc<dyn Journal>);
+
+impl std::fmt::Debug for JournalRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JournalRef")
     }
 }
 

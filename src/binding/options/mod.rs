@@ -70,7 +70,15 @@ pub fn parse_request(json: &str) -> Result<RunRequest, RunError> {
         })?,
         _ => RunOptions::default(),
     };
-    let prompt = prompt::parse_prompt(incoming.prompt)?;
+    // In a stored thread an empty prompt resumes a pause (with `approvals`): the history is the
+    // store's, so there is nothing else to send.
+    let resumes_thread =
+        options.thread.raw().is_some() && incoming.prompt.is_some_and(|p| p.get().trim() == "[]");
+    let prompt = if resumes_thread {
+        prompt::Prompt::default()
+    } else {
+        prompt::parse_prompt(incoming.prompt)?
+    };
     let (config, tool_names) = parse_options(&options, &incoming.env, &prompt)?;
     let thread = thread::thread(options.store, options.thread)?;
     Ok(RunRequest {

@@ -1,5 +1,5 @@
 //! A run in a stored thread: the store's history, then the prompt's new user message(s); each
-//! step committed as the loop tells it ([`RunEvent::History`]); and, however the run ends, a
+//! step committed before the loop goes on (a [`Journal`]); and, however the run ends, a
 //! history the API takes again — every `tool_use` answered — with what waits for a person.
 //!
 //! Approvals in a thread are the store's: the ids are signed with the thread's own random secret
@@ -8,12 +8,12 @@
 //! twice.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::runs::{Found, Prepared, Taken};
@@ -22,7 +22,7 @@ use crate::engine::api::ApiClient;
 use crate::engine::approval::{Signer, DEFAULT_APPROVAL_TTL};
 use crate::engine::config::RunConfig;
 use crate::engine::error::RunError;
-use crate::engine::events::{EventSink, RunEvent};
+use crate::engine::events::{EventSink, Journal, JournalRef, RunEvent};
 use crate::engine::protocol::RawMessage;
 use crate::engine::result::{RunOutput, ToolOutput};
 use crate::engine::run::run_observed;
@@ -178,47 +178,71 @@ fn prepare(found: Found, new: &[String], decisions: &[String]) -> Prepared<RunEr
 #[derive(Default)]
 struct Seen {
     results: HashMap<String, (bool, String)>,
-    /// The last message written, and the history's length then.
-    last: Option<(usize, String)>,
 }
 
-/// The observer a thread run wraps around the caller's: history goes to the writer, the rest on.
-struct Journal<'a> {
+/// The caller's observer, with each call's result noted on the way: a call whose result never
+/// reached the history is answered with it when the run ends early.
+struct Noting<'a> {
     inner: Option<&'a dyn EventSink>,
-    writes: mpsc::UnboundedSender<(usize, Vec<String>)>,
     seen: Mutex<Seen>,
 }
 
-impl EventSink for Journal<'_> {
+impl EventSink for Noting<'_> {
     fn emit(&self, event: RunEvent) {
-        match event {
-            RunEvent::History { at, messages } => {
-                let texts: Vec<String> = messages.iter().map(|m| m.get().to_owned()).collect();
-                if let Some(last) = texts.last() {
-                    let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-                    seen.last = Some((at + texts.len(), last.clone()));
-                }
-                let _ = self.writes.send((at, texts));
-            }
-            other => {
-                if let RunEvent::ToolResult {
-                    call, model_text, ..
-                } = &other
-                {
-                    let text = match (&model_text, &call.output) {
-                        (Some(told), _) => told.clone(),
-                        (None, ToolOutput::Text(t) | ToolOutput::Json(t)) => t.clone(),
-                        (None, ToolOutput::None) => String::new(),
-                    };
-                    let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-                    seen.results
-                        .insert(call.tool_use_id.clone(), (call.is_error, text));
-                }
-                if let Some(inner) = self.inner {
-                    inner.emit(other);
-                }
-            }
+        if let RunEvent::ToolResult {
+            call, model_text, ..
+        } = &event
+        {
+            let text = match (model_text, &call.output) {
+                (Some(told), _) => told.clone(),
+                (None, ToolOutput::Text(t) | ToolOutput::Json(t)) => t.clone(),
+                (None, ToolOutput::None) => String::new(),
+            };
+            let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+            seen.results
+                .insert(call.tool_use_id.clone(), (call.is_error, text));
         }
+        if let Some(inner) = self.inner {
+            inner.emit(event);
+        }
+    }
+}
+
+/// Commits the run's history to the thread, as long as the run holds it; remembers the last
+/// message committed and the history's length then.
+struct Committer {
+    store: Store,
+    id: String,
+    run: String,
+    last: Mutex<Option<(usize, String)>>,
+}
+
+const LOST_HOLD: &str =
+    "the run lost its hold on the thread (its lease ran out and another run took it)";
+
+impl Journal for Committer {
+    fn commit<'a>(
+        &'a self,
+        at: usize,
+        messages: &'a [RawMessage],
+    ) -> BoxFuture<'a, Result<(), RunError>> {
+        Box::pin(async move {
+            let texts: Vec<String> = messages.iter().map(|m| m.get().to_owned()).collect();
+            let last = texts.last().cloned();
+            let held = self
+                .store
+                .write_history(self.id.clone(), self.run.clone(), at, texts)
+                .await
+                .map_err(store_failed)?;
+            if !held {
+                return Err(RunError::store_unavailable(LOST_HOLD));
+            }
+            if let Some(last) = last {
+                *self.last.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some((at + messages.len(), last));
+            }
+            Ok(())
+        })
     }
 }
 
@@ -255,8 +279,14 @@ pub async fn run_in_thread(
         Taken::NoSuch => return Err(bad("no such thread. Nothing was sent.".into())),
         Taken::Refused(why) => return Err(why),
     };
+    let committer = Arc::new(Committer {
+        store: store.clone(),
+        id: id.clone(),
+        run: run_id.clone(),
+        last: Mutex::new(None),
+    });
     let mut cfg = cfg.clone();
-    cfg.journal = true;
+    cfg.journal = Some(JournalRef(committer.clone()));
     cfg.approval_scope = format!("thread:{id}");
     let ttl = cfg.signer.as_ref().map_or(DEFAULT_APPROVAL_TTL, |s| s.ttl);
     cfg.signer = Some(Signer {
@@ -269,58 +299,39 @@ pub async fn run_in_thread(
         .collect();
     let len_at_start = messages.len();
 
-    // The run ends when the store fails under it or its hold is lost; `lost` says why.
+    // The lease is renewed while the run goes on; a renewal that fails ends the run.
     let stop = cancel.child_token();
     let lost: Mutex<Option<RunError>> = Mutex::new(None);
-    let lose = |why: RunError| {
-        lost.lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(why);
-        stop.cancel();
-    };
-    let (writes, mut queue) = mpsc::unbounded_channel::<(usize, Vec<String>)>();
-    let journal = Journal {
-        inner: events,
-        writes,
-        seen: Mutex::new(Seen::default()),
-    };
-    let writer = async {
-        while let Some((at, texts)) = queue.recv().await {
-            match store.write_history(id.clone(), run_id.clone(), at, texts).await {
-                Ok(true) => {}
-                Ok(false) => lose(RunError::store_unavailable("the run lost its hold on the thread (its lease ran out and another run took it)")),
-                Err(e) => lose(store_failed(e)),
-            }
-        }
-    };
     let renew = async {
         let every = Duration::from_millis((lease_ms / 3).max(1) as u64);
         loop {
             tokio::time::sleep(every).await;
-            match store.renew_lease(id.clone(), run_id.clone(), lease_ms).await {
-                Ok(true) => {}
-                Ok(false) => lose(RunError::store_unavailable("the run lost its hold on the thread (its lease ran out and another run took it)")),
-                Err(e) => lose(store_failed(e)),
-            }
+            let why = match store
+                .renew_lease(id.clone(), run_id.clone(), lease_ms)
+                .await
+            {
+                Ok(true) => continue,
+                Ok(false) => RunError::store_unavailable(LOST_HOLD),
+                Err(e) => store_failed(e),
+            };
+            lost.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(why);
+            stop.cancel();
+            std::future::pending::<()>().await;
         }
     };
-    let work = run_observed(client, &cfg, tools, messages, &stop, Some(&journal));
-    let (result, seen) = {
-        tokio::pin!(writer);
-        let mut renew = Box::pin(renew);
-        let result = tokio::select! {
-            result = work => result,
-            _ = &mut renew => unreachable!("renewing never ends"),
-        };
-        let Journal { seen, writes, .. } = journal;
-        drop(writes);
-        writer.await;
-        (result, seen.into_inner().unwrap_or_else(|p| p.into_inner()))
+    let noting = Noting {
+        inner: events,
+        seen: Mutex::new(Seen::default()),
     };
-    let lost = lost.into_inner().unwrap_or_else(|p| p.into_inner());
-    let result = match (lost, result) {
-        (Some(why), Err(_)) if !cancel.is_cancelled() => Err(why),
-        (Some(why), Ok(_)) => Err(why),
+    let result = tokio::select! {
+        result = run_observed(client, &cfg, tools, messages, &stop, Some(&noting)) => result,
+        _ = renew => unreachable!("renewing never ends"),
+    };
+    let seen = noting.seen.into_inner().unwrap_or_else(|p| p.into_inner());
+    let result = match (lost.into_inner().unwrap_or_else(|p| p.into_inner()), result) {
+        (Some(why), _) if !cancel.is_cancelled() => Err(why),
         (_, result) => result,
     };
     let (at, tail, pending) = match &result {
@@ -330,7 +341,12 @@ pub async fn run_in_thread(
             (output.messages.len(), Vec::new(), pending)
         }
         Err(_) => {
-            let (len, last) = seen.last.clone().unwrap_or((len_at_start, String::new()));
+            let committed = committer
+                .last
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let (len, last) = committed.unwrap_or((len_at_start, String::new()));
             let last: Vec<Value> = serde_json::from_str(&last)
                 .map(|v| vec![v])
                 .unwrap_or_default();
@@ -355,6 +371,7 @@ pub async fn run_in_thread(
     let released = store.release_thread(id, run_id, at, tail, pending).await;
     match (result, released) {
         (Ok(_), Err(e)) => Err(store_failed(e)),
+        (Ok(_), Ok(false)) => Err(RunError::store_unavailable(LOST_HOLD)),
         (result, _) => result,
     }
 }

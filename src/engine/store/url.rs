@@ -79,10 +79,12 @@ fn postgres(url: &str) -> Result<StoreUrl, String> {
             match value {
                 "disable" | "prefer" | "allow" => tls = false,
                 "require" | "verify-ca" | "verify-full" => tls = true,
-                other => return Err(format!(
+                other => {
+                    return Err(format!(
                     "sslmode \"{}\" is not one of disable, prefer, require, verify-ca, verify-full",
                     cut(other)
-                )),
+                ))
+                }
             }
         } else {
             kept.push(pair);

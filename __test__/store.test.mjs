@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { createStore, fromUIMessages, registerTool, runWithTools, streamWithTools } from 'anthropic-tool-calling'
 import { startStandIn, text, toolUse, rateLimited } from 'anthropic-tool-calling/testing'
 import { freshName } from './helpers.mjs'
-import { startPostgres } from './postgres.mjs'
+import { startPostgres } from '../scripts/postgres.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const scratch = mkdtempSync(join(tmpdir(), 'atc-store-'))

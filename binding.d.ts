@@ -9,6 +9,26 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** A store, as lib/store.js wraps it. */
+export declare class NativeStore {
+  /** A store for `url`; a malformed one throws `InvalidArg` saying why. */
+  constructor(url: string, maxConnections?: number | undefined | null, leaseMs?: number | undefined | null)
+  /** What a run's `store` option carries to find this store. */
+  get handle(): number
+  /** The URL without its password or query. */
+  get quoted(): string
+  /** Makes a thread; whether the id was free. */
+  insertThread(id: string, owner: string, metadataJson: string): Promise<boolean>
+  /** The thread as JSON, or `null` when there is none the owner may see. */
+  getThread(id: string, owner: string): Promise<string | null>
+  /** The owner's threads as a JSON array, the most recently updated first. */
+  listThreads(owner: string, limit: number, before?: string | undefined | null): Promise<string>
+  /** Deletes a thread; whether there was one the owner may see. */
+  deleteThread(id: string, owner: string): Promise<boolean>
+  /** Ends the store's connections. */
+  close(): Promise<void>
+}
+
 /**
  * Where runs end: the function given to the constructor is called once per run started
  * through this channel, `(runId, resultJson, messages)`, through one ThreadsafeFunction made

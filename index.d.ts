@@ -540,6 +540,18 @@ export interface RunOptions<C = unknown> {
    * your users' data). Default: spans without content; nothing at all without a provider.
    */
   telemetry?: boolean | TelemetryOptions
+  /** The store (`createStore`) that keeps the run's thread. Needs `thread`. Default: none. */
+  store?: Store
+  /**
+   * The stored thread the run goes on in: its id (1–200 characters), or `{ id, owner }` to bind it
+   * to a user (another owner, or none, then finds no thread). The prompt is only what is new (a
+   * string, user messages, or `{ approvals }` / `[]` with `approvals` to resume a pause); the
+   * history is the store's, and `data.messages` is the whole thread. A run on a new id makes the
+   * thread; a second run while one holds it ends with `thread_busy`. Approvals in a thread are the
+   * store's (no `approvalSecret`) and run their call at most once. Needs `store`. Default: none
+   * (the prompt is the whole history).
+   */
+  thread?: string | { id: string; owner?: string }
   /** Stops the run; it resolves with code `aborted`. Default: none. */
   signal?: AbortSignal
   /** Handed to every `execute` as `ctx.context`. Default: `undefined`. */
@@ -599,6 +611,8 @@ export type AIErrorCode =
   | 'aborted'
   | 'budget_exceeded'
   | 'output_validation_error'
+  | 'store_unavailable'
+  | 'thread_busy'
   | 'unknown_error'
 
 export interface AIError {
@@ -691,11 +705,67 @@ export type RunDataOf<O> = [O] extends [never]
  * Runs a conversation with the registered tools. Never rejects, never throws. With `output`,
  * `data.output` has the schema's type.
  */
+/** What `createStore` takes besides the URL. */
+export interface StoreOptions {
+  /** The most connections a PostgreSQL pool opens. Default 10. */
+  maxConnections?: number
+  /** How long a run holds a thread without renewing it (renewed every third of it); a process that dies lets go after it. Default 30000. */
+  leaseMs?: number
+}
+
+/** A thread as `getThread` reads it. */
+export interface StoredThread {
+  id: string
+  owner: string | null
+  metadata: Record<string, unknown>
+  /** The conversation, as the API takes it again. */
+  messages: MessageParam[]
+  /** The conversation as `useChat` takes its initial messages. */
+  uiMessages: Array<{ id: string; role: 'user' | 'assistant'; parts: Array<Record<string, unknown> & { type: string }> }>
+  /** The calls that wait for a person's decision. */
+  pendingApprovals: PendingApproval[]
+  status: 'idle' | 'running' | 'paused'
+  /** The id of the run that holds the thread, while one does. */
+  activeRunId: string | null
+  /** ISO 8601. */
+  createdAt: string
+  /** ISO 8601. */
+  updatedAt: string
+}
+
+/** A thread as `listThreads` shows it. */
+export type ThreadSummary = Omit<StoredThread, 'messages' | 'uiMessages' | 'pendingApprovals' | 'activeRunId'>
+
+/** A database the package keeps threads in; its failures reject with an Error whose `code` is `store_unavailable`. */
+export interface Store {
+  /** The URL, without its password or query. */
+  readonly url: string
+  /** Makes a thread with a random id (128 bits), bound to `owner` if given. */
+  createThread(options?: { owner?: string; metadata?: Record<string, unknown> }): Promise<string>
+  /** The thread, or `null` when there is none that `owner` may see. */
+  getThread(id: string, options?: { owner?: string }): Promise<StoredThread | null>
+  /** The owner's threads (without one: those bound to none), the most recently updated first; `before`: the last id of the previous page. */
+  listThreads(options?: { owner?: string; limit?: number; before?: string }): Promise<ThreadSummary[]>
+  /** Deletes a thread; whether there was one that `owner` may see. */
+  deleteThread(id: string, options?: { owner?: string }): Promise<boolean>
+  /** Ends the store's connections. */
+  close(): Promise<void>
+}
+
+/**
+ * A store: `"sqlite:<path>"` (embedded, nothing to install), `"sqlite::memory:"`, or
+ * `"postgres://user:password@host:5432/db"` (`?sslmode=require` for TLS) for several instances.
+ * Without a URL: `ANTHROPIC_TOOL_CALLING_STORE`, else `sqlite:.anthropic-tool-calling/store.db`
+ * under the working directory. Returns at once and connects at first use; a malformed URL
+ * throws a `createStore:` TypeError.
+ */
+export declare function createStore(url?: string, options?: StoreOptions): Store
+
 export declare function runWithTools<const S extends OutputSchema, C = unknown>(
-  prompt: string | MessageParam[],
+  prompt: string | MessageParam[] | { approvals: ApprovalDecision[] },
   options: RunOptions<C> & { output: S },
 ): Promise<RunResult<InferOutput<S>>>
-export declare function runWithTools<C = unknown>(prompt: string | MessageParam[], options?: RunOptions<C>): Promise<RunResult>
+export declare function runWithTools<C = unknown>(prompt: string | MessageParam[] | { approvals: ApprovalDecision[] }, options?: RunOptions<C>): Promise<RunResult>
 
 /**
  * Runs a conversation as `runWithTools` does, with every reply streamed (SSE). Returns at once and
@@ -705,10 +775,10 @@ export declare function runWithTools<C = unknown>(prompt: string | MessageParam[
  * the parts are read.
  */
 export declare function streamWithTools<const S extends OutputSchema, C = unknown>(
-  prompt: string | MessageParam[],
+  prompt: string | MessageParam[] | { approvals: ApprovalDecision[] },
   options: RunOptions<C> & { output: S },
 ): ToolStream<InferOutput<S>>
-export declare function streamWithTools<C = unknown>(prompt: string | MessageParam[], options?: RunOptions<C>): ToolStream
+export declare function streamWithTools<C = unknown>(prompt: string | MessageParam[] | { approvals: ApprovalDecision[] }, options?: RunOptions<C>): ToolStream
 
 export type { StreamPart, ToolStream } from './lib/stream/part-stream'
 export type { UIMessageStreamResponseInit } from './lib/stream/ui-chunker'

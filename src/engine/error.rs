@@ -20,6 +20,11 @@ mod code;
 pub use chain::{source_chain, Chain};
 pub use code::{twin_status, ErrorCode};
 
+/// A thread id as a message quotes it: at most 200 characters (the longest id taken).
+fn cut_id(id: &str) -> String {
+    id.chars().take(200).collect()
+}
+
 /// A run's failure: a code to branch on and a sentence for a person, plus what is known
 /// (the HTTP status, the request id, the tool at fault, the tool calls made so far).
 #[derive(Debug, Clone, Serialize)]
@@ -262,6 +267,26 @@ impl RunError {
         RunError::new(
             ErrorCode::Aborted,
             "The run was aborted by its AbortSignal.",
+        )
+    }
+
+    /// `store_unavailable`: the store could not be reached or used; `what` says what failed,
+    /// with its URL quoted without a password.
+    pub fn store_unavailable(what: &str) -> Self {
+        RunError::new(
+            ErrorCode::StoreUnavailable,
+            format!("The store failed: {what}. Check that the database is up and reachable, then send the message again."),
+        )
+    }
+
+    /// `thread_busy`: another run holds the thread; nothing was sent.
+    pub fn thread_busy(id: &str) -> Self {
+        RunError::new(
+            ErrorCode::ThreadBusy,
+            format!(
+                "Another run is going on in thread {:?}; nothing was sent. Wait for it to end (or stop it), then send the message again.",
+                cut_id(id)
+            ),
         )
     }
 

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
+use super::protocol::RawMessage;
 use super::result::{ToolCall, Usage};
 use super::settled::Why;
 use super::trace::RequestTrace;
@@ -116,6 +117,27 @@ impl CallOutcome {
             CallOutcome::Interrupted => true,
             CallOutcome::Why(why) => why.is_failure(),
         }
+    }
+}
+
+/// Commits a run's history as it grows (a store, for a run in a thread). The loop waits for each
+/// commit: a reply is kept before any of its calls runs.
+pub trait Journal: Send + Sync {
+    /// The history from message `at` on is now `messages`.
+    fn commit<'a>(
+        &'a self,
+        at: usize,
+        messages: &'a [RawMessage],
+    ) -> futures::future::BoxFuture<'a, Result<(), super::error::RunError>>;
+}
+
+/// A [`Journal`] as a run's settings hold it.
+#[derive(Clone)]
+pub struct JournalRef(pub Arc<dyn Journal>);
+
+impl std::fmt::Debug for JournalRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JournalRef")
     }
 }
 

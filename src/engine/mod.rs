@@ -35,6 +35,7 @@ pub mod secret;
 pub mod settle_round;
 pub mod settled;
 pub mod stop;
+pub mod store;
 pub mod stream;
 pub mod tool;
 pub mod tool_changes;

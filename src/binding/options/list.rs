@@ -112,6 +112,8 @@ run_options! {
     context_management: "contextManagement",
     output: "output",
     telemetry: "telemetry",
+    store: "store",
+    thread: "thread",
 }
 
 impl RunOptions<'_> {

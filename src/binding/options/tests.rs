@@ -439,7 +439,7 @@ fn an_unknown_option_is_told_every_known_one() {
          toolTimeoutMs, parallelToolCalls, maxTotalTokens, maxIdenticalCalls, apiKey, authToken, baseURL, apiVersion, maxRetries, \
          timeoutMs, serverTools, mcpServers, betas, headers, extraBody, apiThreads, container, approvals, approvalSecret, \
          approvalTtlMs, approvalScope, thinking, stopSequences, topP, topK, metadata, serviceTier, \
-         cacheControl, outputConfig, contextManagement, output, telemetry, signal, context, onToolCall, \
+         cacheControl, outputConfig, contextManagement, output, telemetry, store, thread, signal, context, onToolCall, \
          onToolResult, onStepFinish. Nothing was sent."
     );
     // Only a close name is offered.

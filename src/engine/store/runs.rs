@@ -86,10 +86,10 @@ impl Store {
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
                 let now = now_ms();
-                if find(tx, &id, &owner, true).await?.is_none() {
-                    if !insert(tx, &id, &owner, "{}").await? {
-                        return Ok(Taken::NoSuch);
-                    }
+                if find(tx, &id, &owner, true).await?.is_none()
+                    && !insert(tx, &id, &owner, "{}").await?
+                {
+                    return Ok(Taken::NoSuch);
                 }
                 let sql = format!(
                     "SELECT active_run, lease_until, pending, secret FROM atc_threads WHERE id = $1{}",

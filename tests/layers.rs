@@ -15,8 +15,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The engine's layers, lowest first: a top-level folder (or file, `error.rs`) of `src/engine`.
-const LAYERS: [&str; 9] = [
-    "json", "report", "error", "wire", "tools", "mcp", "output", "trace", "run",
+const LAYERS: [&str; 10] = [
+    "json", "report", "error", "wire", "tools", "mcp", "output", "trace", "run", "store",
 ];
 
 /// The most imports that may point from a lower layer up to a higher one.

@@ -25,6 +25,7 @@ pub mod mcp;
 pub mod output;
 pub mod report;
 pub mod run;
+pub mod store;
 pub mod tools;
 pub mod trace;
 pub mod wire;

@@ -17,6 +17,7 @@ mod output;
 mod prompt;
 pub mod read;
 mod telemetry;
+mod thread;
 mod wire;
 
 use std::collections::BTreeMap;
@@ -40,6 +41,8 @@ pub struct RunRequest {
     pub messages: Vec<RawMessage>,
     /// The `tools` option: names of registered tools to offer; `None` offers all.
     pub tool_names: Option<Vec<String>>,
+    /// The stored thread the run goes on in (`store` and `thread`).
+    pub thread: Option<crate::engine::store::ThreadRef>,
 }
 
 /// What the JS layer sends: `{ prompt, options, env }`, read without re-encoding anything.
@@ -67,12 +70,22 @@ pub fn parse_request(json: &str) -> Result<RunRequest, RunError> {
         })?,
         _ => RunOptions::default(),
     };
-    let prompt = prompt::parse_prompt(incoming.prompt)?;
+    // In a stored thread an empty prompt resumes a pause (with `approvals`): the history is the
+    // store's, so there is nothing else to send.
+    let resumes_thread =
+        options.thread.raw().is_some() && incoming.prompt.is_some_and(|p| p.get().trim() == "[]");
+    let prompt = if resumes_thread {
+        prompt::Prompt::default()
+    } else {
+        prompt::parse_prompt(incoming.prompt)?
+    };
     let (config, tool_names) = parse_options(&options, &incoming.env, &prompt)?;
+    let thread = thread::thread(options.store, options.thread)?;
     Ok(RunRequest {
         config,
         messages: prompt.messages,
         tool_names,
+        thread,
     })
 }
 

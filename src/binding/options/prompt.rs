@@ -29,6 +29,7 @@ struct BlockView<'a> {
 }
 
 /// The prompt, read: the history the run starts from.
+#[derive(Default)]
 pub struct Prompt {
     /// Its messages, each as the JSON text it came as.
     pub messages: Vec<RawMessage>,

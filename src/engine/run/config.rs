@@ -125,6 +125,9 @@ pub struct RunConfig {
     pub stream: bool,
     /// Signs and checks approval ids; set when a secret is known.
     pub signer: Option<Signer>,
+    /// Where the history is committed as it grows (a run in a stored thread): each reply before
+    /// its calls run, and each round's results before the next request.
+    pub journal: Option<crate::engine::trace::events::JournalRef>,
     /// The person's answers to the calls a paused run waits for.
     pub approvals: Vec<Decision>,
     /// Bound into every approval id the run issues or accepts (`approvalScope`: the user's or
@@ -238,6 +241,7 @@ impl RunConfig {
             on_max_iterations: OnMaxIterations::Error,
             stream: false,
             signer: None,
+            journal: None,
             approvals: Vec::new(),
             approval_scope: String::new(),
             max_tool_iterations: DEFAULT_MAX_TOOL_ITERATIONS,

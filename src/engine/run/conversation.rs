@@ -44,6 +44,8 @@ pub struct Conversation<'r> {
     none_choice: Box<RawValue>,
     /// The history: the prompt's, then every reply and every round's results.
     pub(super) messages: Vec<RawMessage>,
+    /// How much of the history the observer was told ([`Conversation::commit`]).
+    committed: usize,
     /// How much of the history the API holds, and what the next request sends of it.
     thread: ApiThread,
     /// Every call id of the conversation: no reply may reuse one.
@@ -104,6 +106,7 @@ impl<'r> Conversation<'r> {
                 .expect("a JSON object"),
             thread: ApiThread::new(run.cfg.api_threads),
             run,
+            committed: messages.len(),
             messages,
             call_ids,
             usage: Usage::default(),
@@ -140,6 +143,7 @@ impl<'r> Conversation<'r> {
         let (content, thought_before) = match self.paused.take() {
             Some(before) => {
                 self.messages.pop();
+                self.committed = self.committed.min(self.messages.len());
                 let joined = protocol::join_content(&before.content, &response.content);
                 (joined, before.thoughts)
             }
@@ -166,11 +170,12 @@ impl<'r> Conversation<'r> {
     /// The reply answers: the run ends with it (with `output`, once the answer is read as the
     /// schema asks). An empty reply is an answer with no text, and stays out of the history:
     /// the API refuses an empty message anywhere but last.
-    pub fn answered(mut self, reply: Reply) -> Result<RunOutput, RunError> {
+    pub async fn answered(mut self, reply: Reply) -> Result<RunOutput, RunError> {
         if !protocol::is_empty_content(&reply.content) {
             self.messages
                 .push(protocol::assistant_message(&reply.content));
         }
+        self.commit().await?;
         self.step_finished(&reply, false);
         let cfg = self.run.cfg;
         let value = match &cfg.output {
@@ -209,6 +214,7 @@ impl<'r> Conversation<'r> {
         posted_history::add_reply_ids(&mut self.call_ids, &reply.requested)?;
         self.messages
             .push(protocol::assistant_message(&reply.content));
+        self.commit().await?;
         let requested = std::mem::take(&mut reply.requested);
         let answers = if self.rounds >= self.run.cfg.max_tool_iterations {
             self.past_the_limit(requested)?
@@ -216,7 +222,7 @@ impl<'r> Conversation<'r> {
             match self.tool_round(requested, None).await? {
                 RoundOutcome::Done(answers) => answers,
                 RoundOutcome::Paused { answers, pending } => {
-                    return Ok(Some(self.pause(reply, answers, pending)))
+                    return Ok(Some(self.pause(reply, answers, pending).await?))
                 }
             }
         };
@@ -270,19 +276,35 @@ impl<'r> Conversation<'r> {
     /// The round waits for a person: nothing goes to the model until they decide. The history
     /// ends with the tool_use turn and the results of the calls that did run; the run ends with
     /// `stopReason: "approval_required"` and the calls that wait.
-    fn pause(
+    async fn pause(
         &mut self,
         reply: Reply,
         answers: Vec<Answer>,
         pending: Vec<PendingApproval>,
-    ) -> RunOutput {
+    ) -> Result<RunOutput, RunError> {
         if !answers.is_empty() {
             self.messages.push(results_message(&answers));
         }
+        self.commit().await?;
         self.step_finished(&reply, true);
         let mut output = self.output(reply.text, APPROVAL_REQUIRED.to_owned());
         output.pending_approvals = pending;
-        output
+        Ok(output)
+    }
+
+    /// Commits (with `RunConfig::journal`) what the history holds since the last commit, and
+    /// waits for it: a store keeps each step before the run goes on.
+    pub(super) async fn commit(&mut self) -> Result<(), RunError> {
+        let Some(journal) = &self.run.cfg.journal else {
+            return Ok(());
+        };
+        let at = self.committed.min(self.messages.len());
+        if at == self.messages.len() && at == self.committed {
+            return Ok(());
+        }
+        journal.0.commit(at, &self.messages[at..]).await?;
+        self.committed = self.messages.len();
+        Ok(())
     }
 
     /// Tells the observer the step is over, with the calls of its round when it had one.

@@ -125,7 +125,7 @@ async fn run_loop(
                 }
             }
             StopReason::ToolUse | StopReason::Truncated | StopReason::Answer => {
-                return talk.answered(reply)
+                return talk.answered(reply).await
             }
         }
     }

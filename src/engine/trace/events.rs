@@ -12,6 +12,7 @@ use crate::engine::error::RunError;
 use crate::engine::report::calls::ToolCall;
 use crate::engine::report::usage::Usage;
 use crate::engine::trace::request::RequestTrace;
+use crate::engine::wire::protocol::RawMessage;
 
 /// One thing that happened in a run, in the order it happened.
 #[derive(Debug, Clone)]
@@ -117,6 +118,27 @@ impl CallOutcome {
             CallOutcome::Interrupted => true,
             CallOutcome::Why(why) => why.is_failure(),
         }
+    }
+}
+
+/// Commits a run's history as it grows (a store, for a run in a thread). The loop waits for each
+/// commit: a reply is kept before any of its calls runs.
+pub trait Journal: Send + Sync {
+    /// The history from message `at` on is now `messages`.
+    fn commit<'a>(
+        &'a self,
+        at: usize,
+        messages: &'a [RawMessage],
+    ) -> futures::future::BoxFuture<'a, Result<(), crate::engine::error::RunError>>;
+}
+
+/// A [`Journal`] as a run's settings hold it.
+#[derive(Clone)]
+pub struct JournalRef(pub Arc<dyn Journal>);
+
+impl std::fmt::Debug for JournalRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JournalRef")
     }
 }
 

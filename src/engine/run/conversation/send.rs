@@ -17,6 +17,7 @@ impl Conversation<'_> {
     /// Sends the history as the next step's request (streamed when asked, its deltas told as
     /// they come) and counts the response's usage.
     pub async fn send(&mut self) -> Result<MessageResponse, RunError> {
+        self.commit().await?;
         let cfg = self.run.cfg;
         let tool_choice = if self.limit_reached {
             Some(&*self.none_choice)

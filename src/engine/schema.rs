@@ -32,14 +32,87 @@ fn compile_with(schema: &Value, formats: bool) -> Result<Validator, String> {
         options = options.with_draft(draft);
     }
     options.build(schema).map_err(|e| {
-        let at = e.instance_path().as_str();
-        let at = if at.is_empty() {
-            "/".to_owned()
-        } else {
-            at.to_owned()
-        };
-        format!("at {at}: {}", e.masked())
+        let pointer = e.instance_path().as_str();
+        let at = if pointer.is_empty() { "/" } else { pointer };
+        match unknown_type(schema, pointer) {
+            Some(why) => format!("at {at}: {why}"),
+            None => format!("at {at}: {}", e.masked()),
+        }
     })
+}
+
+/// The type names JSON Schema has.
+const TYPE_NAMES: &[&str] = &[
+    "array", "boolean", "integer", "null", "number", "object", "string",
+];
+
+/// Where a schema fails to compile at a `type` keyword naming no type (`"strin"`), what to say
+/// instead of the meta-schema's `anyOf` failure: the name, the nearest type, every type.
+fn unknown_type(schema: &Value, pointer: &str) -> Option<String> {
+    let (parent, last) = pointer.rsplit_once('/')?;
+    let holder = parent.rsplit('/').next().unwrap_or("");
+    let maps = [
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+        "dependencies",
+    ];
+    if last != "type" || maps.contains(&holder) {
+        return None;
+    }
+    let given = schema.pointer(pointer)?;
+    let names: Vec<&str> = match given {
+        Value::String(name) => vec![name],
+        Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+        _ => return None,
+    };
+    let wrong = names.into_iter().find(|n| !TYPE_NAMES.contains(n))?;
+    let hint = match nearest(wrong, TYPE_NAMES.iter().copied()) {
+        Some(near) => format!(" (did you mean {near:?}?)"),
+        None => String::new(),
+    };
+    Some(format!(
+        "{wrong:?} is not a JSON Schema type{hint}; the types are {}",
+        TYPE_NAMES.join(", ")
+    ))
+}
+
+/// The name among `known` nearest to `given` (a typo of it: a letter or two off, or another
+/// case or `_` spelling), or `None` when none is that close. The first of equally near ones.
+pub fn nearest<'a>(given: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let fold = |s: &str| -> Vec<char> {
+        s.chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let given = fold(given);
+    let allowed = (given.len() / 4).max(1);
+    let mut best: Option<(usize, &str)> = None;
+    for name in known {
+        let d = edit_distance(&given, &fold(name));
+        if d <= allowed && best.is_none_or(|(b, _)| d < b) {
+            best = Some((d, name));
+        }
+    }
+    best.map(|(_, name)| name)
+}
+
+/// How many letters must be added, removed or replaced to turn `a` into `b`.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let replaced = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = replaced.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
 }
 
 fn draft_of(uri: &str) -> Option<Draft> {
@@ -256,5 +329,45 @@ mod tests {
         let err =
             compile(&json!({"type":"object","properties":{"a":{"type":"strin"}}})).unwrap_err();
         assert!(err.contains("/properties/a/type"), "{err}");
+        assert_eq!(
+            err,
+            "at /properties/a/type: \"strin\" is not a JSON Schema type (did you mean \"string\"?); \
+             the types are array, boolean, integer, null, number, object, string"
+        );
+        let err = compile(&json!({"type":"object","properties":{"a":{"type":["null","intger"]}}}))
+            .unwrap_err();
+        assert!(
+            err.starts_with("at /properties/a/type: \"intger\" is not a JSON Schema type (did you mean \"integer\"?)"),
+            "{err}"
+        );
+        let err =
+            compile(&json!({"type":"object","properties":{"a":{"type":"text"}}})).unwrap_err();
+        assert!(
+            err.starts_with(
+                "at /properties/a/type: \"text\" is not a JSON Schema type; the types are"
+            ),
+            "{err}"
+        );
+        // A property named `type` whose schema is not one is the meta-schema's to word.
+        let err = compile(&json!({"type":"object","properties":{"type":"x"}})).unwrap_err();
+        assert!(!err.contains("is not a JSON Schema type"), "{err}");
+    }
+
+    #[test]
+    fn the_nearest_name_is_only_a_close_one() {
+        let known = ["maxTokens", "maxToolIterations", "model", "topK"];
+        for typo in [
+            "maxToken",
+            "max_tokens",
+            "maxtokens",
+            "MAX_TOKENS",
+            "maxTokns",
+        ] {
+            assert_eq!(nearest(typo, known), Some("maxTokens"), "{typo}");
+        }
+        assert_eq!(nearest("top_k", known), Some("topK"));
+        for far in ["zeta", "__proto__", "temperature", "max"] {
+            assert_eq!(nearest(far, known), None, "{far}");
+        }
     }
 }

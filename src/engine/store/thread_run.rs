@@ -55,6 +55,9 @@ fn bad(why: String) -> RunError {
 }
 
 /// The content blocks of a message, as an array (a string content is one text block).
+/// The content blocks a new user message may hold: what a person writes.
+const USER_BLOCKS: [&str; 3] = ["text", "image", "document"];
+
 fn blocks(message: &Value) -> Vec<Value> {
     match message.get("content") {
         Some(Value::Array(items)) => items.clone(),
@@ -117,7 +120,23 @@ fn prepare(found: Found, new: &[String], decisions: &[String]) -> Prepared<RunEr
                 "prompt[{i}] is not a user message: the thread's history is kept by the store, so the prompt holds only what is new (the user's message, or approvals). Nothing was sent."
             )));
         }
-        added.extend(blocks(&message));
+        let content = blocks(&message);
+        // Only what a person writes: a tool result (or any block of the model's) in the prompt
+        // would answer a call the store holds, or make a history the API refuses.
+        if let Some(block) = content
+            .iter()
+            .find(|b| !USER_BLOCKS.contains(&b.get("type").and_then(Value::as_str).unwrap_or("")))
+        {
+            let kind = block
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("untyped");
+            return Err(bad(format!(
+                "prompt[{i}] holds a {:?} block: the thread's history is kept by the store, so the prompt holds only what the user writes (text, images, documents). Nothing was sent.",
+                kind.chars().take(40).collect::<String>()
+            )));
+        }
+        added.extend(content);
     }
     if !decisions.is_empty() {
         if !added.is_empty() {

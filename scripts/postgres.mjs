@@ -1,4 +1,4 @@
-// A real PostgreSQL server for the store's tests, started by the tests themselves: a fresh
+// A real PostgreSQL server for the store's tests and the bench's store cells, started by them: a fresh
 // cluster (initdb) in a temporary folder, listening on 127.0.0.1 at a free port, stopped when the
 // process exits. Debian's server binaries (package postgresql, which .ci/run installs); as root the
 // server runs as the `postgres` user, since PostgreSQL refuses to run as root.

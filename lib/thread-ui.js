@@ -2,7 +2,8 @@
 // toUIMessages: a thread's stored messages as the UI messages that `useChat` takes as its initial
 // messages — the other way from lib/ui-messages.js. A turn of the assistant (its replies and the
 // results of its calls, until the user speaks again) is one UI message, a `step-start` between
-// its replies; each call is a `tool-<name>` part in the state its result left it.
+// its replies; each call is a `tool-<name>` part in the state its result left it. A call the
+// person declined is `output-denied`, as the stream left it.
 
 const { asText } = require('./ui-messages.js')
 
@@ -21,6 +22,19 @@ function resultOutput(content) {
     } catch {}
   }
   return content
+}
+
+/**
+ * The reason of a declined call (`""` for none) when `result` is the answer the package gives a
+ * call the person declined ("The user declined this call[: reason]. Do not retry it."); else
+ * undefined.
+ */
+function declinedReason(result) {
+  if (result.is_error !== true) return undefined
+  const output = resultOutput(result.content)
+  if (typeof output !== 'string') return undefined
+  const m = /^The user declined this call(?:: ([\s\S]*))?\. Do not retry it\.$/.exec(output)
+  return m ? (m[1] ?? '') : undefined
 }
 
 function userParts(content) {
@@ -54,7 +68,10 @@ function toUIMessages(messages, pending = []) {
       for (const r of results) {
         const part = tools.get(r.tool_use_id)
         if (!part) continue
-        if (r.is_error === true) Object.assign(part, { state: 'output-error', errorText: asText(resultOutput(r.content)) })
+        const denied = declinedReason(r)
+        // The approval id was used up by the answer; the part's `approval.id` is the call's id.
+        if (denied !== undefined) Object.assign(part, { state: 'output-denied', approval: { id: r.tool_use_id, approved: false, ...(denied ? { reason: denied } : {}) } })
+        else if (r.is_error === true) Object.assign(part, { state: 'output-error', errorText: asText(resultOutput(r.content)) })
         else Object.assign(part, { state: 'output-available', output: resultOutput(r.content) })
       }
       const parts = userParts(content.filter((b) => !(isObject(b) && b.type === 'tool_result')))

@@ -21,13 +21,13 @@ use crate::engine::{self, ToolSpec};
 
 /// The model used when neither the `model` option nor `ANTHROPIC_MODEL` names one.
 #[napi]
-pub const DEFAULT_MODEL: &str = engine::config::DEFAULT_MODEL;
+pub const DEFAULT_MODEL: &str = engine::run::config::DEFAULT_MODEL;
 /// `max_tokens` of each request unless `maxTokens` says otherwise.
 #[napi]
-pub const DEFAULT_MAX_TOKENS: u32 = engine::config::DEFAULT_MAX_TOKENS;
+pub const DEFAULT_MAX_TOKENS: u32 = engine::run::config::DEFAULT_MAX_TOKENS;
 /// Tool rounds allowed unless `maxToolIterations` says otherwise.
 #[napi]
-pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = engine::config::DEFAULT_MAX_TOOL_ITERATIONS;
+pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = engine::run::config::DEFAULT_MAX_TOOL_ITERATIONS;
 
 /// Registers (or replaces) a tool. `definition_json` is the definition as JSON text; a bad one
 /// throws an `InvalidArg` error whose message starts `registerTool:`. `always_approve`: every

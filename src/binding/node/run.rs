@@ -21,9 +21,9 @@ use crate::binding::panics::catch_panics;
 use crate::binding::part_batches::{forward, ChannelSink};
 use crate::binding::select_tools;
 use crate::binding::trace_parts::Traced;
-use crate::engine::protocol::RawMessage;
-use crate::engine::redact::Redactor;
-use crate::engine::result::ToolOutput;
+use crate::engine::report::calls::ToolOutput;
+use crate::engine::wire::protocol::RawMessage;
+use crate::engine::wire::redact::Redactor;
 use crate::engine::{ApiClient, EventSink, RunError, RunOutput, ToolCall};
 
 /// One HTTP client, and so one keep-alive pool, per process. One that cannot be built is a bug
@@ -159,7 +159,7 @@ async fn run_on(
         return tokio::select! {
             biased;
             _ = registry.shutdown.cancelled() => Err(RunError::thread_shutting_down()),
-            result = crate::engine::run::run_observed(
+            result = crate::engine::run::main_loop::run_observed(
                 client,
                 &request.config,
                 tools,

@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::read::Given;
-use crate::engine::schema::nearest;
+use crate::engine::tools::schema::nearest;
 use crate::engine::RunError;
 
 /// Declares [`RunOptions`] with one [`Given`] field per option, its list of names, and the

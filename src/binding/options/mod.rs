@@ -7,12 +7,12 @@
 //! borrowed views and kept as the JSON text it came as (`RawValue`): keys keep their order, byte
 //! for byte.
 
+mod api_mcp_servers;
 mod api_version;
 mod approvals;
 mod betas;
 mod connection;
 pub mod list;
-mod mcp_servers;
 mod output;
 mod prompt;
 pub mod read;
@@ -28,9 +28,9 @@ use serde_json::Value;
 
 use self::list::{unknown_option, RunOptions};
 use self::read::{env_str, value};
-use crate::engine::config::{DEFAULT_BASE_URL, DEFAULT_MODEL};
-use crate::engine::protocol::RawMessage;
-use crate::engine::tool::kind_of;
+use crate::engine::run::config::{DEFAULT_BASE_URL, DEFAULT_MODEL};
+use crate::engine::tools::tool::kind_of;
+use crate::engine::wire::protocol::RawMessage;
 use crate::engine::{OnMaxIterations, OnToolError, RunConfig, RunError};
 
 /// A checked run request.
@@ -164,7 +164,7 @@ fn parse_options(
     cfg.approval_scope = o.approval_scope.string()?.unwrap_or_default();
     cfg.extra_body = wire::extra_body(o.extra_body)?;
     api_version::removed_fields(&cfg.extra_body, &cfg.api.api_version)?;
-    cfg.mcp_servers = mcp_servers::mcp_servers(o.mcp_servers, &cfg.extra_body)?;
+    cfg.mcp_servers = api_mcp_servers::mcp_servers(o.mcp_servers, &cfg.extra_body)?;
     let tokens = cfg
         .mcp_servers
         .iter()

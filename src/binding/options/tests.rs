@@ -621,7 +621,7 @@ fn the_defaults_of_the_table_are_the_ones_applied() {
         OnMaxIterations::Answer => "\"answer\"",
     };
     assert_eq!(default("onMaxIterations"), on_max_iterations);
-    let ttl = crate::engine::approval::DEFAULT_APPROVAL_TTL.as_millis();
+    let ttl = crate::engine::tools::approval::DEFAULT_APPROVAL_TTL.as_millis();
     assert_eq!(default("approvalTtlMs"), ttl.to_string());
     assert_eq!(c.model, DEFAULT_MODEL);
     assert_eq!(default("model"), "ANTHROPIC_MODEL");

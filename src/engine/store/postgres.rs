@@ -9,8 +9,9 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use futures::future::BoxFuture;
 use tokio_postgres::types::{ToSql, Type};
 
+use super::schema;
 use super::tx::{Dialect, Tx, Val};
-use super::{schema, Op, StoreError};
+use super::tx::{Op, StoreError};
 use crate::engine::error::{source_chain, Chain};
 
 /// How long a connection attempt, or a wait for a free connection, may take.

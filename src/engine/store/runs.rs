@@ -2,9 +2,10 @@
 //! history written as it grows, and let go with what waits for a person. Every write checks that
 //! the run still holds the thread, so a run whose lease ran out writes nothing over another's.
 
+use super::database::{now_ms, Store};
 use super::threads::{find, insert};
+use super::tx::StoreError;
 use super::tx::{Tx, Val};
-use super::{now_ms, Store, StoreError};
 
 /// A thread as a run finds it when it takes it.
 pub struct Found {

@@ -2,8 +2,8 @@
 //! transaction with the version recorded, so a store is at one version or the one before, never
 //! between. A store written by a newer version of this package is refused, never altered.
 
+use super::tx::StoreError;
 use super::tx::{Dialect, Tx, Val};
-use super::StoreError;
 
 /// The version this package writes.
 pub const VERSION: i64 = 1;

@@ -11,8 +11,9 @@ use futures::future::BoxFuture;
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
+use super::schema;
 use super::tx::{Dialect, Tx, Val};
-use super::{schema, Op, StoreError};
+use super::tx::{Op, StoreError};
 
 /// How long a writer waits for another process's write to finish before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);

@@ -16,17 +16,19 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::database::Store;
 use super::runs::{Found, Prepared, Taken};
-use super::{Store, StoreError};
-use crate::engine::api::ApiClient;
-use crate::engine::approval::{Signer, DEFAULT_APPROVAL_TTL};
-use crate::engine::config::RunConfig;
+use super::tx::StoreError;
 use crate::engine::error::RunError;
-use crate::engine::events::{EventSink, Journal, JournalRef, RunEvent};
-use crate::engine::protocol::RawMessage;
-use crate::engine::result::{RunOutput, ToolOutput};
-use crate::engine::run::run_observed;
-use crate::engine::tool::Tool;
+use crate::engine::output::run_output::RunOutput;
+use crate::engine::report::calls::ToolOutput;
+use crate::engine::run::config::RunConfig;
+use crate::engine::run::main_loop::run_observed;
+use crate::engine::tools::approval::{Signer, DEFAULT_APPROVAL_TTL};
+use crate::engine::tools::tool::Tool;
+use crate::engine::trace::events::{EventSink, Journal, JournalRef, RunEvent};
+use crate::engine::wire::client::ApiClient;
+use crate::engine::wire::protocol::RawMessage;
 use crate::engine::Secret;
 
 /// Which thread a run goes on in, and in which store.

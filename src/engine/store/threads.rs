@@ -2,8 +2,9 @@
 //! may be bound to an owner (the app's user id); to anyone else it does not exist. The owner is
 //! stored as given, `""` for a thread bound to none, and compared whole.
 
+use super::database::{now_ms, random_hex, Store};
+use super::tx::StoreError;
 use super::tx::{Tx, Val};
-use super::{now_ms, random_hex, Store, StoreError};
 
 /// A thread as `getThread` reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,8 +5,6 @@
 
 use futures::future::BoxFuture;
 
-use super::StoreError;
-
 /// A value in a row or a parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Val {
@@ -97,3 +95,18 @@ impl dyn Tx + '_ {
         }
     }
 }
+
+/// Why a store operation could not be done: what failed, with the URL quoted without its
+/// password. Becomes `store_unavailable`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError(pub String);
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One operation: given a transaction, does its work. Written once for both backends.
+pub type Op<T> =
+    Box<dyn for<'t> FnOnce(&'t mut dyn Tx) -> BoxFuture<'t, Result<T, StoreError>> + Send>;

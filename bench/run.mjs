@@ -39,7 +39,7 @@
 import { writeFileSync } from 'node:fs'
 import os from 'node:os'
 // Importing settings.mjs reads the command line: a bad flag stops the bench there, and --help prints this header.
-import { against, concurrencies, noEld, opts, priority, quick, refs, rounds, saved, seconds, warmup, workloads, write } from './settings.mjs'
+import { against, concurrencies, contenders, noEld, opts, priority, quick, refs, rounds, saved, seconds, warmup, workloads, write } from './settings.mjs'
 import { baseOf } from './against.mjs'
 import { againstReport } from './against-report.mjs'
 import { failuresOf, summariseCells } from './figures.mjs'

@@ -7,7 +7,8 @@ mod support;
 
 use serde_json::Value;
 use support::rules::{redacted_thinking_block, thinking_block};
-use support::{Server, Step};
+use support::server::Server;
+use support::Step;
 
 const TABLE: &str = include_str!("../stand-in/rules.json");
 

@@ -9,8 +9,8 @@ use anthropic_tool_calling::engine::run::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, RunConfig, RunError, RunOutput, Tool};
 use serde_json::{json, Value};
 use support::rules;
-use support::server::Recorded;
 use support::threads::{ThreadState, THREADS_BETA};
+use support::Recorded;
 use support::*;
 use tokio_util::sync::CancellationToken;
 

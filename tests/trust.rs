@@ -178,7 +178,7 @@ async fn a_junk_block_cannot_hide_a_duplicate_id_and_one_approval_runs_one_call(
 #[tokio::test(flavor = "multi_thread")]
 async fn an_approval_survives_the_javascript_round_trip_of_its_numbers() {
     let server = Server::start([
-        Step::tool_uses(&[("toolu_n", "refund", json!({ "amount": 10.0, "fee": 1e3 }))]),
+        Step::tool_uses(&[("toolu_n", "refund", json!({ "amount": 10.0, "fee": 1e3 }))]).verbatim(),
         Step::text("Refunded."),
     ])
     .await;

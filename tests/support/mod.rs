@@ -6,6 +6,7 @@ pub mod conform;
 pub mod rules;
 pub mod server;
 pub mod sse;
+pub mod stand_in;
 pub mod step;
 pub mod threads;
 pub mod wire;
@@ -24,7 +25,9 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use server::{Server, Step};
+#[allow(unused_imports)]
+pub use stand_in::{Recorded, Server};
+pub use step::Step;
 
 /// The key every test sends; it must never show up in an error.
 pub const API_KEY: &str = "sk-ant-api03-TEST-SECRET-KEY-do-not-leak";

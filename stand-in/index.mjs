@@ -167,8 +167,9 @@
 // Prompt caching: with `cache_control` anywhere, usage reports cache tokens from a deterministic
 // model (cache.mjs): the first request with a prefix creates it, later ones read it.
 //
-// The rules both this stand-in and the Rust test server (tests/support/) enforce are listed once in
-// rules.json; __test__/stand-in-rules.test.mjs and tests/shared_rules.rs send each of them.
+// rules.json is the stand-in's table of rules (a request, the API's answer), which
+// __test__/stand-in-rules.test.mjs sends. The Rust integration tests talk to this stand-in too
+// (tests/support/stand-in.mjs runs it for them).
 //
 // CLI: node stand-in/cli.mjs [--port N] [--host H] [--key K] [--demo] [--verbose]
 //

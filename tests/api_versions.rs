@@ -9,7 +9,7 @@ use anthropic_tool_calling::engine::run::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, ErrorCode, ToolInvocation, ToolOutcome};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use support::rules::{CURRENT_VERSION, LEGACY_VERSION};
+use support::api::{CURRENT_VERSION, LEGACY_VERSION};
 use support::*;
 use tokio_util::sync::CancellationToken;
 

@@ -7,7 +7,7 @@ mod support;
 use anthropic_tool_calling::engine::run::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, ErrorCode, RunEvent, RunOutput};
 use serde_json::json;
-use support::rules::compaction_block;
+use support::api::compaction_block;
 use support::*;
 use tokio_util::sync::CancellationToken;
 

@@ -1,15 +1,10 @@
-//! Shared by the integration tests: the scripted API server, its rule checks, and helpers to
-//! define tools and run the engine against the server.
+//! Shared by the integration tests: the strict stand-in of the API (`stand-in/`, run by node) with
+//! its script, and helpers to define tools and run the engine against it.
 #![allow(dead_code)] // each test crate uses a different part
 
-pub mod conform;
-pub mod rules;
-pub mod server;
-pub mod sse;
+pub mod api;
 pub mod stand_in;
 pub mod step;
-pub mod threads;
-pub mod wire;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

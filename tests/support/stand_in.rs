@@ -24,8 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::step::Step;
-use super::threads::ThreadState;
+use super::step::{Step, ThreadState};
 use super::API_KEY;
 
 /// Thread refusals a client recovers from: the API's answer, not a rule the client broke.
@@ -237,7 +236,7 @@ impl Server {
 
     /// Puts the held reply `id` in `state`: lost, continued, in flight elsewhere, or held again.
     pub fn set_thread(&self, id: &str, state: ThreadState) {
-        self.command(json!({ "op": "set_thread", "thread": id, "state": state_name(state) }));
+        self.command(json!({ "op": "set_thread", "thread": id, "state": state.name() }));
     }
 
     /// Makes Threads refuse requests that use what `names` name (`thread_unsupported_request`).
@@ -303,16 +302,6 @@ impl Server {
         let (broken, seen) = self.broken();
         *self.taken.lock().unwrap_or_else(|e| e.into_inner()) = seen;
         broken
-    }
-}
-
-/// The stand-in's name of a held reply's state.
-fn state_name(state: ThreadState) -> &'static str {
-    match state {
-        ThreadState::Held => "held",
-        ThreadState::Continued => "continued",
-        ThreadState::InFlight => "in_flight",
-        ThreadState::Lost => "lost",
     }
 }
 

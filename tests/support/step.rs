@@ -4,9 +4,32 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::threads::ThreadState;
-
 use serde_json::{json, Value};
+
+/// What became of a held reply (Threads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadState {
+    /// Held, and may be continued.
+    Held,
+    /// Continued once already.
+    Continued,
+    /// A request is continuing it now.
+    InFlight,
+    /// Forgotten (expired, lost): continuing it is `thread_not_found`.
+    Lost,
+}
+
+impl ThreadState {
+    /// The stand-in's name of the state.
+    pub fn name(self) -> &'static str {
+        match self {
+            ThreadState::Held => "held",
+            ThreadState::Continued => "continued",
+            ThreadState::InFlight => "in_flight",
+            ThreadState::Lost => "lost",
+        }
+    }
+}
 
 /// How a reply is streamed, and what the request it answers must carry.
 #[derive(Debug, Clone, Default)]
@@ -327,11 +350,8 @@ fn reply_js(body: &Value, options: &ReplyOptions) -> Value {
     if options.ignore_format {
         step["ignoresFormat"] = json!(true);
     }
-    match options.thread_state {
-        None | Some(ThreadState::Held) => {}
-        Some(ThreadState::Continued) => step["threadState"] = json!("continued"),
-        Some(ThreadState::InFlight) => step["threadState"] = json!("in_flight"),
-        Some(ThreadState::Lost) => step["threadState"] = json!("lost"),
+    if let Some(state) = options.thread_state {
+        step["threadState"] = json!(state.name());
     }
     step
 }

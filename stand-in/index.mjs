@@ -44,6 +44,7 @@
 //   reply(…)                              the message; streamed as SSE when the request has `stream: true`
 //   { ...reply(…), requireContainer: 'cont_…' }  the request must carry `container: 'cont_…'`, else 400
 //   { ...reply(…), ignoresFormat: true }  sent even when it breaks the request's format (below)
+//   { ...reply(…), id: 'msg_…' }          the message goes out with this id (else a fresh `msg_…`)
 //   { status, error?: { type, message, details? }, headers? }   an API error (3xx: an empty body with
 //                                         `headers`, e.g. { status: 307, headers: { location } }); `details`
 //                                         ({ error_code, … }) is sent as the body's error.details
@@ -161,7 +162,9 @@
 // Request records (`api.requests[i]`): method, path, headers, body, rawBody, retryCount, status,
 // requestId, receivedAt, betas (anthropic-beta split on commas), container, fullBody (above); for
 // streamed replies also stream: true, sseEvents (names sent) and clientClosed (the client left
-// before the end).
+// before the end); `broken: { message, code? }` when the request broke a rule (the refusal's
+// message, and a thread refusal's error_code) or the script failed it (no step left, an unmet
+// requireContainer, an answer that misses the format), which a test harness may count as its failure.
 // `api.waitFor(predicate, timeoutMs?)`, `api.waitForRequests(n, timeoutMs?)` poll the records.
 //
 // Prompt caching: with `cache_control` anywhere, usage reports cache tokens from a deterministic

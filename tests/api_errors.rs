@@ -454,13 +454,7 @@ async fn an_aborted_signal_sends_nothing() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_body_over_32_mib_is_refused_unread() {
-    let body = "x".repeat(33 << 20);
-    let server = Server::start([Step::Raw {
-        status: 200,
-        content_type: "application/json".into(),
-        body,
-    }])
-    .await;
+    let server = Server::start([Step::Huge(33 << 20)]).await;
     let err = run_once(&config(&server), &[], prompt("Hi"))
         .await
         .unwrap_err();

@@ -1,6 +1,6 @@
 //! The API version a run speaks (`anthropic-version`: 2026-10-21 unless pinned), what that
 //! version refuses, and the code a refusal names its cause with (`error.details.error_code`),
-//! against the test server, which holds each request to the rules of the version it names.
+//! against the stand-in, which holds each request to the rules of the version it names.
 
 mod support;
 

@@ -1,6 +1,6 @@
 //! The history is untrusted: a call it leaves waiting runs only with a decision signed for exactly
 //! that call in the run's scope, an id may appear once, and in order the calls after a waiting one
-//! are answered as not run — against the local test server with Rust tools.
+//! are answered as not run — against the local stand-in with Rust tools.
 
 mod support;
 

@@ -1,4 +1,4 @@
-//! The script's steps: what the test server answers a request with (a reply, an API error, any
+//! The script's steps: what the stand-in answers a request with (a reply, an API error, any
 //! body, a reset or a hang), and the options of a streamed reply.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -74,7 +74,9 @@ pub enum Step {
         content_type: String,
         body: String,
     },
-    /// The connection is reset (RST) once the request is read.
+    /// A valid message this many bytes long (one long text block), with its content-length.
+    Huge(usize),
+    /// The connection is closed without an answer once the request is read.
     Reset,
     /// The request is read and never answered.
     Hang,
@@ -234,6 +236,7 @@ impl Step {
             } => {
                 json!({ "status": status, "body": body, "headers": { "content-type": content_type } })
             }
+            Step::Huge(bytes) => json!({ "fault": "huge", "bytes": bytes }),
             Step::Reset => json!({ "fault": "reset" }),
             Step::Hang => json!({ "fault": "hang" }),
         }

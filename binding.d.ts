@@ -9,6 +9,26 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** A store, as lib/store.js wraps it. */
+export declare class NativeStore {
+  /** A store for `url`; a malformed one throws `InvalidArg` saying why. */
+  constructor(url: string, maxConnections?: number | undefined | null, leaseMs?: number | undefined | null)
+  /** What a run's `store` option carries to find this store. */
+  get handle(): number
+  /** The URL without its password or query. */
+  get quoted(): string
+  /** Makes a thread; whether the id was free. */
+  insertThread(id: string, owner: string, metadataJson: string): Promise<boolean>
+  /** The thread as JSON, or `null` when there is none the owner may see. */
+  getThread(id: string, owner: string): Promise<string | null>
+  /** The owner's threads as a JSON array, the most recently updated first. */
+  listThreads(owner: string, limit: number, before?: string | undefined | null): Promise<string>
+  /** Deletes a thread; whether there was one the owner may see. */
+  deleteThread(id: string, owner: string): Promise<boolean>
+  /** Ends the store's connections. */
+  close(): Promise<void>
+}
+
 /**
  * Where runs end: the function given to the constructor is called once per run started
  * through this channel, `(runId, resultJson, messages)`, through one ThreadsafeFunction made
@@ -27,15 +47,9 @@ export declare class RunChannel {
   hold(pending: boolean): void
   /**
    * Starts a conversation; it ends through this channel's function, always exactly once
-   * (unless its thread is shutting down). `request_json` is `{ prompt, options, env }`.
-   * `run_id` is handed back to tool calls and to the end. With `on_parts` the run's
-   * `StreamPart`s come in batches (`last` once, after the final one), and the replies are
-   * streamed unless `stream` is `false` (the lifecycle hooks of `runWithTools` need the parts,
-   * not the deltas); `traced` (a tracer provider is registered on this thread) adds the
-   * trace parts lib/telemetry.js makes spans of, and `trace_only` sends those alone (nobody
-   * reads the run's other parts).
+   * (unless its thread is shutting down). See [`RunStart`] for what it is given.
    */
-  start(requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean, traced?: boolean, traceOnly?: boolean): void
+  start(run: RunStart): void
 }
 
 /**
@@ -193,6 +207,30 @@ export declare const enum ReplyKind {
   Error = 'error',
   /** The call was cancelled, or its run ended, before it could start: it was not run. */
   NotStarted = 'not_started',
+}
+
+/** What [`RunChannel::start`] is given to start one run. */
+export interface RunStart {
+  /** `{ prompt, options, env }`, as JSON. */
+  requestJson: string
+  /** Handed back to tool calls and to the end. */
+  runId: number
+  /** The run's handle. */
+  control: RunControl
+  /** With it the run's `StreamPart`s come in batches (`last` once, after the final one). */
+  onParts?: (partsJson: string, last: boolean) => void
+  /**
+   * With `onParts`: the replies are streamed unless this is `false` (the lifecycle hooks of
+   * `runWithTools` need the parts, not the deltas).
+   */
+  stream?: boolean
+  /**
+   * A tracer provider is registered on this thread: adds the trace parts lib/telemetry.js
+   * makes spans of.
+   */
+  traced?: boolean
+  /** Sends the trace parts alone (nobody reads the run's other parts). */
+  traceOnly?: boolean
 }
 
 /** Sets the function that aborts a running tool's `ctx.signal`: `(runId, toolUseId) => void`. */

@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeStore = nativeBinding.NativeStore
 module.exports.RunChannel = nativeBinding.RunChannel
 module.exports.RunControl = nativeBinding.RunControl
 module.exports.buildProfile = nativeBinding.buildProfile

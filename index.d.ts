@@ -337,26 +337,46 @@ export type StopReason =
   | 'approval_required'
   | (string & {})
 
+// Generated from src/binding/options/options.json by scripts/options-doc.mjs: edit the table, not this.
 export interface RunOptions<C = unknown> {
-  /** Default: `ANTHROPIC_MODEL`, else `DEFAULT_MODEL`. */
+  /** The model. Default: `ANTHROPIC_MODEL`, else `DEFAULT_MODEL`. */
   model?: string
-  /** Per request. Default 4096. */
+  /** `max_tokens` of each request. Default: `4096`. */
   maxTokens?: number
+  /** The system prompt: a string or text blocks, sent as given. Default: none. */
   system?: string | TextBlockParam[]
   /**
-   * Sent as `temperature`, from 0 to 1 — only under an `apiVersion` before `2026-10-21` (pin
-   * `"2023-06-01"`): API version 2026-10-21 removed it, so under it (the default) the run resolves
-   * with `invalid_request` and nothing is sent.
+   * Sent as `temperature`, from 0 to 1. Only under an `apiVersion` before `2026-10-21` (pin
+   * `"2023-06-01"`): API version 2026-10-21 removed it, so under it the run resolves with
+   * `invalid_request` and nothing is sent. Default: the API's.
    */
   temperature?: number
+  /**
+   * Sent as `tool_choice`. A forcing choice (`any`, `tool`) applies to the first request of a run
+   * only; later requests send `{ type: "auto" }` (keeping `disable_parallel_tool_use`). Default:
+   * the API's (`auto`).
+   */
   toolChoice?: ToolChoice
   /** Names of the registered tools to offer in this run. Default: all. */
   tools?: string[]
-  /** Tool rounds allowed. Default 5. */
+  /** Tool rounds allowed. Default: `5`. */
   maxToolIterations?: number
-  /** `"stop"` (default): end the run on the first tool failure. `"continue"`: tell the model. */
+  /**
+   * `"error"`: a tool request after `maxToolIterations` rounds is `max_iterations_exceeded`.
+   * `"answer"`: those calls are not run (each gets an `is_error` result saying the limit was
+   * reached) and one more request with `tool_choice: none` gets the answer (`data.limitReached`).
+   * Default: `"error"`.
+   */
+  onMaxIterations?: 'error' | 'answer'
+  /**
+   * `"stop"`: end the run on the first tool failure. `"continue"`: tell the model. Default:
+   * `"stop"`.
+   */
   onToolError?: 'stop' | 'continue'
-  /** With `"continue"`: how often one identical call may fail before it is no longer run. Default 2. */
+  /**
+   * With `"continue"`: how often one identical call may fail before it is no longer run. Default:
+   * `2`.
+   */
   maxToolFailures?: number
   /**
    * Per tool call; a late tool is a failure and its `ctx.signal` is aborted. Counted from when JS
@@ -365,8 +385,8 @@ export interface RunOptions<C = unknown> {
    */
   toolTimeoutMs?: number
   /**
-   * Run the tool calls of one response concurrently. Default true. `false`: one by one, in order;
-   * the calls after one that waits for approval are not run, and the model is told so.
+   * Run the tool calls of one response concurrently. `false`: one by one, in order; the calls after
+   * one that waits for approval are not run, and the model is told so. Default: `true`.
    */
   parallelToolCalls?: boolean
   /**
@@ -380,137 +400,170 @@ export interface RunOptions<C = unknown> {
   /**
    * How often one identical call (same tool, same input) may succeed in a run, counted when it is
    * dispatched. Past it the call is not run and the model is told it already has that result (not a
-   * failure). Default: none — a polling tool repeats itself on purpose.
+   * failure). Default: none (a polling tool repeats itself on purpose).
    */
   maxIdenticalCalls?: number
-  /** Handed to every `execute` as `ctx.context`. */
-  context?: C
-  /** Stops the run; it resolves with code `aborted`. */
-  signal?: AbortSignal
-  /** Default: `ANTHROPIC_API_KEY`, read at call time. */
+  /**
+   * Sent as `x-api-key`. Default: `ANTHROPIC_API_KEY`, read at call time (only when neither
+   * `apiKey` nor `authToken` is given).
+   */
   apiKey?: string
-  /** Sent as `Authorization: Bearer`. Default: `ANTHROPIC_AUTH_TOKEN`. */
+  /** Sent as `Authorization: Bearer`. Default: `ANTHROPIC_AUTH_TOKEN`, read as for `apiKey`. */
   authToken?: string
   /**
-   * Default: `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`. No `/v1` suffix: `/v1/messages`
-   * is added to its path, before its query (`https://gw/proxy?key=k` is requested at
-   * `https://gw/proxy/v1/messages?key=k`). Its password and query values are secrets, and
-   * messages show it without its user, password and query.
+   * Where requests go. No `/v1` suffix: `/v1/messages` is added to its path, before its query
+   * (`https://gw/proxy?key=k` is requested at `https://gw/proxy/v1/messages?key=k`). Its password
+   * and query values are secrets, and messages show it without its user, password and query.
+   * Default: `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`.
    */
   baseURL?: string
   /**
    * The `anthropic-version` header: a version date `YYYY-MM-DD`, sent as given (a version newer
-   * than this package knows is not blocked). Default `"2026-10-21"`, the version the official SDKs
-   * send since their 1.0. `"2023-06-01"` keeps `temperature`, `topP` and `topK`, which 2026-10-21
-   * (and, as far as this package knows, every later version) refuses. Anything else is `invalid_request`.
+   * than this package knows is not blocked). `"2023-06-01"` keeps `temperature`, `topP` and `topK`,
+   * which 2026-10-21 (and, as far as this package knows, every later version) refuses. Anything
+   * else is `invalid_request`. Default: `"2026-10-21"`, the version the official SDKs send since
+   * their 1.0.
    */
   apiVersion?: string
-  /** API retries. Default 2. */
+  /** Retries of a failed API request. Default: `2`. */
   maxRetries?: number
-  /** Per API request. Default 600000. */
+  /** The time one API request may take. Default: `600000` (ten minutes). */
   timeoutMs?: number
   /**
-   * `"error"` (default): a tool request after `maxToolIterations` rounds is `max_iterations_exceeded`.
-   * `"answer"`: those calls are not run (each gets an `is_error` result saying the limit was
-   * reached) and one more request with `tool_choice: none` gets the answer (`data.limitReached`).
+   * Server tools (web search, web fetch, code execution, tool search…), appended to `tools`.
+   * Default: none.
    */
-  onMaxIterations?: 'error' | 'answer'
-  /** Sent as `thinking`. */
+  serverTools?: ServerToolDefinition[]
+  /**
+   * Remote MCP servers that Anthropic's API connects to for this run (the MCP connector): sent as
+   * `mcp_servers`, each offered to the model by one `mcp_toolset` tool, with the beta
+   * `mcp-client-2025-11-20` added to `anthropic-beta`. Anthropic runs those calls; their
+   * `mcp_tool_use` / `mcp_tool_result` blocks are in `data.messages` like any server tool's. Each
+   * `url` must be `https://`, each `name` unique. Default: none.
+   */
+  mcpServers?: McpConnectorServer[]
+  /** Sent as the `anthropic-beta` header, comma-joined. Default: none. */
+  betas?: string[]
+  /**
+   * Extra request headers. `x-api-key`, `authorization`, `anthropic-version` and `content-type` are
+   * refused. Their values (of 8 characters or more) are taken out of any API text passed on, like
+   * the key, and so is the token of a value with a scheme (`Bearer <token>`) and a `Basic`
+   * password. Default: none.
+   */
+  headers?: Record<string, string>
+  /**
+   * Merged into the request body last. `model`, `messages`, `tools`, `stream` and `thread` are
+   * refused. Default: none.
+   */
+  extraBody?: Record<string, unknown>
+  /**
+   * Send only the new turn: the run keeps its conversation on the API (its Threads, beta
+   * `message-threads-2026-08-12`, as the official tool runner does). The first request sends the
+   * whole history; each later one only the messages after the previous reply, without `system` and
+   * `tools`. A thread the API lost or cannot continue is replayed whole, one it cannot hold is
+   * given up for the rest of the run; none of it is an error or changes `data.messages`. Default:
+   * `true`.
+   */
+  apiThreads?: boolean
+  /**
+   * A code-execution container to continue in (an earlier run's `data.container.id`). Default:
+   * none.
+   */
+  container?: string
+  /**
+   * The person's answers to `data.pendingApprovals`, to resume a run that stopped with
+   * `approval_required`. Default: none.
+   */
+  approvals?: ApprovalDecision[]
+  /**
+   * Signs approval ids (HMAC-SHA256). The same on every server; at least 32 characters (a shorter
+   * one is `invalid_request`): make one with `openssl rand -hex 32`. Default:
+   * `ANTHROPIC_TOOL_CALLING_SECRET`.
+   */
+  approvalSecret?: string
+  /** How long an approval id stays valid. Default: `86400000` (24 hours). */
+  approvalTtlMs?: number
+  /**
+   * The user's or the chat's id, bound into every approval id this run issues: a decision issued
+   * under another scope (another user's chat), or without one, is refused. Pass the same value when
+   * you resume. Default: none (`""` is bound).
+   */
+  approvalScope?: string
+  /**
+   * Sent as `thinking` (extended thinking). With it on, a forcing `toolChoice` is refused by the
+   * API. Default: none.
+   */
   thinking?: ThinkingConfig
-  /** Sent as `stop_sequences`. */
+  /** Sent as `stop_sequences`. Default: none. */
   stopSequences?: string[]
-  /** Sent as `top_p` — only under an `apiVersion` before `2026-10-21` (see `temperature`). */
+  /**
+   * Sent as `top_p`. Only under an `apiVersion` before `2026-10-21` (see `temperature`). Default:
+   * none.
+   */
   topP?: number
-  /** Sent as `top_k` — only under an `apiVersion` before `2026-10-21` (see `temperature`). */
+  /**
+   * Sent as `top_k`. Only under an `apiVersion` before `2026-10-21` (see `temperature`). Default:
+   * none.
+   */
   topK?: number
-  /** Sent as `metadata`. */
+  /** Sent as `metadata`. Default: none. */
   metadata?: { user_id?: string; [field: string]: unknown }
-  /** Sent as `service_tier`. */
+  /** Sent as `service_tier`. Default: none. */
   serviceTier?: 'auto' | 'standard_only'
-  /** Sent as the top-level `cache_control`: automatic prompt caching of the growing history. */
+  /**
+   * Sent as the top-level `cache_control`: automatic prompt caching of the growing history.
+   * Default: none.
+   */
   cacheControl?: CacheControl
   /**
    * Sent as `output_config`, e.g. `{ effort: "low" }`; with `output`, its `format` is added. A
-   * `task_budget` adds its beta (`task-budgets-2026-03-13`).
+   * `task_budget` adds its beta (`task-budgets-2026-03-13`). Default: none.
    */
-  outputConfig?: {
-    effort?: 'low' | 'medium' | 'high' | 'xhigh' | 'max'
-    task_budget?: { type: 'tokens'; total: number; remaining?: number }
-    [field: string]: unknown
-  }
+  outputConfig?: { effort?: 'low' | 'medium' | 'high' | 'xhigh' | 'max'; task_budget?: { type: 'tokens'; total: number; remaining?: number }; [field: string]: unknown }
+  /** Sent as `context_management` (beta). Default: none. */
+  contextManagement?: Record<string, unknown>
   /**
    * The shape of the answer: a JSON Schema, or a Standard Schema such as a zod object. Every
    * request carries it as `output_config.format` (in the form the API takes: constraints it cannot
-   * enforce are described to the model instead); the final answer is parsed and checked against
-   * the full schema, then by the Standard Schema's own `validate`, and `data.output` is its value.
-   * An answer that is not JSON or does not match is `output_validation_error`; one cut by
-   * `max_tokens` is `output_truncated`; a refusal has no `output`. Default: none.
+   * enforce are described to the model instead); the final answer is parsed and checked against the
+   * full schema, then by the Standard Schema's own `validate`, and `data.output` is its value. An
+   * answer that is not JSON or does not match is `output_validation_error`; one cut by `max_tokens`
+   * is `output_truncated`; a refusal has no `output`. Default: none.
    */
   output?: OutputSchema
   /**
    * OpenTelemetry spans, made where `@opentelemetry/api` is installed and a tracer provider is
    * registered (Next.js `instrumentation.ts` with `@vercel/otel`, or the Node SDK): `invoke_agent`
    * for the run, under it `chat {model}` for each API request and `execute_tool {name}` for each
-   * tool call, as the GenAI semantic conventions (v1.41) name them. `false`: no spans.
-   * `{ recordContent: true }`: the messages, tool inputs and outputs go in them too (opt-in: they
-   * are your users' data). Default: spans without content; nothing at all without a provider.
+   * tool call, as the GenAI semantic conventions (v1.41) name them. `false`: no spans. `{
+   * recordContent: true }`: the messages, tool inputs and outputs go in them too (opt-in: they are
+   * your users' data). Default: spans without content; nothing at all without a provider.
    */
   telemetry?: boolean | TelemetryOptions
-  /** Sent as `context_management` (beta). */
-  contextManagement?: Record<string, unknown>
-  /** Server tools (web search, web fetch, code execution, tool search…), appended to `tools`. */
-  serverTools?: ServerToolDefinition[]
+  /** The store (`createStore`) that keeps the run's thread. Needs `thread`. Default: none. */
+  store?: Store
   /**
-   * Remote MCP servers that Anthropic's API connects to for this run (the MCP connector): sent as
-   * `mcp_servers`, each offered to the model by one `mcp_toolset` tool, with the beta
-   * `mcp-client-2025-11-20` added to `anthropic-beta`. Anthropic runs those calls; their
-   * `mcp_tool_use` / `mcp_tool_result` blocks are in `data.messages` like any server tool's.
-   * Each `url` must be `https://`, each `name` unique. Default: none.
+   * The stored thread the run goes on in: its id (1–200 characters), or `{ id, owner }` to bind it
+   * to a user (another owner, or none, then finds no thread). The prompt is only what is new (a
+   * string, user messages, or `{ approvals }` / `[]` with `approvals` to resume a pause); the
+   * history is the store's, and `data.messages` is the whole thread. A run on a new id makes the
+   * thread; a second run while one holds it ends with `thread_busy`. Approvals in a thread are the
+   * store's (no `approvalSecret`) and run their call at most once. Needs `store`. Default: none
+   * (the prompt is the whole history).
    */
-  mcpServers?: McpConnectorServer[]
-  /** Sent as the `anthropic-beta` header, comma-joined. */
-  betas?: string[]
-  /**
-   * Extra request headers. `x-api-key`, `authorization`, `anthropic-version` and `content-type` are refused.
-   * Their values (of 8 characters or more) are taken out of any API text passed on, like the key,
-   * and so is the token of a value with a scheme (`Bearer <token>`) and a `Basic` password.
-   */
-  headers?: Record<string, string>
-  /** Merged into the request body last. `model`, `messages`, `tools`, `stream` and `thread` are refused. */
-  extraBody?: Record<string, unknown>
-  /**
-   * Send only the new turn: the run keeps its conversation on the API (its Threads, beta
-   * `message-threads-2026-08-12`, as the official tool runner does). The first request sends the whole
-   * history; each later one only the messages after the previous reply, without `system` and `tools`. A
-   * thread the API lost or cannot continue is replayed whole, one it cannot hold is given up for the rest
-   * of the run; none of it is an error or changes `data.messages`. Default `true`; `false` sends the
-   * whole history every request.
-   */
-  apiThreads?: boolean
-  /** A code-execution container to continue in (an earlier run's `data.container.id`). */
-  container?: string
-  /** The person's answers to `data.pendingApprovals`, to resume a run that stopped with `approval_required`. */
-  approvals?: ApprovalDecision[]
-  /**
-   * Signs approval ids (HMAC-SHA256). Default: `ANTHROPIC_TOOL_CALLING_SECRET`. The same on every server;
-   * at least 32 characters (a shorter one is `invalid_request`): make one with `openssl rand -hex 32`.
-   */
-  approvalSecret?: string
-  /** How long an approval id stays valid. Default 24 h. */
-  approvalTtlMs?: number
-  /**
-   * The user's or the chat's id, bound into every approval id this run issues: a decision issued
-   * under another scope (another user's chat), or without one, is refused. Pass the same value
-   * when you resume. Default: none (`""` is bound).
-   */
-  approvalScope?: string
-  /** Before each `execute` (an observer: a throw is logged and ignored). */
+  thread?: string | { id: string; owner?: string }
+  /** Stops the run; it resolves with code `aborted`. Default: none. */
+  signal?: AbortSignal
+  /** Handed to every `execute` as `ctx.context`. Default: `undefined`. */
+  context?: C
+  /** Before each `execute` (an observer: a throw is logged and ignored). Default: none. */
   onToolCall?: (call: { toolName: string; input: unknown; toolUseId: string }) => void | Promise<void>
-  /** After each call settles. */
+  /** After each call settles. Default: none. */
   onToolResult?: (call: ToolCall) => void | Promise<void>
-  /** After each step: a reply and the tool calls it asked for. */
+  /** After each step: a reply and the tool calls it asked for. Default: none. */
   onStepFinish?: (step: { step: number; stopReason: string; usage: Usage; toolCalls: ToolCall[] }) => void | Promise<void>
 }
+// End of the generated RunOptions.
 
 /** What the `telemetry` option takes besides `true` and `false`. */
 export interface TelemetryOptions {
@@ -558,6 +611,8 @@ export type AIErrorCode =
   | 'aborted'
   | 'budget_exceeded'
   | 'output_validation_error'
+  | 'store_unavailable'
+  | 'thread_busy'
   | 'unknown_error'
 
 export interface AIError {
@@ -650,11 +705,67 @@ export type RunDataOf<O> = [O] extends [never]
  * Runs a conversation with the registered tools. Never rejects, never throws. With `output`,
  * `data.output` has the schema's type.
  */
+/** What `createStore` takes besides the URL. */
+export interface StoreOptions {
+  /** The most connections a PostgreSQL pool opens. Default 10. */
+  maxConnections?: number
+  /** How long a run holds a thread without renewing it (renewed every third of it); a process that dies lets go after it. Default 30000. */
+  leaseMs?: number
+}
+
+/** A thread as `getThread` reads it. */
+export interface StoredThread {
+  id: string
+  owner: string | null
+  metadata: Record<string, unknown>
+  /** The conversation, as the API takes it again. */
+  messages: MessageParam[]
+  /** The conversation as `useChat` takes its initial messages. */
+  uiMessages: Array<{ id: string; role: 'user' | 'assistant'; parts: Array<Record<string, unknown> & { type: string }> }>
+  /** The calls that wait for a person's decision. */
+  pendingApprovals: PendingApproval[]
+  status: 'idle' | 'running' | 'paused'
+  /** The id of the run that holds the thread, while one does. */
+  activeRunId: string | null
+  /** ISO 8601. */
+  createdAt: string
+  /** ISO 8601. */
+  updatedAt: string
+}
+
+/** A thread as `listThreads` shows it. */
+export type ThreadSummary = Omit<StoredThread, 'messages' | 'uiMessages' | 'pendingApprovals' | 'activeRunId'>
+
+/** A database the package keeps threads in; its failures reject with an Error whose `code` is `store_unavailable`. */
+export interface Store {
+  /** The URL, without its password or query. */
+  readonly url: string
+  /** Makes a thread with a random id (128 bits), bound to `owner` if given. */
+  createThread(options?: { owner?: string; metadata?: Record<string, unknown> }): Promise<string>
+  /** The thread, or `null` when there is none that `owner` may see. */
+  getThread(id: string, options?: { owner?: string }): Promise<StoredThread | null>
+  /** The owner's threads (without one: those bound to none), the most recently updated first; `before`: the last id of the previous page. */
+  listThreads(options?: { owner?: string; limit?: number; before?: string }): Promise<ThreadSummary[]>
+  /** Deletes a thread; whether there was one that `owner` may see. */
+  deleteThread(id: string, options?: { owner?: string }): Promise<boolean>
+  /** Ends the store's connections. */
+  close(): Promise<void>
+}
+
+/**
+ * A store: `"sqlite:<path>"` (embedded, nothing to install), `"sqlite::memory:"`, or
+ * `"postgres://user:password@host:5432/db"` (`?sslmode=require` for TLS) for several instances.
+ * Without a URL: `ANTHROPIC_TOOL_CALLING_STORE`, else `sqlite:.anthropic-tool-calling/store.db`
+ * under the working directory. Returns at once and connects at first use; a malformed URL
+ * throws a `createStore:` TypeError.
+ */
+export declare function createStore(url?: string, options?: StoreOptions): Store
+
 export declare function runWithTools<const S extends OutputSchema, C = unknown>(
-  prompt: string | MessageParam[],
+  prompt: string | MessageParam[] | { approvals: ApprovalDecision[] },
   options: RunOptions<C> & { output: S },
 ): Promise<RunResult<InferOutput<S>>>
-export declare function runWithTools<C = unknown>(prompt: string | MessageParam[], options?: RunOptions<C>): Promise<RunResult>
+export declare function runWithTools<C = unknown>(prompt: string | MessageParam[] | { approvals: ApprovalDecision[] }, options?: RunOptions<C>): Promise<RunResult>
 
 /**
  * Runs a conversation as `runWithTools` does, with every reply streamed (SSE). Returns at once and
@@ -664,10 +775,10 @@ export declare function runWithTools<C = unknown>(prompt: string | MessageParam[
  * the parts are read.
  */
 export declare function streamWithTools<const S extends OutputSchema, C = unknown>(
-  prompt: string | MessageParam[],
+  prompt: string | MessageParam[] | { approvals: ApprovalDecision[] },
   options: RunOptions<C> & { output: S },
 ): ToolStream<InferOutput<S>>
-export declare function streamWithTools<C = unknown>(prompt: string | MessageParam[], options?: RunOptions<C>): ToolStream
+export declare function streamWithTools<C = unknown>(prompt: string | MessageParam[] | { approvals: ApprovalDecision[] }, options?: RunOptions<C>): ToolStream
 
 export type { StreamPart, ToolStream } from './lib/stream/part-stream'
 export type { UIMessageStreamResponseInit } from './lib/stream/ui-chunker'

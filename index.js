@@ -13,7 +13,7 @@ const { startRun } = require('./lib/run.js')
 
 // What a plain run never touches is loaded the first time it is used, not at `require`: a
 // serverless function's cold start pays only for what it calls.
-let streams, ui, mcp
+let streams, ui, mcp, stores
 const partStreams = () => (streams ??= require('./lib/stream/part-stream.js'))
 
 /** Turns `useChat`'s UI messages into a prompt: see lib/ui-messages.js. */
@@ -29,6 +29,11 @@ function registerMcpServer(server) {
 /** Disconnects an MCP server and removes its tools: see lib/mcp.js. */
 function unregisterMcpServer(name) {
   return (mcp ??= require('./lib/mcp.js')).unregisterMcpServer(name)
+}
+
+/** A database the package keeps threads in: see lib/store.js. */
+function createStore(url, options) {
+  return (stores ??= require('./lib/store.js')).createStore(url, options)
 }
 
 const { DEFAULT_MODEL, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TOOL_ITERATIONS } = binding
@@ -106,6 +111,7 @@ module.exports = {
   runWithTools,
   streamWithTools,
   fromUIMessages,
+  createStore,
   ToolError,
   DEFAULT_MODEL,
   DEFAULT_MAX_TOKENS,

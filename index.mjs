@@ -15,6 +15,7 @@ export const {
   runWithTools,
   streamWithTools,
   fromUIMessages,
+  createStore,
   ToolError,
   DEFAULT_MODEL,
   DEFAULT_MAX_TOKENS,

@@ -192,7 +192,7 @@ test('every suite schema registers as a tool, except the groups that need the re
     assert.equal(urn.leftOut, undefined, `${draft}: the URN $ref group is left out`)
     assert.deepEqual(urn.cases.map((c) => c.valid), [true, false])
   }
-  // Figures for README ("Reliability").
+  // Figures for docs/reliability.md.
   const included = includedCases()
   const byDraft = (d) => included.filter((c) => c.id.startsWith(`${d}/`)).length
   console.log(

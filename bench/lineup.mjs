@@ -4,10 +4,14 @@
 import { baseOf } from './against.mjs'
 import { WORKLOADS } from './workloads.mjs'
 
-export const ALL_CONTENDERS = ['ours', 'ours-hooks', 'ours-traced', 'sdk', 'ai', 'floor']
+export const ALL_CONTENDERS = ['ours', 'ours-hooks', 'ours-traced', 'ours-sqlite', 'ours-postgres', 'sdk', 'ai', 'floor']
 export const PEERS = ['sdk', 'ai']
 /** The contenders that load this package (the addon copy measured, its build checked). */
 export const OURS = ['ours', 'ours-hooks', 'ours-traced']
+/** This package with a store (each run in a thread of its own): SQLite, and PostgreSQL; no twin at another commit. */
+export const OURS_STORED = ['ours-sqlite', 'ours-postgres']
+/** Every contender that loads this package. */
+export const ALL_OURS = [...OURS, ...OURS_STORED]
 /**
  * `ours-traced` (this package with an OpenTelemetry SDK registered) is measured only on these
  * workloads: its figure is what tracing adds to a run, and one small run shows it best (on a
@@ -16,12 +20,15 @@ export const OURS = ['ours', 'ours-hooks', 'ours-traced']
 export const TRACED_WORKLOADS = ['order']
 /** `ours-hooks` (this package with its three lifecycle hooks set), likewise: what hooks add to a small run. */
 export const HOOKED_WORKLOADS = ['order']
+/** The store contenders, likewise: what keeping the conversation adds to a small run. */
+export const STORED_WORKLOADS = ['order']
 /** Whether a contender (or its twin at another commit, `ours-hooks@1a2b3c4d5`) is measured on a workload at all. */
 export function measuredOn(contender, workload) {
   const c = baseOf(contender)
   if (!contendersOf(workload).includes(c)) return false
   if (c === 'ours-traced') return TRACED_WORKLOADS.includes(workload)
   if (c === 'ours-hooks') return HOOKED_WORKLOADS.includes(workload)
+  if (OURS_STORED.includes(c)) return STORED_WORKLOADS.includes(workload)
   return true
 }
 /** The streaming workload has no floor: ours, the SDK's messages.stream loop and the AI SDK's streamText. */
@@ -39,6 +46,8 @@ const LABEL = {
   ours: 'anthropic-tool-calling',
   'ours-hooks': 'anthropic-tool-calling, with hooks (onToolCall, onToolResult, onStepFinish)',
   'ours-traced': 'anthropic-tool-calling, traced (OpenTelemetry SDK)',
+  'ours-sqlite': 'anthropic-tool-calling, a thread in a SQLite store',
+  'ours-postgres': 'anthropic-tool-calling, a thread in a PostgreSQL store',
   sdk: '@anthropic-ai/sdk toolRunner',
   ai: 'ai generateText',
   floor: 'floor: bare node:http',

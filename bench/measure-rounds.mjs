@@ -6,7 +6,7 @@
 import os from 'node:os'
 import { baseOf } from './against.mjs'
 import { fix } from './figures.mjs'
-import { OURS } from './lineup.mjs'
+import { ALL_OURS } from './lineup.mjs'
 import { measureInChild } from './measure-child.mjs'
 import { cellContenders, die, quick, refs, rounds, seconds, warmup } from './settings.mjs'
 import { startMcpServer, startServer } from './start-server.mjs'
@@ -70,7 +70,7 @@ export async function measureAll({ cells, machine: m, load0, addon, env, raw, pr
           checkAgainstStandIn(result, before, after)
           if (mcp) checkAgainstMcpServer(result, mcpBefore, mcpAfter)
           const expected = twin ? ref.addon.profile : addon?.profile
-          if (OURS.includes(baseOf(contender)) && result.info?.buildProfile && result.info.buildProfile !== expected) {
+          if (ALL_OURS.includes(baseOf(contender)) && result.info?.buildProfile && result.info.buildProfile !== expected) {
             problems.push(`a child of ${contender} loaded a ${result.info.buildProfile} addon, not the ${expected} copy`)
             result.debugAddon = true
           }

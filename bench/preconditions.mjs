@@ -10,7 +10,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { hostPlatform } from '../scripts/platform.mjs'
 import { ensureBuilt, ensureNodeModules, ensureWorktree } from './against.mjs'
-import { MCP_PACKAGES, OURS, PEERS, PEER_PACKAGES, TRACING_PACKAGES } from './lineup.mjs'
+import { ALL_OURS, MCP_PACKAGES, OURS, PEERS, PEER_PACKAGES, TRACING_PACKAGES } from './lineup.mjs'
 import { against, contenders, die, lacking, opts, quick, saved, workloads } from './settings.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -48,7 +48,7 @@ export function preparePackage() {
   const addonSource = path.resolve(opts.addon ?? path.join(root, ADDON_NAME))
   const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_') && !['BENCH_QUICK', 'BENCH_PACKAGE_DIR', 'NAPI_RS_NATIVE_LIBRARY_PATH'].includes(k)))
   let addon = saved ? saved.addon : null
-  if (!saved && contenders.some((c) => OURS.includes(c))) {
+  if (!saved && contenders.some((c) => ALL_OURS.includes(c))) {
     if (!existsSync(addonSource)) die(`no addon at ${addonSource}: run \`npm run build\` first`)
     addon = copyPackage(root, addonSource, path.join(os.tmpdir(), `anthropic-tool-calling-bench-${process.pid}`), childEnv)
     if (addon.profile !== 'release') {

@@ -23,7 +23,7 @@
 //                                          heavy, and a table of this tree's figures ÷ main's per cell (writes nothing)
 //
 // Options: --rounds N (3), --seconds S measured per measurement (5), --warmup S (1.5), --max-runs N,
-// --contenders ours,ours-hooks,ours-traced,sdk,ai,floor (ours-hooks and ours-traced: on order only; stream and mcp: ours, sdk, ai in their
+// --contenders ours,ours-hooks,ours-traced,ours-sqlite,ours-postgres,sdk,ai,floor (ours-hooks, ours-traced and the store ones: on order only; stream and mcp: ours, sdk, ai in their
 // streaming and MCP forms), --workloads order,heavy,heavy-objects,stream,mcp, --concurrency 1,64, --json FILE (raw figures),
 // --write / --no-write (bench/RESULTS.md: by default each section whose cells were all measured, by
 // every contender, is rewritten: order + heavy, the streaming cell, the mcp cell), --addon FILE (the build to measure, default the root's
@@ -48,6 +48,7 @@ import { measureAll } from './measure-rounds.mjs'
 import { checkPeersInstalled, preparePackage, prepareRef } from './preconditions.mjs'
 import { writeResultsMd } from './results-md.mjs'
 import { buildReports } from './tables.mjs'
+import { postgresBin, startPostgres } from '../scripts/postgres.mjs'
 
 // This file is the driver, in the order a run goes: the preconditions and the copy of this package
 // measured (preconditions.mjs), the rounds (measure-rounds.mjs: each measurement a child through
@@ -70,6 +71,16 @@ const source = saved ? (saved.source ?? { head: 'unknown', dirty: false }) : sou
 const raw = saved ? saved.raw : []
 const problems = saved ? (saved.problems ?? []) : []
 let stoppedEarly = saved ? Boolean(saved.stoppedEarly) : false
+// ours-postgres measures against a PostgreSQL server of its own, started here (Debian's binaries).
+if (!saved && contenders.includes('ours-postgres')) {
+  if (postgresBin() === null) {
+    problems.push('ours-postgres was not measured: no PostgreSQL server is installed (apt-get install postgresql)')
+    contenders.splice(contenders.indexOf('ours-postgres'), 1)
+  } else {
+    const pg = await startPostgres()
+    childEnv.BENCH_POSTGRES_URL = pg.createDatabase('bench')
+  }
+}
 if (saved) console.log(`bench: the report of ${opts['from-json']} (measured ${started.toISOString()}); nothing is measured`)
 else stoppedEarly = await measureAll({ cells, machine: m, load0, addon, env: childEnv, raw, problems, ref })
 

@@ -72,6 +72,9 @@ function cellTable(rows, workload) {
   }
   const hooked = rows['ours-hooks']
   if (hooked && rows.ours) lines.push(`| *hooks ÷ ours* | ${figures.map((f) => fmtRatio(ratio(hooked[f.key], rows.ours[f.key]))).join(' | ')}${blank}`)
+  for (const [name, label] of [['ours-sqlite', 'SQLite store'], ['ours-postgres', 'PostgreSQL store']]) {
+    if (rows[name] && rows.ours) lines.push(`| *${label} ÷ ours* | ${figures.map((f) => fmtRatio(ratio(rows[name][f.key], rows.ours[f.key]))).join(' | ')}${blank}`)
+  }
   const traced = rows['ours-traced']
   if (traced) {
     if (rows.ours) lines.push(`| *traced ÷ ours* | ${figures.map((f) => fmtRatio(ratio(traced[f.key], rows.ours[f.key]))).join(' | ')}${blank}`)

@@ -14,12 +14,14 @@ import { readSpans, startOtlpEndpoint } from './otel.mjs'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const KEY = 'sk-ant-e2e-key-0123456789'
-/** Signs the approvals of solicitar_devolucion (needsApproval: true). */
-const SECRET = 'e2e-approval-secret-0123456789abcdef'
+/** Signs the example's session cookies (lib/session.ts). */
+const SESSION_SECRET = 'e2e-session-secret-0123456789abcdef'
+/** The session cookie: `<owner>.<HMAC signature>`. */
+const SESSION_COOKIE = 'order_assistant_session'
 const SHOTS = join(app, 'test-results')
 const next = join(app, 'node_modules', 'next', 'dist', 'bin', 'next')
 
-let api, server, context, base, work, dbFile, spansFile, otlp
+let api, server, context, base, work, dbFile, spansFile, otlp, chromium, store
 const cleanups = []
 
 before(async () => {
@@ -49,24 +51,32 @@ before(async () => {
   spansFile = join(work, 'spans.jsonl')
   const tracing = { OTEL_SPANS_FILE: spansFile, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '200' }
 
+  // The conversations: a fresh store (SQLite) for every run, which the tests read too, through
+  // the package the example installed (lib/store.ts), as the owner whose cookie the browser holds.
+  const storeUrl = `sqlite:${join(work, 'threads.db')}`
+  store = createRequire(join(app, 'package.json'))('anthropic-tool-calling').createStore(storeUrl)
+  cleanups.push(() => store.close())
+
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
   server = startProcess(process.execPath, [next, 'start', '-H', '127.0.0.1', '-p', String(port)], {
     cwd: app,
-    env: { ...env, ...tracing, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: api.url, ORDERS_DB: db, ANTHROPIC_TOOL_CALLING_SECRET: SECRET },
+    env: { ...env, ...tracing, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: api.url, ORDERS_DB: db, ANTHROPIC_TOOL_CALLING_STORE: storeUrl, SESSION_SECRET },
   })
   cleanups.push(() => server.stop())
   await waitForHttp(base, server)
 
-  const { chromium } = createRequire(join(app, 'package.json'))('playwright-core')
-  context = await chromium.launchPersistentContext(join(work, 'chromium-profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
-    viewport: { width: 1000, height: 900 },
-  })
+  ;({ chromium } = createRequire(join(app, 'package.json'))('playwright-core'))
+  context = await chromium.launchPersistentContext(join(work, 'chromium-profile'), { ...BROWSER, viewport: { width: 1000, height: 900 } })
   cleanups.push(() => context.close())
 }, { timeout: 600_000 })
+
+/** How Chromium is started, for the first browser and the second one (another person). */
+const BROWSER = {
+  executablePath: CHROMIUM,
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
+}
 
 // Runs even when `before` or a test failed: every server and the browser are stopped.
 after(async () => {
@@ -298,16 +308,25 @@ test('approval on /: Decline with a reason, the model hears the denial and nothi
 /** The line the page shows for a refused answer (service.ts). */
 const APPROVAL_REFUSED = 'This approval is not valid: the request was changed or has expired. Nothing was done. Please ask again.'
 
-/** The stored conversations of both pages (the chats table, read straight from the file the server writes). */
-function chatRow(id) {
-  const Database = createRequire(join(app, 'package.json'))('better-sqlite3')
-  const db = new Database(dbFile, { readonly: true, fileMustExist: true })
-  try {
-    const row = db.prepare('SELECT id, kind, messages, pending, decisions FROM chats WHERE id = ?').get(id)
-    return row && { ...row, messages: JSON.parse(row.messages), pending: row.pending && JSON.parse(row.pending), decisions: JSON.parse(row.decisions) }
-  } finally {
-    db.close()
-  }
+/** The owner id in the session cookie `ctx` holds (undefined without one). */
+async function ownerOf(ctx = context) {
+  const cookie = (await ctx.cookies(base)).find((c) => c.name === SESSION_COOKIE)
+  return cookie?.value.slice(0, cookie.value.indexOf('.'))
+}
+
+/**
+ * The stored conversation `id` of both pages, as the browser of `ctx` owns it (read from the
+ * store the server writes): null when that browser does not own it.
+ */
+async function threadOf(id, ctx = context) {
+  const owner = await ownerOf(ctx)
+  const t = owner ? await store.getThread(id, { owner }) : null
+  return t && { kind: t.metadata.kind, messages: t.messages, pending: t.pendingApprovals, status: t.status }
+}
+
+/** The stored conversation `id` is `expected` (waiting up to 5 s for a run that just ended to let go of it). */
+async function assertThread(id, expected) {
+  assert.deepEqual(await eventually(() => threadOf(id), (t) => t?.status === expected.status), expected)
 }
 
 /**
@@ -328,7 +347,7 @@ async function otherConversation(order, { finish = false } = {}) {
     if (finish) {
       await form.getByRole('button', { name: 'Decline' }).click()
       await page.locator('[data-testid="result"][data-state="done"]').waitFor({ timeout: 30_000 })
-      assert.equal(chatRow(conversationId).pending, null)
+      assert.deepEqual((await eventually(() => threadOf(conversationId), (t) => t.status === 'idle')).pending, [])
     }
     return { conversationId, approvalId }
   } finally {
@@ -393,7 +412,8 @@ for (const [slug, what, forge] of [
         assert.equal(await status(page, order), 'delivered')
       }
       // The conversation the page asked about still waits, unchanged, for a real answer.
-      const stored = chatRow(conversationId)
+      const stored = await threadOf(conversationId)
+      assert.equal(stored.status, 'paused')
       assert.equal(stored.pending.length, 1)
       assert.deepEqual(stored.pending[0].input, { orderId: '3141' })
       assert.equal(stored.messages.at(-1).content[0].id, stored.pending[0].toolUseId)
@@ -481,16 +501,18 @@ let chatPage = null // the conversation of the first /chat test, continued by th
 let firstTurn = null // { requests, answer } of that first turn
 let chatPosts = [] // the bodies that page posted to /api/chat
 
-/** The ids the server makes for chats (crypto.randomUUID()). */
-const CHAT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+/** The ids the store makes for threads (createThread). */
+const CHAT_ID = /^thread_[0-9a-f]{32}$/
+/** A thread id no one made. */
+const unknownThreadId = () => `thread_${Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('hex')}`
 const chatIdOf = (page) => new URL(page.url()).searchParams.get('id')
 
-/** `read()` once `ok(value)` holds (checked every 50 ms, for up to 5 s), else its last value. */
+/** `read()` (awaited) once `ok(value)` holds (checked every 50 ms, for up to 5 s), else its last value. */
 async function eventually(read, ok) {
-  let value = read()
+  let value = await read()
   for (let waited = 0; !ok(value) && waited < 5_000; waited += 50) {
     await new Promise((r) => setTimeout(r, 50))
-    value = read()
+    value = await read()
   }
   return value
 }
@@ -650,6 +672,9 @@ test('/chat: a return waits for Approve; addToolApprovalResponse posts the answe
       assert.deepEqual(await json(call.getByTestId('tool-input')), { orderId: '6060' })
       assert.equal(api.requests.length - from, 1, 'the run stopped before the tool ran')
       assert.deepEqual(returnsOf('6060'), [])
+      const paused = await eventually(() => threadOf(chatIdOf(page)), (t) => t.status === 'paused')
+      assert.equal(paused.pending.length, 1)
+      const [{ toolUseId, approvalId }] = paused.pending
       await page.screenshot({ path: join(SHOTS, '12-chat-approval.png'), fullPage: true })
 
       await call.getByRole('button', { name: 'Approve' }).click()
@@ -666,10 +691,9 @@ test('/chat: a return waits for Approve; addToolApprovalResponse posts the answe
       // input); the stand-in got the tool's result.
       assert.equal(posts.length, 2)
       for (const post of posts) assertOnlyNewMessage(post, chatIdOf(page))
-      // Stored once the run's result settled (right after the stream's end).
-      const decisions = await eventually(() => Object.entries(chatRow(chatIdOf(page)).decisions), (d) => d.length > 0)
-      assert.equal(decisions.length, 1)
-      const [toolUseId, { approvalId }] = decisions[0]
+      // The store: the call answered, nothing waits, the thread is free again.
+      const done = await eventually(() => threadOf(chatIdOf(page)), (t) => t.status === 'idle')
+      assert.deepEqual(done.pending, [])
       assert.deepEqual(posts[1].message.parts, [{ type: 'tool-solicitar_devolucion', state: 'approval-responded', approval: { id: approvalId, approved: true } }])
       const requests = api.requests.slice(from)
       assert.equal(requests.length, 2)
@@ -746,7 +770,8 @@ async function askForApproval(page, message, order) {
   await page.locator('[data-testid="chat"][data-status="ready"]').waitFor({ timeout: 10_000 })
   assert.equal(await text(call.getByTestId('approval-question')), `Start a return for order ${order}?`)
   const id = chatIdOf(page)
-  const stored = await eventually(() => chatRow(id), (row) => row?.pending != null)
+  const stored = await eventually(() => threadOf(id), (t) => t?.status === 'paused')
+  assert.equal(stored.status, 'paused')
   assert.equal(stored.pending.length, 1)
   return { id, stored }
 }
@@ -767,7 +792,7 @@ test('/chat: forged posts to /api/chat are refused and nothing runs (a history, 
         await chat(other, "What's the status of order #4821?", 0)
       }, { close: false })
       const finishedId = chatIdOf(finished)
-      await eventually(() => chatRow(finishedId).messages.length, (n) => n === 4)
+      await eventually(() => threadOf(finishedId), (t) => t.messages.length === 4 && t.status === 'idle')
       await finished.close()
       const from = api.requests.length
       const returnsBefore = returnsOf('1234')
@@ -776,7 +801,7 @@ test('/chat: forged posts to /api/chat are refused and nothing runs (a history, 
         // (a) the whole UI history, in the shape useChat posts by default and next to the new shape
         ['the UI history as { messages }', { messages: FORGED_UI_HISTORY }, 400],
         ['the UI history as { id, messages }', { id, messages: FORGED_UI_HISTORY }, 400],
-        ['its last message as { id, message } for a chat the server does not have', { id: crypto.randomUUID(), message: FORGED_UI_HISTORY[1] }, 400],
+        ['its last message as { id, message } for a chat the server does not have', { id: unknownThreadId(), message: FORGED_UI_HISTORY[1] }, 400],
         ['its last message as { id, message } for a chat that waits for no approval', { id: finishedId, message: FORGED_UI_HISTORY[1] }, 400],
         ['a chat id the server would not make', { id: 'chat-1', message: FORGED_UI_HISTORY[0] }, 400],
         // (b) a trailing tool_use the model never asked for, however it is dressed
@@ -805,7 +830,7 @@ test('/chat: forged posts to /api/chat are refused and nothing runs (a history, 
       assert.deepEqual(returnsOf('1234'), returnsBefore) // RET-1234 of the recovery test on /, no other
       assert.deepEqual(returnsOf('3141'), [])
       // The stored chat did not change: the same history, the same call waiting.
-      assert.deepEqual(chatRow(id), stored)
+      await assertThread(id, stored)
 
       // And the page still answers it: Decline (nothing is written).
       await page.getByLabel('Reason, if you decline').fill('Changed my mind')
@@ -870,7 +895,7 @@ test('/chat: a reload, or leaving and coming back, shows the stored chat again, 
       // Approve after the reload: the stored run resumes, the tool runs (and refuses: 45 days).
       const from = api.requests.length
       const postsBefore = posts.length
-      const pending = chatRow(id).pending
+      const { pending } = await threadOf(id)
       await page.getByRole('button', { name: 'Approve' }).click()
       await page.locator('[data-testid="message-assistant"]').nth(1).locator('[data-testid="text"][data-state="done"]').waitFor({ timeout: 30_000 })
       await page.locator('[data-testid="chat"][data-status="ready"]').waitFor({ timeout: 10_000 })
@@ -888,7 +913,7 @@ test('/chat: a reload, or leaving and coming back, shows the stored chat again, 
       assert.match(after[3].texts.join(''), /Returns are accepted only within 30 days/)
 
       // Stored: a reload shows the answered chat as the page has it now.
-      await eventually(() => chatRow(id).pending, (p) => p === null)
+      assert.deepEqual((await eventually(() => threadOf(id), (t) => t.status === 'idle')).pending, [])
       await page.reload({ waitUntil: 'networkidle' })
       assert.deepEqual(await chatView(page), after)
       assert.equal(await page.getByRole('button', { name: 'Send' }).isDisabled(), true) // no text typed
@@ -923,9 +948,9 @@ test('/chat: two posts at once for one chat: the second is refused (409) and the
       const answer = chunksOf(first.text).filter((c) => c.type === 'text-delta').map((c) => c.delta).join('')
       assert.match(answer, /^Order #4821 is shipped\./)
       assert.equal(api.requests.length - from, 2, 'only the first post ran')
-      const stored = await eventually(() => chatRow(id).messages, (m) => m.length === 4)
+      const stored = (await eventually(() => threadOf(id), (t) => t.messages.length === 4 && t.status === 'idle')).messages
       assert.deepEqual(stored.map((m) => m.role), ['user', 'assistant', 'user', 'assistant'])
-      assert.equal(stored[0].content, "What's the status of order #4821?")
+      assert.equal(textOf(stored[0].content), "What's the status of order #4821?")
     })
   } finally {
     api.handler = demoModel
@@ -934,14 +959,14 @@ test('/chat: two posts at once for one chat: the second is refused (409) and the
 
 test('/chat: an unknown chat id in the address opens a new chat', { timeout: 30_000 }, async () => {
   await onPage('18-chat-unknown-id', async (page, problems) => {
-    const unknown = crypto.randomUUID()
+    const unknown = unknownThreadId()
     await page.goto(`${base}/chat?id=${unknown}`, { waitUntil: 'networkidle' })
     const id = chatIdOf(page)
     assert.match(id, CHAT_ID)
     assert.notEqual(id, unknown)
     assert.equal(await page.getByTestId('chat-missing').isVisible(), true)
     assert.equal(await page.getByTestId('message-user').count(), 0)
-    assert.equal(chatRow(unknown), undefined)
+    assert.equal(await threadOf(unknown), null)
     assert.deepEqual(problems, [])
   })
 })
@@ -1154,8 +1179,8 @@ test('/chat: an approval id issued in one chat is refused in another, even for a
       assert.deepEqual(chunks.filter((c) => c.type.startsWith('tool-')), [])
       assert.equal(api.requests.length, from, 'no request was made to the API')
       assert.deepEqual(returnsOf('3141'), [])
-      assert.deepEqual(chatRow(b.id), b.stored)
-      assert.deepEqual(chatRow(a.id), a.stored)
+      await assertThread(b.id, b.stored)
+      await assertThread(a.id, a.stored)
 
       // B's own approval id still works there: Decline it (nothing is written).
       await page.getByRole('button', { name: 'Decline' }).click()
@@ -1176,8 +1201,8 @@ test('approval on /: an approval id issued in another conversation is refused, e
     const before = async (page) => {
       other = await otherConversation('3141')
       conversationId = await page.locator('[data-testid="approval"] input[name="conversationId"]').inputValue()
-      const [pa] = chatRow(other.conversationId).pending
-      const [pb] = chatRow(conversationId).pending
+      const [pa] = (await threadOf(other.conversationId)).pending
+      const [pb] = (await threadOf(conversationId)).pending
       assert.deepEqual([pa.toolUseId, pa.input], [pb.toolUseId, pb.input], 'the two calls are the same')
       await setField(page, 'approvalId', other.approvalId)
       forgedAt = api.requests.length
@@ -1188,9 +1213,148 @@ test('approval on /: an approval id issued in another conversation is refused, e
       assert.equal(api.requests.length, forgedAt, 'no request after the forged answer')
       assert.deepEqual(returnsOf('3141'), [])
       assert.equal(await status(page, '3141'), 'delivered')
-      assert.equal(chatRow(conversationId).pending.length, 1)
-      assert.equal(chatRow(other.conversationId).pending.length, 1)
+      assert.equal((await threadOf(conversationId)).pending.length, 1)
+      assert.equal((await threadOf(other.conversationId)).pending.length, 1)
       assert.match(server.output.slice(logFrom), /\[tool-calling\] invalid_request: /)
+    })
+  } finally {
+    api.handler = demoModel
+  }
+})
+
+// --- Each chat belongs to the browser that made it: the session cookie (lib/session.ts) ----------
+
+/** The answer `useChat` posts after Approve for the approval `approvalId`. */
+const approve = (approvalId) => ({ id: 'a', role: 'assistant', parts: [{ type: 'tool-solicitar_devolucion', state: 'approval-responded', approval: { id: approvalId, approved: true } }] })
+/** POSTs `body` to /api/chat from this process (no browser), with `cookie` if given. */
+const rawPost = (body, cookie) =>
+  fetch(`${base}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) }, body: JSON.stringify(body) }).then(async (res) => ({ status: res.status, text: await res.text() }))
+const NO_SUCH_CHAT = 'This chat does not exist. Reload the page to start a new one.'
+
+test('/chat: another browser cannot open or continue a chat: its address opens a new chat, its posts are refused, nothing runs', { timeout: 90_000 }, async () => {
+  api.handler = slowly(5)
+  const browser = await chromium.launch(BROWSER)
+  try {
+    await onPage('25-chat-other-browser', async (page, problems) => {
+      const { id, stored } = await pausedChat(page, 'I want to return order #3141', '3141')
+      const [pending] = stored.pending
+      // The session cookie: httpOnly (no script reads it), sameSite=lax, signed.
+      const cookie = (await context.cookies(base)).find((c) => c.name === SESSION_COOKIE)
+      assert.deepEqual([cookie.httpOnly, cookie.sameSite, cookie.path], [true, 'Lax', '/'])
+      assert.match(cookie.value, /^user_[0-9a-f]{32}\.[A-Za-z0-9_-]{43}$/)
+      const owner = await ownerOf(context)
+      const from = api.requests.length
+
+      // No cookie, and the first browser's owner id with a signature of someone else's making.
+      for (const cookie of [undefined, `${SESSION_COOKIE}=${owner}.${'A'.repeat(43)}`, `${SESSION_COOKIE}=${owner}`]) {
+        for (const message of [approve(pending.approvalId), { id: 'n', role: 'user', parts: [{ type: 'text', text: 'Just do it.' }] }]) {
+          const res = await rawPost({ id, message }, cookie)
+          assert.deepEqual(res, { status: 400, text: NO_SUCH_CHAT }, `cookie ${cookie}`)
+        }
+      }
+
+      // A second browser (its own profile, no cookie yet) opens the first one's address.
+      const other = await (await browser.newContext()).newPage()
+      await other.goto(`${base}/chat?id=${id}`, { waitUntil: 'networkidle' })
+      const otherId = chatIdOf(other)
+      assert.match(otherId, CHAT_ID)
+      assert.notEqual(otherId, id, 'a new chat, not the first browser\'s')
+      assert.equal(await other.getByTestId('chat-missing').isVisible(), true)
+      assert.equal(await other.getByTestId('message-user').count(), 0)
+      assert.equal(await other.getByTestId('approval').count(), 0)
+      const otherOwner = await ownerOf(other.context())
+      assert.match(otherOwner, /^user_[0-9a-f]{32}$/)
+      assert.notEqual(otherOwner, owner)
+      assert.equal(await threadOf(otherId, other.context()).then((t) => t.kind), 'chat')
+      assert.equal(await threadOf(id, other.context()), null)
+      // Its posts for the first browser's chat, with its own (valid) cookie: refused.
+      for (const message of [approve(pending.approvalId), { id: 'n', role: 'user', parts: [{ type: 'text', text: 'Just do it.' }] }]) {
+        const res = await postFromPage(other, { id, message })
+        assert.deepEqual(res, { status: 400, text: NO_SUCH_CHAT })
+      }
+      await other.screenshot({ path: join(SHOTS, '25-chat-other-browser-second.png'), fullPage: true })
+
+      assert.equal(api.requests.length, from, 'no request was made to the API')
+      assert.deepEqual(returnsOf('3141'), [])
+      await assertThread(id, stored)
+
+      // Its owner still can answer it: Decline (nothing is written).
+      await page.getByRole('button', { name: 'Decline' }).click()
+      await page.locator('[data-testid="message-assistant"] [data-testid="text"][data-state="done"]').first().waitFor({ timeout: 30_000 })
+      assert.equal(await page.locator('[data-testid="tool-call"]').getAttribute('data-kind'), 'declined')
+      assert.deepEqual(returnsOf('3141'), [])
+      // A reload shows the call as declined, with the reason the model was given (none here).
+      await page.reload({ waitUntil: 'networkidle' })
+      const call = page.locator('[data-testid="tool-call"]')
+      assert.deepEqual([await call.getAttribute('data-state'), await call.getAttribute('data-kind')], ['output-denied', 'declined'])
+      assert.equal(await text(call.getByTestId('tool-declined')), 'You declined this call.')
+      assert.deepEqual(problems, [])
+    })
+  } finally {
+    await browser.close()
+    api.handler = demoModel
+  }
+})
+
+test('/chat: the page closed right after an approved call ran; the same approval posted again is refused and the return is created once', { timeout: 90_000 }, async () => {
+  const HOLD_MS = 5_000
+  // After the tool ran, the stand-in holds the model's next reply back: the page is closed meanwhile.
+  api.handler = (body) => {
+    const last = body.messages.at(-1)
+    const answering = Array.isArray(last.content) && last.content.some((b) => b.type === 'tool_result')
+    return answering ? { fault: 'delay', ms: HOLD_MS, then: slowly(5)(body) } : slowly(5)(body)
+  }
+  const logFrom = server.output.length
+  try {
+    let id, pending
+    await onPage('26-chat-replay-after-abort', async (page) => {
+      let stored
+      ;({ id, stored } = await pausedChat(page, 'I want to return order #8080', '8080'))
+      ;[pending] = stored.pending
+      assert.deepEqual(returnsOf('8080'), [])
+      const from = api.requests.length
+      await page.getByRole('button', { name: 'Approve' }).click()
+      // The tool ran (its result is in the request the stand-in now holds), then the visitor leaves.
+      await api.waitForRequests(from + 1, 15_000)
+      assert.deepEqual(returnsOf('8080'), ['RET-8080'])
+      assert.equal(toolResultsOf(api.requests[from])[0].tool_use_id, pending.toolUseId)
+      await page.close()
+    })
+    const from = api.requests.length
+    // The run was aborted; the store kept the call's result, and the approval is used up.
+    const after = await eventually(() => threadOf(id), (t) => t.status === 'idle')
+    assert.equal(after.status, 'idle')
+    assert.deepEqual(after.pending, [])
+    const kept = after.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_result' && b.tool_use_id === pending.toolUseId)
+    assert.equal(kept.length, 1)
+    assert.match(JSON.stringify(kept[0].content), /Return RET-8080 started/)
+    assert.match(await eventually(() => server.output.slice(logFrom), (o) => /\[tool-calling\] aborted: .*\(chat\)/.test(o)), /\[tool-calling\] aborted: .*\(chat\)/)
+
+    await onPage('26-chat-replay-refused', async (page) => {
+      // The same approval, posted again from the same browser (its cookie), as the review did.
+      await page.goto(`${base}/chat?id=${id}`, { waitUntil: 'networkidle' })
+      assert.equal(chatIdOf(page), id)
+      const res = await postFromPage(page, { id, message: approve(pending.approvalId) })
+      assert.equal(res.status, 400, res.text)
+      assert.equal(res.text, 'Nothing in this chat waits for an approval.')
+      // Twice more at once: no stream starts for either.
+      const again = await Promise.all([postFromPage(page, { id, message: approve(pending.approvalId) }), postFromPage(page, { id, message: approve(pending.approvalId) })])
+      for (const r of again) assert.doesNotMatch(r.text, /^data:/m)
+      await new Promise((r) => setTimeout(r, 1_000))
+      assert.equal(api.requests.length, from, 'nothing ran: no request to the API')
+      assert.deepEqual(returnsOf('8080'), ['RET-8080'], 'the return was created once')
+      assert.deepEqual((await threadOf(id)).messages, after.messages)
+
+      // The reloaded chat shows the call that ran, and goes on from the stored history.
+      const call = page.locator('[data-testid="tool-call"][data-tool="solicitar_devolucion"]')
+      assert.equal(await call.getAttribute('data-state'), 'output-available')
+      assert.match(await text(call.getByTestId('tool-output')), /Return RET-8080 started/)
+      api.handler = slowly(5)
+      await chat(page, "What's the status of order #8080?", 1)
+      const next = api.requests[from]
+      const history = (next.fullBody ?? next.body).messages
+      assert.ok(history.some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_result' && b.tool_use_id === pending.toolUseId)))
+      assert.deepEqual(returnsOf('8080'), ['RET-8080'])
     })
   } finally {
     api.handler = demoModel

@@ -60,6 +60,15 @@ function readOptions(prompt, options) {
     rest.output = read.json
     output = read.standard
   }
+  // In a stored thread, `{ approvals }` as the prompt resumes a pause: the history is the store's.
+  if (rest.thread !== undefined && rest.thread !== null && prompt !== null && typeof prompt === 'object' && !Array.isArray(prompt) && Object.keys(prompt).length === 1 && 'approvals' in prompt && rest.approvals === undefined) {
+    rest.approvals = prompt.approvals
+    prompt = []
+  }
+  if (rest.store !== undefined && rest.store !== null) {
+    // A store crosses as its handle; anything else as a value the engine refuses, naming it.
+    rest.store = require('./store.js').handleOf(rest.store) ?? -1
+  }
   const env = {
     ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY,
     ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN,

@@ -92,7 +92,7 @@ async function startRun(prompt, options, streaming) {
       let lastBatch = null
       if (streaming === null && hooks === null && !traced) {
         pending = ended(runId)
-        channel.start(request, runId, control)
+        channel.start({ requestJson: request, runId, control })
       } else {
         if (streaming !== null) streaming.control = control
         // The run's promise and its last batch of parts come by different ways: the result is
@@ -107,7 +107,7 @@ async function startRun(prompt, options, streaming) {
           }
         }
         pending = ended(runId)
-        channel.start(request, runId, control, batch, streaming !== null, traced, streaming === null && hooks === null)
+        channel.start({ requestJson: request, runId, control, onParts: batch, stream: streaming !== null, traced, traceOnly: streaming === null && hooks === null })
       }
       const reply = await pending
       if (lastBatch !== null) await lastBatch

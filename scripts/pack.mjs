@@ -10,6 +10,14 @@
 //
 //   node scripts/pack.mjs [--cross] [outDir]   → packs, prints the tarball paths (default outDir: ./.pack)
 //     --cross: also the platforms in target/cross/ (what scripts/cross-build.sh built)
+//
+// Besides those, it packs one more tarball for trying the package in an app before it is
+// published: <outDir>/app/anthropic-tool-calling-<version>.tgz, the main package with the built
+// binaries inside it (next to binding.js, which loads a binary from its own folder first) and no
+// optionalDependencies. An app installs that one file and its package.json names only
+// anthropic-tool-calling: installing the platform tarballs instead would write
+// anthropic-tool-calling-linux-x64-gnu into the app's dependencies, which a teammate on a Mac then
+// cannot install. docs/contributing.md says more.
 //   import { packTarballs, ensurePacked } from './scripts/pack.mjs'
 //
 // It packs the addons that are built now; build first (`npm run build`; `npm run pack:local` and
@@ -66,6 +74,7 @@ function describe(pkg, outDir, platforms) {
   const host = hostPlatform()
   return {
     main: join(outDir, tarballName(pkg)),
+    app: join(outDir, 'app', tarballName(pkg)),
     platforms: Object.fromEntries(platforms.map((p) => [p, join(outDir, tarballName(pkg, p))])),
     platform: join(outDir, tarballName(pkg, host)),
     platformPackage: `${pkg.name}-${host}`,
@@ -99,7 +108,7 @@ export function packTarballs(outDir = join(root, '.pack'), { cross = false } = {
       cpSync(join(root, 'npm', platform), join(stage, 'npm', platform), { recursive: true })
       copyFileSync(path, join(binaries, binary))
     }
-    // The release steps of napi-rs, as in "Publishing" in the README.
+    // The release steps of napi-rs, as in docs/contributing.md ("Publishing").
     run(process.execPath, [napiCli, 'artifacts', '--cwd', stage, '--output-dir', binaries, '--npm-dir', 'npm'], stage)
     run(process.execPath, [napiCli, 'pre-publish', '--cwd', stage, '-t', 'npm', '--skip-optional-publish', '--no-gh-release'], stage)
 
@@ -113,10 +122,38 @@ export function packTarballs(outDir = join(root, '.pack'), { cross = false } = {
     rmSync(binaries, { recursive: true })
     npmPack(stage, outDir)
     for (const { platform } of built) npmPack(join(stage, 'npm', platform), outDir)
+    packForApps(stage, published, built, join(outDir, 'app'))
     return describe(pkg, outDir, built.map((b) => b.platform))
   } finally {
     rmSync(stage, { recursive: true, force: true })
   }
+}
+
+/**
+ * The tarball for an app to try before the package is published: the staged main package with
+ * every built binary beside binding.js and no optionalDependencies, so that it needs nothing from
+ * the registry and adds no platform package to the app's package.json.
+ */
+function packForApps(stage, published, built, appDir) {
+  const { optionalDependencies, ...rest } = published
+  const forApps = { ...rest, files: [...published.files, ...built.map((b) => b.binary)] }
+  writeFileSync(join(stage, 'package.json'), JSON.stringify(forApps, null, 2) + '\n')
+  for (const { platform, binary } of built) copyFileSync(join(stage, 'npm', platform, binary), join(stage, binary))
+  mkdirSync(appDir, { recursive: true })
+  return npmPack(stage, appDir)
+}
+
+/** What to run in an app to try this build, for the CLI's last lines. */
+export function howToInstall(packed) {
+  const platforms = Object.keys(packed.platforms).join(', ')
+  return [
+    '',
+    'To try this build in your own app (its package.json will name only anthropic-tool-calling):',
+    `  npm install ${packed.app}`,
+    `That tarball carries the binaries built here (${platforms}) beside binding.js, which loads them`,
+    'from there. On another platform, pack on that platform (or cross-build and pass --cross).',
+    'The other tarballs above are what the registry will serve; e2e/ installs them.',
+  ].join('\n')
 }
 
 /** The tarballs in `outDir`, packed again only when something that goes into them is newer. */
@@ -130,7 +167,7 @@ export function ensurePacked(outDir = join(root, '.pack'), { cross = false } = {
     .filter(existsSync)
   // newest: a folder of "files" (lib) counts as its newest file.
   const newestInput = Math.max(...inputs.map(newest))
-  const fresh = [packed.main, ...Object.values(packed.platforms)].every((f) => existsSync(f) && statSync(f).mtimeMs > newestInput)
+  const fresh = [packed.main, packed.app, ...Object.values(packed.platforms)].every((f) => existsSync(f) && statSync(f).mtimeMs > newestInput)
   return fresh ? packed : packTarballs(outDir, { cross })
 }
 
@@ -138,7 +175,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const args = process.argv.slice(2)
   const cross = args.includes('--cross')
   const outDir = args.find((a) => !a.startsWith('--'))
-  const { main, platforms } = packTarballs(outDir ? resolve(outDir) : undefined, { cross })
-  console.log(main)
-  for (const tarball of Object.values(platforms)) console.log(tarball)
+  const packed = packTarballs(outDir ? resolve(outDir) : undefined, { cross })
+  console.log(packed.main)
+  for (const tarball of Object.values(packed.platforms)) console.log(tarball)
+  console.log(packed.app)
+  console.error(howToInstall(packed))
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{FnArgs, Null};
+use napi::bindgen_prelude::{ClassInstance, FnArgs, Null};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
@@ -21,13 +21,13 @@ use crate::engine::{self, ToolSpec};
 
 /// The model used when neither the `model` option nor `ANTHROPIC_MODEL` names one.
 #[napi]
-pub const DEFAULT_MODEL: &str = engine::config::DEFAULT_MODEL;
+pub const DEFAULT_MODEL: &str = engine::run::config::DEFAULT_MODEL;
 /// `max_tokens` of each request unless `maxTokens` says otherwise.
 #[napi]
-pub const DEFAULT_MAX_TOKENS: u32 = engine::config::DEFAULT_MAX_TOKENS;
+pub const DEFAULT_MAX_TOKENS: u32 = engine::run::config::DEFAULT_MAX_TOKENS;
 /// Tool rounds allowed unless `maxToolIterations` says otherwise.
 #[napi]
-pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = engine::config::DEFAULT_MAX_TOOL_ITERATIONS;
+pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = engine::run::config::DEFAULT_MAX_TOOL_ITERATIONS;
 
 /// Registers (or replaces) a tool. `definition_json` is the definition as JSON text; a bad one
 /// throws an `InvalidArg` error whose message starts `registerTool:`. `always_approve`: every
@@ -138,6 +138,28 @@ impl RunControl {
     }
 }
 
+/// What [`RunChannel::start`] is given to start one run.
+#[napi(object, object_to_js = false)]
+pub struct RunStart<'a> {
+    /// `{ prompt, options, env }`, as JSON.
+    pub request_json: String,
+    /// Handed back to tool calls and to the end.
+    pub run_id: u32,
+    /// The run's handle.
+    pub control: ClassInstance<'a, RunControl>,
+    /// With it the run's `StreamPart`s come in batches (`last` once, after the final one).
+    #[napi(ts_type = "(partsJson: string, last: boolean) => void")]
+    pub on_parts: Option<PartsFn>,
+    /// With `onParts`: the replies are streamed unless this is `false` (the lifecycle hooks of
+    /// `runWithTools` need the parts, not the deltas).
+    pub stream: Option<bool>,
+    /// A tracer provider is registered on this thread: adds the trace parts lib/telemetry.js
+    /// makes spans of.
+    pub traced: Option<bool>,
+    /// Sends the trace parts alone (nobody reads the run's other parts).
+    pub trace_only: Option<bool>,
+}
+
 /// Where runs end: the function given to the constructor is called once per run started
 /// through this channel, `(runId, resultJson, messages)`, through one ThreadsafeFunction made
 /// here for all of them. (A run resolving a promise of its own cost the JS thread a
@@ -184,29 +206,18 @@ impl RunChannel {
     }
 
     /// Starts a conversation; it ends through this channel's function, always exactly once
-    /// (unless its thread is shutting down). `request_json` is `{ prompt, options, env }`.
-    /// `run_id` is handed back to tool calls and to the end. With `on_parts` the run's
-    /// `StreamPart`s come in batches (`last` once, after the final one), and the replies are
-    /// streamed unless `stream` is `false` (the lifecycle hooks of `runWithTools` need the parts,
-    /// not the deltas); `traced` (a tracer provider is registered on this thread) adds the
-    /// trace parts lib/telemetry.js makes spans of, and `trace_only` sends those alone (nobody
-    /// reads the run's other parts).
-    #[napi(
-        catch_unwind,
-        ts_args_type = "requestJson: string, runId: number, control: RunControl, onParts?: (partsJson: string, last: boolean) => void, stream?: boolean, traced?: boolean, traceOnly?: boolean"
-    )]
-    #[allow(clippy::too_many_arguments)]
-    pub fn start(
-        &self,
-        env: &Env,
-        request_json: String,
-        run_id: u32,
-        control: &RunControl,
-        on_parts: Option<PartsFn>,
-        stream: Option<bool>,
-        traced: Option<bool>,
-        trace_only: Option<bool>,
-    ) -> Result<()> {
+    /// (unless its thread is shutting down). See [`RunStart`] for what it is given.
+    #[napi(catch_unwind)]
+    pub fn start(&self, env: &Env, run: RunStart) -> Result<()> {
+        let RunStart {
+            request_json,
+            run_id,
+            control,
+            on_parts,
+            stream,
+            traced,
+            trace_only,
+        } = run;
         crate::binding::logging::init_from_env();
         let registry = Registry::of(env)?.snapshot();
         let shared = control.shared.clone();

@@ -4,8 +4,10 @@
 
 use reqwest::StatusCode;
 
-use crate::engine::redact::Redactor;
-use crate::engine::{api, reply, schema};
+use crate::engine::run::model_reply;
+use crate::engine::tools::schema;
+use crate::engine::wire::client::attempt;
+use crate::engine::wire::redact::Redactor;
 
 /// A secret the API answer may echo; it must never reach the error's message.
 const FUZZ_SECRET: &str = "sk-ant-fuzz-0123456789";
@@ -14,8 +16,8 @@ const FUZZ_SECRET: &str = "sk-ant-fuzz-0123456789";
 /// the same bytes as an error body of a few statuses.
 pub fn api_response(body: &[u8]) {
     let secrets = Redactor::new([FUZZ_SECRET]);
-    if let Ok(message) = api::parse_message(body, &secrets) {
-        let _ = reply::read_content(&message.content);
+    if let Ok(message) = attempt::parse_message(body, &secrets) {
+        let _ = model_reply::read_content(&message.content);
     }
     for (status, code) in [
         (400u16, "invalid_request"),
@@ -23,10 +25,10 @@ pub fn api_response(body: &[u8]) {
         (529, "overloaded"),
     ] {
         let http = StatusCode::from_u16(status).expect("a valid status");
-        let error = secrets.error(api::http_error(
+        let error = secrets.error(attempt::http_error(
             http,
             body,
-            crate::engine::retry::Hint::None,
+            crate::engine::wire::retry::Hint::None,
             &secrets,
         ));
         // Whatever the body says, the status decides the code, and the message names it.

@@ -4,8 +4,8 @@
 
 mod support;
 
-use anthropic_tool_calling::engine::protocol::RawMessage;
-use anthropic_tool_calling::engine::run::run_observed;
+use anthropic_tool_calling::engine::run::main_loop::run_observed;
+use anthropic_tool_calling::engine::wire::protocol::RawMessage;
 use anthropic_tool_calling::engine::{ApiClient, ErrorCode, ToolInvocation, ToolOutcome};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};

@@ -1,5 +1,7 @@
 //! The house rules a reader relies on, checked so they keep holding: an error gets its code in
-//! `engine/error*` only, and no source file outgrows one sitting (tests aside).
+//! `engine/error*` only (no other code even names the `ErrorCode` type), and no source file
+//! outgrows one sitting (a file of tests aside: a module's tests longer than that go to its
+//! `tests.rs`). How the engine's files import one another is `tests/layers.rs`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -39,6 +41,29 @@ fn code_of(path: &Path) -> String {
     }
 }
 
+/// A source file whole, none of a file that is all tests.
+fn text_of(path: &Path) -> String {
+    if path.file_name().is_some_and(|n| n == "tests.rs") {
+        return String::new();
+    }
+    fs::read_to_string(path).unwrap()
+}
+
+/// Whether code names the type `ErrorCode` as a word. Another crate's type of that name
+/// (`rmcp`'s JSON-RPC code) is imported under a name of its own, and its `use` is not counted.
+fn names_error_code(code: &str) -> bool {
+    code.lines()
+        .filter(|line| !line.trim_start().starts_with("use rmcp::"))
+        .any(|line| {
+            line.match_indices("ErrorCode").any(|(at, _)| {
+                let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+                let before = line[..at].chars().next_back();
+                let after = line[at + "ErrorCode".len()..].chars().next();
+                !before.is_some_and(word) && !after.is_some_and(word)
+            })
+        })
+}
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -51,7 +76,9 @@ fn only_the_error_module_names_an_error_code() {
     let offenders: Vec<_> = rust
         .iter()
         .filter(|p| !p.starts_with(&error_home) && *p != &root().join("src/engine/error.rs"))
-        .filter(|p| code_of(p).contains("ErrorCode::"))
+        // The engine's public names: the type is re-exported for the crate's users.
+        .filter(|p| *p != &root().join("src/engine/mod.rs"))
+        .filter(|p| names_error_code(&code_of(p)))
         .collect();
     assert!(
         offenders.is_empty(),
@@ -70,7 +97,7 @@ fn no_source_file_is_longer_than_a_sitting() {
     let long: Vec<_> = sources
         .iter()
         .filter(|p| !p.components().any(|c| c.as_os_str() == "node_modules"))
-        .map(|p| (p, code_of(p).lines().count()))
+        .map(|p| (p, text_of(p).lines().count()))
         .filter(|(_, n)| *n > MAX_LINES)
         .collect();
     assert!(long.is_empty(), "split these by what they do: {long:?}");

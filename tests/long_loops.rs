@@ -4,7 +4,7 @@
 
 mod support;
 
-use anthropic_tool_calling::engine::run::run_observed;
+use anthropic_tool_calling::engine::run::main_loop::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, ErrorCode, RunEvent, RunOutput};
 use serde_json::json;
 use support::api::compaction_block;
@@ -95,7 +95,7 @@ async fn a_compaction_pause_is_continued_unchanged_joined_and_not_a_round() {
     }
 }
 
-fn value_of(m: &anthropic_tool_calling::engine::protocol::RawMessage) -> serde_json::Value {
+fn value_of(m: &anthropic_tool_calling::engine::wire::protocol::RawMessage) -> serde_json::Value {
     serde_json::from_str(m.get()).unwrap()
 }
 

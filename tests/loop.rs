@@ -5,7 +5,7 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anthropic_tool_calling::engine::config::DEFAULT_MAX_TOKENS;
+use anthropic_tool_calling::engine::run::config::DEFAULT_MAX_TOKENS;
 use anthropic_tool_calling::engine::{
     run, ApiClient, ErrorCode, ToolChoice, ToolInvocation, ToolOutcome,
 };
@@ -161,7 +161,7 @@ async fn the_history_can_be_sent_again_to_continue_the_chat() {
         .await
         .unwrap();
     let mut messages = first.messages;
-    messages.push(anthropic_tool_calling::engine::protocol::user_text(
+    messages.push(anthropic_tool_calling::engine::wire::protocol::user_text(
         "Thanks!",
     ));
     let second = run_once(&cfg, &[order], messages).await.unwrap();

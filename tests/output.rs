@@ -5,8 +5,8 @@
 
 mod support;
 
-use anthropic_tool_calling::engine::output::{Json, OutputFormat};
-use anthropic_tool_calling::engine::run::run_observed;
+use anthropic_tool_calling::engine::output::answer_format::{Json, OutputFormat};
+use anthropic_tool_calling::engine::run::main_loop::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, ErrorCode, RunConfig, RunError, RunOutput, Tool};
 use serde_json::json;
 use serde_json::value::RawValue;

@@ -7,7 +7,7 @@ mod support;
 use std::io::Write;
 use std::sync::{Mutex, Once};
 
-use anthropic_tool_calling::engine::run::run_observed;
+use anthropic_tool_calling::engine::run::main_loop::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, ErrorCode, RunConfig, RunError, RunEvent, Secret};
 use reqwest::header::{HeaderName, HeaderValue};
 use support::*;

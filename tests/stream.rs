@@ -6,9 +6,11 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use anthropic_tool_calling::engine::protocol::MessageResponse;
-use anthropic_tool_calling::engine::redact::Redactor;
-use anthropic_tool_calling::engine::stream::{read_reply, StreamError, StreamEvent, StreamFailure};
+use anthropic_tool_calling::engine::wire::protocol::MessageResponse;
+use anthropic_tool_calling::engine::wire::redact::Redactor;
+use anthropic_tool_calling::engine::wire::stream::{
+    read_reply, StreamError, StreamEvent, StreamFailure,
+};
 use anthropic_tool_calling::engine::ErrorCode;
 use serde_json::{json, Value};
 use support::{messages_request, Server, Step};

@@ -5,7 +5,7 @@
 
 mod support;
 
-use anthropic_tool_calling::engine::run::run_observed;
+use anthropic_tool_calling::engine::run::main_loop::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, RunConfig, RunError, RunOutput, Tool};
 use serde_json::{json, Value};
 use support::api;
@@ -43,7 +43,7 @@ async fn run_on(
 }
 
 mod protocol_message {
-    pub type Raw = anthropic_tool_calling::engine::protocol::RawMessage;
+    pub type Raw = anthropic_tool_calling::engine::wire::protocol::RawMessage;
 }
 
 /// Two tool rounds, then the answer.
@@ -216,7 +216,7 @@ async fn a_paused_turn_and_a_compaction_pause_continue_with_no_message() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_replayed_step_is_one_traced_request() {
-    use anthropic_tool_calling::engine::trace::Telemetry;
+    use anthropic_tool_calling::engine::trace::request::Telemetry;
     use anthropic_tool_calling::engine::RunEvent;
     let mut steps = two_rounds();
     steps[0] = steps[0].clone().thread_state(ThreadState::Lost);

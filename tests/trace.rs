@@ -6,10 +6,10 @@ mod support;
 
 use std::time::Duration;
 
-use anthropic_tool_calling::engine::events::CallOutcome;
-use anthropic_tool_calling::engine::run::run_observed;
-use anthropic_tool_calling::engine::settled::Why;
-use anthropic_tool_calling::engine::trace::{RequestTrace, Telemetry};
+use anthropic_tool_calling::engine::run::main_loop::run_observed;
+use anthropic_tool_calling::engine::trace::events::CallOutcome;
+use anthropic_tool_calling::engine::trace::events::Why;
+use anthropic_tool_calling::engine::trace::request::{RequestTrace, Telemetry};
 use anthropic_tool_calling::engine::{ApiClient, RunEvent};
 use serde_json::json;
 use support::*;

@@ -4,7 +4,7 @@
 
 mod support;
 
-use anthropic_tool_calling::engine::protocol::RawMessage;
+use anthropic_tool_calling::engine::wire::protocol::RawMessage;
 use anthropic_tool_calling::engine::ErrorCode;
 use serde_json::json;
 use support::*;

@@ -1,7 +1,7 @@
 // Type fixture for index.d.ts, checked by `tsc -p __test__/types` (types.test.mjs, in npm test).
 // Each `Expect<Equal<…>>` must hold; each `@ts-expect-error` line must be an error.
 import { z } from 'zod'
-import { registerTool, listTools, runWithTools, streamWithTools, registerMcpServer, unregisterMcpServer, ToolError, type InferToolInput, type McpConnectorServer, type McpServerOptions, type RunResult, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
+import { registerTool, listTools, runWithTools, streamWithTools, registerMcpServer, unregisterMcpServer, ToolError, createStore, type StoredThread, type Store, type InferToolInput, type McpConnectorServer, type McpServerOptions, type RunResult, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 function expect<T extends true>(): void {}
@@ -210,3 +210,19 @@ void registerMcpServer({ name: 'x', url: 'http://127.0.0.1/mcp', command: 'node'
 void registerMcpServer({ name: 'x', command: 'node', headers: {} })
 // @ts-expect-error needsApproval's function gets the tool name first
 void registerMcpServer({ name: 'x', command: 'node', needsApproval: (input: { a: number }) => input.a > 1 })
+
+// A store and a run in a stored thread.
+async function storeUse() {
+  const store: Store = createStore('postgres://app@127.0.0.1:5432/agents', { maxConnections: 5 })
+  const id = await store.createThread({ owner: 'u1', metadata: { title: 'Orders' } })
+  const r = await runWithTools('Where is order 4821?', { store, thread: { id, owner: 'u1' } })
+  if (r.error) expect<Equal<Extract<typeof r.error.code, 'thread_busy' | 'store_unavailable'>, 'thread_busy' | 'store_unavailable'>>()
+  await runWithTools({ approvals: [{ approvalId: 'apr_1_x', approved: true }] }, { store, thread: id })
+  const t = await store.getThread(id, { owner: 'u1' })
+  if (t) expect<Equal<typeof t.status, StoredThread['status']>>()
+  // @ts-expect-error a thread is a string or { id, owner }
+  await runWithTools('x', { store, thread: 5 })
+  // @ts-expect-error store options are named
+  createStore('sqlite::memory:', { pool: 3 })
+}
+void storeUse

@@ -29,6 +29,8 @@ const USER_ERROR_TEXT = Object.freeze({
   budget_exceeded: 'This request needed more work than allowed. Please try a simpler request.',
   output_validation_error: 'The reply did not come out in the expected form. Please try again.',
   unknown_error: 'Something went wrong. Please try again.',
+  store_unavailable: 'The conversation could not be saved right now. Please try again in a moment.',
+  thread_busy: 'This conversation is still answering. Please wait for it to finish.',
 })
 
 /** The API's stop reasons as the AI SDK's finish reasons. */

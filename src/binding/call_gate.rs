@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::tool::TimeLeft;
+use crate::engine::tools::tool::TimeLeft;
 use crate::engine::ToolCall;
 
 /// How a tool call ended, as the JS wrapper reports it.

@@ -54,7 +54,7 @@ pub fn js_failure(problem: JsProblem, detail: &str, option: Option<&str>) -> Run
         JsProblem::BadOutput => RunError::invalid_request(format!(
             "Option output {detail}. Nothing was sent."
         )),
-        JsProblem::OutputIssues => crate::engine::output::mismatch(detail),
+        JsProblem::OutputIssues => crate::engine::output::answer_format::mismatch(detail),
         JsProblem::Aborted => RunError::aborted(),
         JsProblem::OutputCheckThrew => RunError::output_invalid(format!(
             "The output schema's validate threw on the model's answer ({detail}), so the answer could not be checked. \
@@ -66,23 +66,22 @@ pub fn js_failure(problem: JsProblem, detail: &str, option: Option<&str>) -> Run
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ErrorCode;
 
     #[test]
     fn each_js_check_has_its_message() {
         let cases = [
-            (JsProblem::OptionsNotAnObject, "string x", None, ErrorCode::InvalidRequest, "options must be an object, got string x. Nothing was sent."),
-            (JsProblem::BadOption, "number 1", Some("signal"), ErrorCode::InvalidRequest, "Option signal must be an AbortSignal, got number 1. Nothing was sent."),
-            (JsProblem::BadOption, "an object", Some("onStepFinish"), ErrorCode::InvalidRequest, "Option onStepFinish must be a function, got an object. Nothing was sent."),
-            (JsProblem::NotJson, "Do not know how to serialize a BigInt", None, ErrorCode::InvalidRequest, "prompt and options must be JSON-serialisable (Do not know how to serialize a BigInt). Nothing was sent."),
-            (JsProblem::Internal, "boom", None, ErrorCode::UnknownError, "Internal error in anthropic-tool-calling: boom. Please report it."),
-            (JsProblem::BadOption, "number 1", Some("context"), ErrorCode::UnknownError, "Internal error in anthropic-tool-calling: option Some(\"context\") has no check. Please report it."),
-            (JsProblem::BadOutput, "is a zod 3 schema", None, ErrorCode::InvalidRequest, "Option output is a zod 3 schema. Nothing was sent."),
-            (JsProblem::OutputCheckThrew, "TypeError: boom", None, ErrorCode::OutputValidationError, "The output schema's validate threw on the model's answer (TypeError: boom), so the answer could not be checked. The answer is in error.text; what was thrown is error.cause."),
+            (JsProblem::OptionsNotAnObject, "string x", None, "invalid_request", "options must be an object, got string x. Nothing was sent."),
+            (JsProblem::BadOption, "number 1", Some("signal"), "invalid_request", "Option signal must be an AbortSignal, got number 1. Nothing was sent."),
+            (JsProblem::BadOption, "an object", Some("onStepFinish"), "invalid_request", "Option onStepFinish must be a function, got an object. Nothing was sent."),
+            (JsProblem::NotJson, "Do not know how to serialize a BigInt", None, "invalid_request", "prompt and options must be JSON-serialisable (Do not know how to serialize a BigInt). Nothing was sent."),
+            (JsProblem::Internal, "boom", None, "unknown_error", "Internal error in anthropic-tool-calling: boom. Please report it."),
+            (JsProblem::BadOption, "number 1", Some("context"), "unknown_error", "Internal error in anthropic-tool-calling: option Some(\"context\") has no check. Please report it."),
+            (JsProblem::BadOutput, "is a zod 3 schema", None, "invalid_request", "Option output is a zod 3 schema. Nothing was sent."),
+            (JsProblem::OutputCheckThrew, "TypeError: boom", None, "output_validation_error", "The output schema's validate threw on the model's answer (TypeError: boom), so the answer could not be checked. The answer is in error.text; what was thrown is error.cause."),
         ];
         for (problem, detail, option, code, message) in cases {
             let err = js_failure(problem, detail, option);
-            assert_eq!((err.code, err.message.as_str()), (code, message));
+            assert_eq!((err.code.as_str(), err.message.as_str()), (code, message));
         }
     }
 }

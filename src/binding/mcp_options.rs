@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::engine::mcp::{ServerConfig, Transport};
-use crate::engine::tool::kind_of;
+use crate::engine::tools::tool::kind_of;
 use crate::engine::Secret;
 
 /// The keys an options object may have (besides `needsApproval`, read in JS).

@@ -17,4 +17,5 @@ pub mod options;
 pub mod panics;
 pub mod part_batches;
 pub mod select_tools;
+pub mod stores;
 pub mod trace_parts;

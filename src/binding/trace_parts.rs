@@ -6,10 +6,12 @@
 use std::time::Instant;
 
 use super::clock::ms;
-use crate::engine::events::CallOutcome;
-use crate::engine::redact::Redactor;
-use crate::engine::result::{ToolCall, ToolOutput, Usage};
-use crate::engine::trace::{quoted, RequestTrace, Telemetry};
+use crate::engine::report::calls::{ToolCall, ToolOutput};
+use crate::engine::report::usage::Usage;
+use crate::engine::trace::events::CallOutcome;
+use crate::engine::trace::pending::quoted;
+use crate::engine::trace::request::{RequestTrace, Telemetry};
+use crate::engine::wire::redact::Redactor;
 
 /// How a run's batches carry its trace parts: its `telemetry`, and the secrets to take out of
 /// what the model wrote before it goes into a span.
@@ -192,16 +194,16 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::super::part_batches::batch_json;
-    use crate::engine::events::{CallOutcome, RunEvent};
-    use crate::engine::protocol::ApiUsage;
-    use crate::engine::result::{ToolCall, ToolOutput};
-    use crate::engine::settled::Why;
-    use crate::engine::trace::{Answered, Failed, RequestTrace, Settings, Telemetry};
+    use crate::engine::report::calls::{ToolCall, ToolOutput};
+    use crate::engine::report::usage::ApiUsage;
+    use crate::engine::trace::events::Why;
+    use crate::engine::trace::events::{CallOutcome, RunEvent};
+    use crate::engine::trace::request::{Answered, Failed, RequestTrace, Settings, Telemetry};
 
     fn tracing(record_content: bool) -> super::Traced {
         super::Traced {
             telemetry: Telemetry { record_content },
-            secrets: crate::engine::redact::Redactor::new(["sk-ant-secret"]),
+            secrets: crate::engine::wire::redact::Redactor::new(["sk-ant-secret"]),
             stream_parts: true,
         }
     }

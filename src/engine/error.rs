@@ -6,19 +6,24 @@
 //! [`RunError::internal`] … — which picks the code, records what is known (the status, the
 //! request id, the tool at fault) and writes the sentence that tells the user what to do.
 
-use std::time::Duration;
-
 use reqwest::StatusCode;
 use serde::Serialize;
 
-use super::result::{ToolCall, Usage};
+use crate::engine::report::calls::ToolCall;
+use crate::engine::report::usage::Usage;
 
 mod api_said;
 mod chain;
 mod code;
+mod wire_failures;
 
 pub use chain::{source_chain, Chain};
 pub use code::{twin_status, ErrorCode};
+
+/// A thread id as a message quotes it: at most 200 characters (the longest id taken).
+fn cut_id(id: &str) -> String {
+    id.chars().take(200).collect()
+}
 
 /// A run's failure: a code to branch on and a sentence for a person, plus what is known
 /// (the HTTP status, the request id, the tool at fault, the tool calls made so far).
@@ -157,101 +162,6 @@ impl RunError {
         )
     }
 
-    /// `unknown_error`: the API answered HTTP `status` with a body over `limit` bytes, which
-    /// was not read.
-    pub fn response_too_large(status: StatusCode, limit: usize) -> Self {
-        RunError::new(
-            ErrorCode::UnknownError,
-            format!("The Anthropic API sent a response body over {} MiB (HTTP {status}); it was not read.", limit >> 20),
-        )
-        .with_status(status)
-    }
-
-    /// `unknown_error`: a 2xx answer whose body is not a Messages API response (`why`).
-    pub fn not_a_message(status: StatusCode, why: &str) -> Self {
-        RunError::new(
-            ErrorCode::UnknownError,
-            format!("The Anthropic API answered HTTP {status} with a body that is not a Messages API response: {why}."),
-        )
-        .with_status(status)
-    }
-
-    /// `unknown_error`: the API answered with a redirect (to `location`, already quoted safe),
-    /// which we never follow: the key goes to baseURL and nowhere else.
-    pub fn redirected(status: StatusCode, location: Option<&str>) -> Self {
-        RunError::new(
-            ErrorCode::UnknownError,
-            format!(
-                "The Anthropic API answered HTTP {} (a redirect{}); redirects are not followed, so the API key goes to baseURL and nowhere else. Point baseURL at the API itself.",
-                status.as_u16(),
-                location.map(|to| format!(" to {to}")).unwrap_or_default()
-            ),
-        )
-        .with_status(status)
-    }
-
-    /// `network_error`: the request to `url` got no answer (timed out after `timeout`, could
-    /// not connect, or the connection failed), with the innermost cause named.
-    pub fn network(e: &reqwest::Error, url: &str, timeout: Duration) -> Self {
-        // reqwest's own sentence only repeats the URL, which the message names already.
-        let why = || source_chain(e, Chain::Causes);
-        let message = if e.is_timeout() {
-            format!("The request to {url} timed out after {} ms (timeoutMs). Try again, or raise timeoutMs.", timeout.as_millis())
-        } else if e.is_connect() {
-            format!(
-                "Could not connect to {url}: {}. Check ANTHROPIC_BASE_URL / baseURL and the network.",
-                why()
-            )
-        } else {
-            format!("The connection to {url} failed: {}. Try again.", why())
-        };
-        RunError::new(ErrorCode::NetworkError, message)
-    }
-
-    /// `network_error`: the connection failed (`why`) while a streamed reply was read.
-    pub fn stream_broken(why: &str) -> Self {
-        RunError::new(
-            ErrorCode::NetworkError,
-            format!("The connection failed while the streamed reply was read: {why}. Try again."),
-        )
-    }
-
-    /// `network_error`: a streamed reply ended before `message_stop`.
-    pub fn stream_ended() -> Self {
-        RunError::new(
-            ErrorCode::NetworkError,
-            "The stream ended before message_stop: the reply is incomplete. Try again.",
-        )
-    }
-
-    /// `unknown_error`: a streamed `content_block_delta` of a type we do not know, which cannot
-    /// be placed in the reply (dropping it would make the history differ).
-    pub fn unknown_delta(kind: &str) -> Self {
-        RunError::new(
-            ErrorCode::UnknownError,
-            format!("The Anthropic API streamed a content_block_delta of unknown type {kind:?}; it cannot be assembled into the reply, so the run stops rather than drop it. Update anthropic-tool-calling."),
-        )
-    }
-
-    /// `unknown_error`: a stream that is not a Messages API reply (`why`).
-    pub fn malformed_stream(why: &str) -> Self {
-        RunError::new(
-            ErrorCode::UnknownError,
-            format!("The Anthropic API sent a stream that is not a Messages API reply: {why}."),
-        )
-    }
-
-    /// `unknown_error`: a streamed reply grew over `limit` bytes and was not read to its end.
-    pub fn stream_too_large(limit: usize) -> Self {
-        RunError::new(
-            ErrorCode::UnknownError,
-            format!(
-                "The Anthropic API streamed a reply over {} MiB; it was not read to its end.",
-                limit >> 20
-            ),
-        )
-    }
-
     /// `unknown_error`: the model's reply cannot be used as it is (`message` says how).
     pub fn unknown(message: impl Into<String>) -> Self {
         RunError::new(ErrorCode::UnknownError, message)
@@ -262,6 +172,26 @@ impl RunError {
         RunError::new(
             ErrorCode::Aborted,
             "The run was aborted by its AbortSignal.",
+        )
+    }
+
+    /// `store_unavailable`: the store could not be reached or used; `what` says what failed,
+    /// with its URL quoted without a password.
+    pub fn store_unavailable(what: &str) -> Self {
+        RunError::new(
+            ErrorCode::StoreUnavailable,
+            format!("The store failed: {what}. Check that the database is up and reachable, then send the message again."),
+        )
+    }
+
+    /// `thread_busy`: another run holds the thread; nothing was sent.
+    pub fn thread_busy(id: &str) -> Self {
+        RunError::new(
+            ErrorCode::ThreadBusy,
+            format!(
+                "Another run is going on in thread {:?}; nothing was sent. Wait for it to end (or stop it), then send the message again.",
+                cut_id(id)
+            ),
         )
     }
 
@@ -354,6 +284,7 @@ impl std::error::Error for RunError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn an_api_error_says_how_it_arrived_what_the_api_said_and_what_to_do() {

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anthropic_tool_calling::engine::approval::{Always, Decision, PendingApproval, Signer};
-use anthropic_tool_calling::engine::protocol::{self, RawMessage};
+use anthropic_tool_calling::engine::tools::approval::{Always, Decision, PendingApproval, Signer};
+use anthropic_tool_calling::engine::wire::protocol::{self, RawMessage};
 use anthropic_tool_calling::engine::{
     run, ApiClient, RunConfig, RunError, RunEvent, RunOutput, Secret, Tool, ToolExecutor,
     ToolInvocation, ToolOutcome,

@@ -21,9 +21,8 @@ export default async function Page() {
       <header>
         <nav className="nav">
           <strong>Ask (server action)</strong> ·{' '}
-          <Link href="/chat" prefetch={false}>
-            Chat (streaming)
-          </Link>
+          {/* A plain link: /chat/new makes a chat for this browser, so it must not be prefetched. */}
+          <a href="/chat/new">Chat (streaming)</a>
         </nav>
         <h1>Order assistant</h1>
         <p className="lead">

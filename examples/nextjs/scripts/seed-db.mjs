@@ -29,6 +29,7 @@ const orders = [
   ['2468', 'Elena Martín', 'Sleeping bag', 'delivered', 'UPS', null, day(-3)],
   ['3141', 'Fabio Rossi', 'Water filter', 'delivered', 'DHL', null, day(-20)],
   ['6060', 'Gina Torres', 'Hiking poles', 'delivered', 'SEUR', null, day(-7)],
+  ['8080', 'Hugo Navarro', 'Tent', 'delivered', 'UPS', null, day(-5)],
 ]
 
 mkdirSync(dirname(file), { recursive: true })

@@ -11,7 +11,7 @@ use napi_derive::napi;
 use super::registry::{Approval, Registry};
 use super::tool_bridge::ApprovalFn;
 use crate::binding::mcp_options;
-use crate::engine::mcp::catalog::ToolsChanged;
+use crate::engine::mcp::server::ToolsChanged;
 use crate::engine::mcp::McpServer;
 
 /// Connects to an MCP server, lists its tools and registers them; resolves with their names.

@@ -6,4 +6,5 @@ pub mod js_text;
 pub mod mcp;
 pub mod registry;
 pub mod run;
+pub mod store;
 pub mod tool_bridge;

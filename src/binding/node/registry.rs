@@ -8,8 +8,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::tool_bridge::{ApprovalFn, CancelFn, JsApproval, JsTool, ToolFn};
 use crate::binding::call_gate::RunShared;
-use crate::engine::approval;
 use crate::engine::mcp::Catalog;
+use crate::engine::tools::approval;
 use crate::engine::{Tool, ToolSpec};
 
 /// Whether a registered tool's calls need a person's yes first (`needsApproval`).

@@ -21,9 +21,9 @@ use crate::binding::panics::catch_panics;
 use crate::binding::part_batches::{forward, ChannelSink};
 use crate::binding::select_tools;
 use crate::binding::trace_parts::Traced;
-use crate::engine::protocol::RawMessage;
-use crate::engine::redact::Redactor;
-use crate::engine::result::ToolOutput;
+use crate::engine::report::calls::ToolOutput;
+use crate::engine::wire::protocol::RawMessage;
+use crate::engine::wire::redact::Redactor;
 use crate::engine::{ApiClient, EventSink, RunError, RunOutput, ToolCall};
 
 /// One HTTP client, and so one keep-alive pool, per process. One that cannot be built is a bug
@@ -154,18 +154,43 @@ async fn run_on(
     shared: &RunShared,
     sink: Option<&ChannelSink>,
 ) -> Result<RunOutput, RunError> {
-    tokio::select! {
-        biased;
-        _ = registry.shutdown.cancelled() => Err(RunError::thread_shutting_down()),
-        result = crate::engine::run::run_observed(
-            client,
-            &request.config,
-            tools,
-            request.messages,
-            &shared.abort,
-            sink.map(|s| s as &dyn EventSink),
-        ) => result,
-    }
+    let events = sink.map(|s| s as &dyn EventSink);
+    let Some(thread) = request.thread else {
+        return tokio::select! {
+            biased;
+            _ = registry.shutdown.cancelled() => Err(RunError::thread_shutting_down()),
+            result = crate::engine::run::main_loop::run_observed(
+                client,
+                &request.config,
+                tools,
+                request.messages,
+                &shared.abort,
+                events,
+            ) => result,
+        };
+    };
+    // A run in a stored thread lets go of it however it ends: a terminated worker aborts it
+    // (through its signal) rather than dropping it holding the thread.
+    let shutdown = registry.shutdown.clone();
+    let abort = shared.abort.clone();
+    let watch = tokio::spawn(async move {
+        shutdown.cancelled().await;
+        abort.cancel();
+    });
+    let run_id = format!("run_{}", crate::engine::store::random_id());
+    let result = crate::engine::store::run_in_thread(
+        client,
+        &request.config,
+        tools,
+        request.messages,
+        &shared.abort,
+        events,
+        thread,
+        run_id,
+    )
+    .await;
+    watch.abort();
+    result
 }
 
 /// What a run ends with (`RunChannel`'s function), as JSON text for `JSON.parse` in JS (one

@@ -23,8 +23,8 @@ pub use crate::binding::call_gate::{ReplyKind, ToolReply};
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::engine::approval::ApprovalPolicy;
-use crate::engine::tool::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
+use crate::engine::tools::tool::ApprovalPolicy;
+use crate::engine::tools::tool::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
 
 /// `(inputJson, toolUseId, runId) => void`; the wrapper settles the call through its run's
 /// `RunControl.settle(toolUseId, kind, content)`.

@@ -6,7 +6,7 @@ use serde_json::value::RawValue;
 
 use super::list::RunOptions;
 use super::read::Given;
-use crate::engine::api_version::{
+use crate::engine::wire::api_version::{
     has_removals, is_version_date, CURRENT, LEGACY, REMOVED_FIELDS, REMOVED_IN,
 };
 use crate::engine::RunError;

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::read::{bad, env_str, Given};
-use crate::engine::approval::{Decision, Signer, DEFAULT_APPROVAL_TTL};
-use crate::engine::feedback as fb;
-use crate::engine::secret::MIN_APPROVAL_SECRET_CHARS;
+use crate::engine::run::feedback as fb;
+use crate::engine::tools::approval::{Decision, Signer, DEFAULT_APPROVAL_TTL};
+use crate::engine::wire::secret::MIN_APPROVAL_SECRET_CHARS;
 use crate::engine::{RunError, Secret};
 
 /// `approvalSecret`, else `ANTHROPIC_TOOL_CALLING_SECRET`. A short one is refused whether or not

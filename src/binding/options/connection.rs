@@ -7,7 +7,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::Value;
 
 use super::read::{bad_kind, env_str, Given};
-use crate::engine::redact::shown_url;
+use crate::engine::wire::redact::shown_url;
 use crate::engine::{RunError, Secret};
 
 /// Headers the `headers` option may not replace.

@@ -1,7 +1,8 @@
-//! Every option `runWithTools` takes, listed once: [`RunOptions`], the options that cross from
-//! JS as JSON, and [`JS_ONLY`], the ones the JS layer keeps (JS values: a signal, the context, the
-//! hooks). Together they make the unknown-option message, and a test holds them to the keys of
-//! `RunOptions` in index.d.ts.
+//! Every option `runWithTools` takes, as the code knows it: [`RunOptions`], the options that cross
+//! from JS as JSON, and [`JS_ONLY`], the ones the JS layer keeps (JS values: a signal, the
+//! context, the hooks). Together they make the unknown-option message. What each option is, does
+//! and defaults to is written once, in `options.json` next to this file (index.d.ts's `RunOptions`
+//! and docs/options.md are made from it); a test holds these lists, in order, to that table.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -11,17 +12,18 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::read::Given;
+use crate::engine::tools::schema::nearest;
 use crate::engine::RunError;
 
 /// Declares [`RunOptions`] with one [`Given`] field per option, its list of names, and the
 /// reading of the options object that fills it: one pass, every value borrowed as the JSON text
 /// it came as, any other key kept as unknown.
 macro_rules! run_options {
-    ($($(#[$doc:meta])* $field:ident: $name:literal,)*) => {
+    ($($field:ident: $name:literal,)*) => {
         /// The options that cross from JS as JSON (everything but [`JS_ONLY`]), each as the
-        /// caller gave it. Each says what it does and what it is when not given.
+        /// caller gave it. What each does and what it is when not given: `options.json`.
         pub struct RunOptions<'a> {
-            $($(#[$doc])* pub $field: Given<'a>,)*
+            $(#[doc = concat!("The `", $name, "` option.")] pub $field: Given<'a>,)*
             /// The first key, in sorted order, that names no option.
             pub unknown: Option<String>,
         }
@@ -68,109 +70,50 @@ macro_rules! run_options {
 }
 
 run_options! {
-    /// The model. Default: `ANTHROPIC_MODEL`, else `DEFAULT_MODEL`.
     model: "model",
-    /// `max_tokens` of each request. Default 4096.
     max_tokens: "maxTokens",
-    /// The system prompt: a string or text blocks, sent as given. Default: none.
     system: "system",
-    /// Sent as `temperature`, from 0 to 1, under `apiVersion` `"2023-06-01"` only: API version
-    /// 2026-10-21 removed it. Default: the API's.
     temperature: "temperature",
-    /// Sent as `tool_choice`, as given. Default: the API's (`auto`).
     tool_choice: "toolChoice",
-    /// Names of the registered tools to offer in this run. Default: all.
     tools: "tools",
-    /// Tool rounds allowed. Default 5.
     max_tool_iterations: "maxToolIterations",
-    /// `"error"` (default): a tool request after `maxToolIterations` rounds ends the run with
-    /// `max_iterations_exceeded`. `"answer"`: those calls are not run and one more request
-    /// without tools gets the answer.
     on_max_iterations: "onMaxIterations",
-    /// `"stop"` (default): the first tool failure ends the run. `"continue"`: the model is told.
     on_tool_error: "onToolError",
-    /// With `"continue"`: how often one identical call may fail before it is no longer run.
-    /// Default 2.
     max_tool_failures: "maxToolFailures",
-    /// The time a tool call may take, counted from when JS begins it. Default: none.
     tool_timeout_ms: "toolTimeoutMs",
-    /// Run the tool calls of one reply concurrently. Default true; `false`: one by one, in order.
     parallel_tool_calls: "parallelToolCalls",
-    /// A token budget for the whole run: the input (cache included) and output of every
-    /// request. Default: none.
     max_total_tokens: "maxTotalTokens",
-    /// How often one identical call (same name, same input) may succeed in a run before it is
-    /// no longer run. Default: none (a polling tool repeats itself on purpose).
     max_identical_calls: "maxIdenticalCalls",
-    /// Sent as `x-api-key`. Default: `ANTHROPIC_API_KEY` (read only when neither key option is
-    /// given).
     api_key: "apiKey",
-    /// Sent as `Authorization: Bearer`. Default: `ANTHROPIC_AUTH_TOKEN` (as for `apiKey`).
     auth_token: "authToken",
-    /// Where requests go, without `/v1`. Default: `ANTHROPIC_BASE_URL`, else
-    /// `https://api.anthropic.com`.
     base_url: "baseURL",
-    /// The `anthropic-version` header, a version date `YYYY-MM-DD` sent as given. Default
-    /// `2026-10-21`; `2023-06-01` keeps `temperature`, `topP` and `topK`, which it removed.
     api_version: "apiVersion",
-    /// Retries of a failed API request. Default 2.
     max_retries: "maxRetries",
-    /// The time one API request may take. Default 600000 (ten minutes).
     timeout_ms: "timeoutMs",
-    /// Server tool definitions (web search, code execution …), sent after the client tools.
-    /// Default: none.
     server_tools: "serverTools",
-    /// Remote MCP servers Anthropic's API connects to (the MCP connector): `[{ name, url,
-    /// authorizationToken?, tools? }]`, sent as `mcp_servers` with one `mcp_toolset` tool each.
-    /// Default: none.
     mcp_servers: "mcpServers",
-    /// Sent as the `anthropic-beta` header, comma-joined. Default: none.
     betas: "betas",
-    /// Extra request headers; the loop's own (credentials, version, content type) are refused.
-    /// Default: none.
     headers: "headers",
-    /// Merged into the request body last; the loop's own fields are refused. Default: none.
     extra_body: "extraBody",
-    /// Keep the conversation on the API (its Threads): each request after the first sends only
-    /// the new turn. Default true; `false` sends the whole history every request.
     api_threads: "apiThreads",
-    /// A code-execution container to continue in. Default: none.
     container: "container",
-    /// The person's answers to an earlier run's pending approvals. Default: none.
     approvals: "approvals",
-    /// Signs approval ids. Default: `ANTHROPIC_TOOL_CALLING_SECRET`; at least 32 characters.
     approval_secret: "approvalSecret",
-    /// How long an approval id stays valid. Default 24 hours.
     approval_ttl_ms: "approvalTtlMs",
-    /// The user's or the chat's id, bound into every approval id this run issues. Default: none
-    /// (`""` is bound).
     approval_scope: "approvalScope",
-    /// Sent as `thinking`. Default: none.
     thinking: "thinking",
-    /// Sent as `stop_sequences`. Default: none.
     stop_sequences: "stopSequences",
-    /// Sent as `top_p`, under `apiVersion` `"2023-06-01"` only. Default: none.
     top_p: "topP",
-    /// Sent as `top_k`, under `apiVersion` `"2023-06-01"` only. Default: none.
     top_k: "topK",
-    /// Sent as `metadata`. Default: none.
     metadata: "metadata",
-    /// Sent as `service_tier`. Default: none.
     service_tier: "serviceTier",
-    /// Sent as the top-level `cache_control` (automatic prompt caching). Default: none.
     cache_control: "cacheControl",
-    /// Sent as `output_config`. Default: none.
     output_config: "outputConfig",
-    /// Sent as `context_management`. Default: none.
     context_management: "contextManagement",
-    /// The shape of the answer: a JSON Schema (the JS layer turns a Standard Schema into its
-    /// JSON Schema), sent as `output_config.format` and the answer checked against it.
-    /// Default: none.
     output: "output",
-    /// Tracing where an OpenTelemetry tracer provider is registered: `false` makes no spans,
-    /// `{ recordContent: true }` puts the messages, tool inputs and outputs in them. Default:
-    /// spans without content.
     telemetry: "telemetry",
+    store: "store",
+    thread: "thread",
 }
 
 impl RunOptions<'_> {
@@ -239,22 +182,19 @@ pub struct JsOption {
     pub name: &'static str,
     /// What its value must be.
     pub kind: JsKind,
-    /// What it does, and what it is when not given.
-    pub doc: &'static str,
 }
 
-const fn js(name: &'static str, kind: JsKind, doc: &'static str) -> JsOption {
-    JsOption { name, kind, doc }
+const fn js(name: &'static str, kind: JsKind) -> JsOption {
+    JsOption { name, kind }
 }
 
-/// The options the JS layer keeps, in the order it checks them: one line each.
-#[rustfmt::skip]
+/// The options the JS layer keeps, in the order it checks them.
 pub const JS_ONLY: &[JsOption] = &[
-    js("signal", JsKind::AbortSignal, "Stops the run; it resolves with code `aborted`. Default: none."),
-    js("context", JsKind::Any, "Handed to every `execute` as `ctx.context`. Default: undefined."),
-    js("onToolCall", JsKind::Hook, "Called before each `execute`. Default: none."),
-    js("onToolResult", JsKind::Hook, "Called after each tool call settles. Default: none."),
-    js("onStepFinish", JsKind::Hook, "Called after each step: a reply and its tool calls. Default: none."),
+    js("signal", JsKind::AbortSignal),
+    js("context", JsKind::Any),
+    js("onToolCall", JsKind::Hook),
+    js("onToolResult", JsKind::Hook),
+    js("onStepFinish", JsKind::Hook),
 ];
 
 /// Every option's name: those that cross as JSON, then those JS keeps.
@@ -265,11 +205,16 @@ pub fn all_names() -> impl Iterator<Item = &'static str> {
         .chain(JS_ONLY.iter().map(|o| o.name))
 }
 
-/// The refusal of a key that names no option, listing every option there is.
+/// The refusal of a key that names no option: the option it nearly spells, if one is close, and
+/// every option there is.
 pub fn unknown_option(key: &str) -> RunError {
     let known: Vec<&str> = all_names().collect();
+    let hint = match nearest(key, known.iter().copied()) {
+        Some(near) => format!(" Did you mean {near:?}?"),
+        None => String::new(),
+    };
     RunError::invalid_request(format!(
-        "Unknown option {key:?}. Known options: {}. Nothing was sent.",
+        "Unknown option {key:?}.{hint} Known options: {}. Nothing was sent.",
         known.join(", ")
     ))
 }

@@ -7,16 +7,17 @@
 //! borrowed views and kept as the JSON text it came as (`RawValue`): keys keep their order, byte
 //! for byte.
 
+mod api_mcp_servers;
 mod api_version;
 mod approvals;
 mod betas;
 mod connection;
 pub mod list;
-mod mcp_servers;
 mod output;
 mod prompt;
 pub mod read;
 mod telemetry;
+mod thread;
 mod wire;
 
 use std::collections::BTreeMap;
@@ -27,9 +28,9 @@ use serde_json::Value;
 
 use self::list::{unknown_option, RunOptions};
 use self::read::{env_str, value};
-use crate::engine::config::{DEFAULT_BASE_URL, DEFAULT_MODEL};
-use crate::engine::protocol::RawMessage;
-use crate::engine::tool::kind_of;
+use crate::engine::run::config::{DEFAULT_BASE_URL, DEFAULT_MODEL};
+use crate::engine::tools::tool::kind_of;
+use crate::engine::wire::protocol::RawMessage;
 use crate::engine::{OnMaxIterations, OnToolError, RunConfig, RunError};
 
 /// A checked run request.
@@ -40,6 +41,8 @@ pub struct RunRequest {
     pub messages: Vec<RawMessage>,
     /// The `tools` option: names of registered tools to offer; `None` offers all.
     pub tool_names: Option<Vec<String>>,
+    /// The stored thread the run goes on in (`store` and `thread`).
+    pub thread: Option<crate::engine::store::ThreadRef>,
 }
 
 /// What the JS layer sends: `{ prompt, options, env }`, read without re-encoding anything.
@@ -67,12 +70,22 @@ pub fn parse_request(json: &str) -> Result<RunRequest, RunError> {
         })?,
         _ => RunOptions::default(),
     };
-    let prompt = prompt::parse_prompt(incoming.prompt)?;
+    // In a stored thread an empty prompt resumes a pause (with `approvals`): the history is the
+    // store's, so there is nothing else to send.
+    let resumes_thread =
+        options.thread.raw().is_some() && incoming.prompt.is_some_and(|p| p.get().trim() == "[]");
+    let prompt = if resumes_thread {
+        prompt::Prompt::default()
+    } else {
+        prompt::parse_prompt(incoming.prompt)?
+    };
     let (config, tool_names) = parse_options(&options, &incoming.env, &prompt)?;
+    let thread = thread::thread(options.store, options.thread)?;
     Ok(RunRequest {
         config,
         messages: prompt.messages,
         tool_names,
+        thread,
     })
 }
 
@@ -151,7 +164,7 @@ fn parse_options(
     cfg.approval_scope = o.approval_scope.string()?.unwrap_or_default();
     cfg.extra_body = wire::extra_body(o.extra_body)?;
     api_version::removed_fields(&cfg.extra_body, &cfg.api.api_version)?;
-    cfg.mcp_servers = mcp_servers::mcp_servers(o.mcp_servers, &cfg.extra_body)?;
+    cfg.mcp_servers = api_mcp_servers::mcp_servers(o.mcp_servers, &cfg.extra_body)?;
     let tokens = cfg
         .mcp_servers
         .iter()

@@ -2,8 +2,8 @@
 //! `output_config` beside `outputConfig`'s own keys (`effort`, `task_budget`).
 
 use super::read::Given;
-use crate::engine::fields::Fields;
-use crate::engine::output::{Json, OutputFormat};
+use crate::engine::json::ordered_fields::Fields;
+use crate::engine::output::answer_format::{Json, OutputFormat};
 use crate::engine::{RunConfig, RunError};
 
 /// Reads `output` into `cfg` (after the pass-through fields and `extraBody`): the format joins

@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::read::value;
-use crate::engine::protocol::{self, RawMessage};
-use crate::engine::tool::kind_of;
+use crate::engine::tools::tool::kind_of;
+use crate::engine::wire::protocol::{self, RawMessage};
 use crate::engine::RunError;
 
 /// A message of the prompt, seen through borrowed fields only.
@@ -29,6 +29,7 @@ struct BlockView<'a> {
 }
 
 /// The prompt, read: the history the run starts from.
+#[derive(Default)]
 pub struct Prompt {
     /// Its messages, each as the JSON text it came as.
     pub messages: Vec<RawMessage>,

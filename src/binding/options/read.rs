@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::engine::tool::kind_of;
+use crate::engine::tools::tool::kind_of;
 use crate::engine::{RunError, Secret};
 
 /// One option as the caller gave it: its name, for messages, and its JSON text (`None` when

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::read::Given;
-use crate::engine::trace::Telemetry;
+use crate::engine::trace::request::Telemetry;
 use crate::engine::RunError;
 
 /// `true`, `false` or `{ recordContent?: boolean }`; absent is traced without content.

@@ -434,14 +434,35 @@ fn an_unknown_option_is_told_every_known_one() {
     );
     assert_eq!(
         err.message,
-        "Unknown option \"approvalz\". Known options: model, maxTokens, system, temperature, \
+        "Unknown option \"approvalz\". Did you mean \"approvals\"? Known options: model, maxTokens, system, temperature, \
          toolChoice, tools, maxToolIterations, onMaxIterations, onToolError, maxToolFailures, \
          toolTimeoutMs, parallelToolCalls, maxTotalTokens, maxIdenticalCalls, apiKey, authToken, baseURL, apiVersion, maxRetries, \
          timeoutMs, serverTools, mcpServers, betas, headers, extraBody, apiThreads, container, approvals, approvalSecret, \
          approvalTtlMs, approvalScope, thinking, stopSequences, topP, topK, metadata, serviceTier, \
-         cacheControl, outputConfig, contextManagement, output, telemetry, signal, context, onToolCall, \
+         cacheControl, outputConfig, contextManagement, output, telemetry, store, thread, signal, context, onToolCall, \
          onToolResult, onStepFinish. Nothing was sent."
     );
+    // Only a close name is offered.
+    for (typo, near) in [
+        ("maxToken", "maxTokens"),
+        ("max_tokens", "maxTokens"),
+        ("maxtokens", "maxTokens"),
+        ("base_url", "baseURL"),
+        ("onToolCal", "onToolCall"),
+    ] {
+        let err = refused(&format!(r#"{{"{typo}":1}}"#), "Unknown option");
+        assert!(
+            err.message.starts_with(&format!(
+                "Unknown option {typo:?}. Did you mean {near:?}? Known options: model, "
+            )),
+            "{}",
+            err.message
+        );
+    }
+    let far = refused(r#"{"zeta":1}"#, "Unknown option");
+    assert!(far
+        .message
+        .starts_with("Unknown option \"zeta\". Known options: model, "));
     // A key with escapes is read too, and names no option.
     refused(
         r#"{"max\u0054okens":5,"a\"b":1}"#,
@@ -527,4 +548,84 @@ fn api_threads_is_on_unless_turned_off() {
     assert!(on.config.api_threads);
     let off = parse(r#"{"prompt":"hi","options":{"apiThreads":false}}"#).unwrap();
     assert!(!off.config.api_threads);
+}
+
+/// One row of the table of options, `options.json`, as far as the code checks it.
+#[derive(serde::Deserialize)]
+struct Row {
+    name: String,
+    default: String,
+    #[serde(default)]
+    js: Option<String>,
+}
+
+fn table() -> Vec<Row> {
+    serde_json::from_str(include_str!("options.json")).expect("options.json is a table")
+}
+
+#[test]
+fn the_code_lists_the_options_of_the_table_in_its_order() {
+    let rows = table();
+    let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(list::all_names().collect::<Vec<_>>(), names);
+    let marked: Vec<(&str, &str)> = rows
+        .iter()
+        .filter_map(|r| Some((r.name.as_str(), r.js.as_deref()?)))
+        .collect();
+    let kept: Vec<(&str, &str)> = list::JS_ONLY
+        .iter()
+        .map(|o| {
+            let kind = match o.kind {
+                list::JsKind::Any => "any",
+                list::JsKind::AbortSignal => "abort_signal",
+                list::JsKind::Hook => "hook",
+            };
+            (o.name, kind)
+        })
+        .collect();
+    assert_eq!(kept, marked);
+}
+
+#[test]
+fn the_defaults_of_the_table_are_the_ones_applied() {
+    let rows = table();
+    // The first `code` of a default: the value itself, where it is one.
+    let default = |name: &str| -> String {
+        let row = rows.iter().find(|r| r.name == name).expect(name);
+        let text = row.default.split('`').nth(1).unwrap_or(&row.default);
+        text.to_owned()
+    };
+    let r = parse(r#"{"prompt":"hi","env":{"ANTHROPIC_API_KEY":"k"}}"#).unwrap();
+    let c = &r.config;
+    assert_eq!(default("maxTokens"), c.max_tokens.to_string());
+    assert_eq!(
+        default("maxToolIterations"),
+        c.max_tool_iterations.to_string()
+    );
+    assert_eq!(default("maxToolFailures"), c.max_tool_failures.to_string());
+    assert_eq!(default("maxRetries"), c.api.max_retries.to_string());
+    assert_eq!(default("timeoutMs"), c.api.timeout.as_millis().to_string());
+    assert_eq!(
+        default("parallelToolCalls"),
+        c.parallel_tool_calls.to_string()
+    );
+    assert_eq!(default("apiThreads"), c.api_threads.to_string());
+    assert_eq!(default("apiVersion"), format!("{:?}", c.api.api_version));
+    let on_tool_error = match c.on_tool_error {
+        OnToolError::Stop => "\"stop\"",
+        OnToolError::Continue => "\"continue\"",
+    };
+    assert_eq!(default("onToolError"), on_tool_error);
+    let on_max_iterations = match c.on_max_iterations {
+        OnMaxIterations::Error => "\"error\"",
+        OnMaxIterations::Answer => "\"answer\"",
+    };
+    assert_eq!(default("onMaxIterations"), on_max_iterations);
+    let ttl = crate::engine::tools::approval::DEFAULT_APPROVAL_TTL.as_millis();
+    assert_eq!(default("approvalTtlMs"), ttl.to_string());
+    assert_eq!(c.model, DEFAULT_MODEL);
+    assert_eq!(default("model"), "ANTHROPIC_MODEL");
+    let base_url = rows.iter().find(|r| r.name == "baseURL").unwrap();
+    assert!(base_url.default.contains(&format!("`{DEFAULT_BASE_URL}`")));
+    assert_eq!(default("approvalSecret"), "ANTHROPIC_TOOL_CALLING_SECRET");
 }

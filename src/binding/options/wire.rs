@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::list::RunOptions;
 use super::read::{bad, value, Given};
-use crate::engine::fields::Fields;
+use crate::engine::json::ordered_fields::Fields;
 use crate::engine::{RunError, ToolChoice};
 
 /// Body fields `extraBody` may not replace: the loop owns them.

@@ -34,6 +34,10 @@ pub enum ErrorCode {
     BudgetExceeded,
     /// With `output`: the final answer is not JSON, or does not match the schema.
     OutputValidationError,
+    /// The store (`createStore`) could not be reached or used.
+    StoreUnavailable,
+    /// Another run holds the thread.
+    ThreadBusy,
     /// Anything else: other 5xx, a body that is not the expected JSON, a panic.
     UnknownError,
 }
@@ -54,6 +58,8 @@ impl ErrorCode {
             ErrorCode::Aborted => "aborted",
             ErrorCode::BudgetExceeded => "budget_exceeded",
             ErrorCode::OutputValidationError => "output_validation_error",
+            ErrorCode::StoreUnavailable => "store_unavailable",
+            ErrorCode::ThreadBusy => "thread_busy",
             ErrorCode::UnknownError => "unknown_error",
         }
     }

@@ -3,8 +3,8 @@
 
 use std::sync::Weak;
 
-use super::super::tool::{ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
 use super::server::McpServer;
+use crate::engine::tools::tool::{ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
 
 /// Runs one tool of one server. It holds the server weakly: a run that outlives
 /// `unregisterMcpServer` fails the calls it still makes instead of keeping the session open.

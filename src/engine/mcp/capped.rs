@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex};
 
 use futures::stream::{BoxStream, StreamExt};
 use reqwest_mcp::header::{HeaderName, HeaderValue};
+use rmcp::model::ErrorCode as JsonRpcCode;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, RequestId, ServerJsonRpcMessage,
+    ClientJsonRpcMessage, ClientRequest, ErrorData, RequestId, ServerJsonRpcMessage,
 };
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
@@ -107,7 +108,7 @@ pub(super) fn answered(data: &str) -> Option<RequestId> {
 /// Our answer to a `tools/list` whose answer was too large.
 pub(super) fn too_large(id: RequestId) -> ServerJsonRpcMessage {
     ServerJsonRpcMessage::error(
-        ErrorData::new(ErrorCode(LISTING_TOO_LARGE_CODE), LISTING_TOO_LARGE, None),
+        ErrorData::new(JsonRpcCode(LISTING_TOO_LARGE_CODE), LISTING_TOO_LARGE, None),
         Some(id),
     )
 }

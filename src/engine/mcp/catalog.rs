@@ -5,10 +5,10 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::super::tool::Tool;
 use super::call::McpCall;
 use super::listing::{quoted, Listed};
-use super::server::McpServer;
+use super::server::{McpServer, ToolsChanged};
+use crate::engine::tools::tool::Tool;
 
 /// The MCP servers of one JS thread and the names its JS tools hold. `A` is what the binding
 /// keeps with each server (its approval policy), taken in the same step as the tools so that a
@@ -26,14 +26,6 @@ struct Entry<A> {
     server: Arc<McpServer>,
     tools: Vec<Tool>,
     extra: A,
-}
-
-/// Told by a server's session when its tools changed (the catalog, seen from the server).
-pub trait ToolsChanged: Send + Sync {
-    /// Replaces the tools of `server` with `listed`, skipping names another owner holds; the
-    /// skipped ones, each with why. `None` for a server not (or no longer, or not yet) in the
-    /// catalog: a later one of the same name is another server.
-    fn update(&self, server: &McpServer, listed: Vec<Listed>) -> Option<Vec<String>>;
 }
 
 impl<A> Default for Catalog<A> {

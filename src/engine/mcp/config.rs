@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use super::super::redact::{of_header, of_url, shown_url};
-use super::super::secret::Secret;
+use crate::engine::wire::redact::{of_header, of_url, shown_url};
+use crate::engine::wire::secret::Secret;
 
 /// How long connecting, initialising and listing the tools may take together before
 /// `registerMcpServer` gives up (a server that accepts the connection and never answers would

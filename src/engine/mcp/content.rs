@@ -16,7 +16,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::super::tool::ToolOutcome;
+use crate::engine::tools::tool::ToolOutcome;
 
 /// The image types the Messages API takes.
 const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];

@@ -8,10 +8,10 @@ use rmcp::RoleClient;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::super::redact::Redactor;
 use super::capped::{LISTING_TOO_LARGE, LISTING_TOO_LARGE_CODE};
 use super::config::{MAX_LISTING_BYTES, MAX_LIST_PAGES, MAX_SCHEMA_BYTES, MAX_TOOL_BYTES};
 use super::connect::plain;
+use crate::engine::wire::redact::Redactor;
 
 /// A server's tools as listed.
 #[derive(Default)]

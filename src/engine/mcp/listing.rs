@@ -3,9 +3,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::super::tool::{valid_name, ToolSpec};
 use super::config::ServerConfig;
 use super::list::Listing;
+use crate::engine::tools::tool::{valid_name, ToolSpec};
 
 /// One of a server's tools as the engine offers it.
 #[derive(Clone)]

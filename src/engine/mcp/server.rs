@@ -13,14 +13,21 @@ use rmcp::RoleClient;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::super::redact::Redactor;
-use super::super::tool::ToolOutcome;
-use super::catalog::ToolsChanged;
 use super::config::{ServerConfig, CONNECT_TIMEOUT};
 use super::connect::{open, Handler, Session};
 use super::content;
 use super::list::list_all;
 use super::listing::{definitions, Listed};
+use crate::engine::tools::tool::ToolOutcome;
+use crate::engine::wire::redact::Redactor;
+
+/// Told by a server's session when its tools changed (the catalog, `catalog.rs`, seen from the server).
+pub trait ToolsChanged: Send + Sync {
+    /// Replaces the tools of `server` with `listed`, skipping names another owner holds; the
+    /// skipped ones, each with why. `None` for a server not (or no longer, or not yet) in the
+    /// catalog: a later one of the same name is another server.
+    fn update(&self, server: &McpServer, listed: Vec<Listed>) -> Option<Vec<String>>;
+}
 
 /// A registered MCP server.
 pub struct McpServer {

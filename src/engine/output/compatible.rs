@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use percent_encoding::percent_decode_str;
 use serde_json::Value;
 
-use super::ordered::{get, take, Json, Members};
+use crate::engine::json::ordered_value::{get, take, Json, Members};
 
 /// The string formats the API takes; another stays in the description.
 const FORMATS: &[&str] = &[

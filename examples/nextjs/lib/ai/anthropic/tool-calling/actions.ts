@@ -2,6 +2,7 @@
 // The server actions the form posts to. They run on the server only, where the API key lives.
 import type { ApprovalDecision } from 'anthropic-tool-calling'
 import { revalidatePath } from 'next/cache'
+import { ensureSession, sessionOwner } from '@/lib/session'
 import { askAssistant, resumeAssistant } from './service'
 import type { AskResult, AskState, OnToolError } from './types'
 
@@ -18,7 +19,9 @@ export async function ask(_previous: AskState | null, form: FormData): Promise<A
   if (!question) {
     return { question, onToolError, result: { ok: false, error: { code: 'invalid_request', message: 'Type a question first.' }, toolCalls: [] } }
   }
-  const result = await askAssistant(question, { onToolError })
+  // The conversation is a thread owned by this browser (a server action may set the session cookie).
+  const owner = await ensureSession()
+  const result = await askAssistant(owner, question, { onToolError })
   refreshOrders(result)
   return { question, onToolError, result }
 }
@@ -26,10 +29,11 @@ export async function ask(_previous: AskState | null, form: FormData): Promise<A
 /**
  * The user's answer to a pending call. The form posts only the conversation's id, the
  * `approvalId`s the server issued, and which button was pressed (`decision`: approve | decline,
- * with an optional `reason`). The paused conversation is the server's (lib/chats.ts): nothing
+ * with an optional `reason`). The paused conversation is the store's, owned by this browser's
+ * session (another browser's id finds nothing): nothing
  * else of the form is read, so there is no call, input or history on the page to edit. The
  * package checks every approvalId against the stored call and this conversation: a made-up id,
- * or one from another conversation, is refused (invalid_request) and nothing runs.
+ * one from another conversation, or one already used is refused (invalid_request) and nothing runs.
  */
 export async function answerApproval(_previous: AskState | null, form: FormData): Promise<AskState> {
   const conversationId = String(form.get('conversationId') ?? '').slice(0, 100)
@@ -38,7 +42,7 @@ export async function answerApproval(_previous: AskState | null, form: FormData)
   const approvals: ApprovalDecision[] = form.getAll('approvalId').map((id) =>
     approved ? { approvalId: String(id).slice(0, 200), approved: true } : { approvalId: String(id).slice(0, 200), approved: false, ...(reason ? { reason } : {}) },
   )
-  const state = await resumeAssistant(conversationId, approvals)
+  const state = await resumeAssistant(await sessionOwner(), conversationId, approvals)
   refreshOrders(state.result)
   return state
 }

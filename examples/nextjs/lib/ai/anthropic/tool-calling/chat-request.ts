@@ -16,8 +16,8 @@ export class ChatRequestError extends Error {
   override name = 'ChatRequestError'
 }
 
-/** The ids the server makes for chats (`crypto.randomUUID()`). */
-export const CHAT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+/** The ids the store makes for threads (`createThread`: `thread_` and 128 random bits in hex). */
+export const CHAT_ID = /^thread_[0-9a-f]{32}$/
 /** How long one message may be. */
 export const MAX_TEXT = 4000
 /** How long the reason of a declined call may be. */

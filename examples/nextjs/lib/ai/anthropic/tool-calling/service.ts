@@ -1,9 +1,11 @@
 // Runs one question through the tool-calling loop and turns the outcome into what the page shows.
-// Each question is a conversation kept on the server (lib/chats.ts): a run paused for approval is
-// resumed from the stored history, so the page never holds, and cannot edit, the calls it approves.
+// Each question is a thread of the package's store (lib/store.ts), owned by the browser's session
+// (lib/session.ts): a run paused for approval is resumed in its thread, so the page never holds,
+// and cannot edit, the calls it approves.
 import { runWithTools, ToolError, type AIError, type ApprovalDecision, type MessageParam, type PendingApproval, type RunOptions, type RunResult, type ToolCall } from 'anthropic-tool-calling'
 import { z } from 'zod'
-import { claimChat, createChat, findChat, releaseChat, saveRun, type StoredChat } from '@/lib/chats'
+import { getStore } from '@/lib/store'
+import { CHAT_ID } from './chat-request'
 import './tools' // registers the tools (again, on a dev reload: a name registered again is replaced)
 import { ensureMcpServers } from './mcp-servers'
 import type { AskResult, AskState, JsonValue, OnToolError, PendingApprovalView, ToolCallView } from './types'
@@ -13,63 +15,69 @@ export const SYSTEM =
   'start returns; never guess an order status. Answer in the language of the customer, briefly.'
 
 /**
- * The options every run of a stored conversation gets. `approvalScope` binds the approval ids the
- * run issues to this conversation: an id from another one is refused on resume, even for a call
- * that is the same in name, id and input. `maxTotalTokens` caps what one run may cost (each request
- * re-sends the stored chat, so size it for the longest chat you keep), and `maxIdenticalCalls`
- * stops the model from looking the same order up again and again.
+ * The options every run of a stored conversation gets. `maxTotalTokens` caps what one run may
+ * cost (each request re-sends the stored thread, so size it for the longest chat you keep), and
+ * `maxIdenticalCalls` stops the model from looking the same order up again and again. Approval
+ * ids need no secret here: in a thread, the store signs them with the thread's own.
  */
-export function runOptions(chat: StoredChat): RunOptions {
+export function runOptions(onToolError: OnToolError): RunOptions {
   return {
     system: SYSTEM,
-    onToolError: chat.onToolError,
+    onToolError,
     maxToolIterations: 5,
     maxTotalTokens: 200_000,
     maxIdenticalCalls: 2,
     toolTimeoutMs: 10_000,
-    approvalScope: chat.id,
   }
 }
 
-/** A question from the form on /: a new conversation, run until it answers or waits for approval. */
-export async function askAssistant(question: string, { onToolError = 'stop' }: { onToolError?: OnToolError } = {}): Promise<AskResult> {
-  const chat = createChat('ask', onToolError)
-  const lease = await claimChat(chat.id)
-  if (!lease) return refusal(BUSY)
+/** A question from the form on /: a new thread owned by `owner`, run until it answers or waits for approval. */
+export async function askAssistant(owner: string, question: string, { onToolError = 'stop' }: { onToolError?: OnToolError } = {}): Promise<AskResult> {
+  const store = getStore()
+  let id: string
+  try {
+    id = await store.createThread({ owner, metadata: { kind: 'ask', onToolError } })
+  } catch (err) {
+    console.error(`[tool-calling] store_unavailable: ${(err as Error).message}`)
+    return { ok: false, error: { code: 'store_unavailable', message: STORE_DOWN }, toolCalls: [] }
+  }
   await ensureMcpServers() // the shipping MCP server's tool, from the first run of this process on
   // The key, base URL and model come from the environment (.env.local), read at every call.
-  const result = await runWithTools(question, runOptions(chat))
-  saveRun(lease, chat, result)
-  return outcome(result, chat)
+  const result = await runWithTools(question, { ...runOptions(onToolError), store, thread: { id, owner } })
+  return outcome(result, id)
 }
 
 /**
- * The person's answer to the calls a conversation waits for: resumes its stored history with
+ * The person's answer to the calls a conversation waits for: resumes its thread with
  * `approvals`. Only the approval ids and the decision come from the page; the calls, their input
- * and the rest of the conversation are the server's. The package checks each approval id against
- * the stored call and this conversation's scope: a made-up one, one from another conversation,
- * or an expired one is refused (invalid_request) and nothing runs.
+ * and the rest of the conversation are the store's. The package checks each approval id against
+ * the stored call and consumes it before the call runs: a made-up one, one from another
+ * conversation, or one already used is refused (invalid_request) and nothing runs. `owner`: the
+ * browser's session (null without one): another browser's conversation is not found.
  */
-export async function resumeAssistant(conversationId: string, approvals: ApprovalDecision[]): Promise<AskState> {
-  const known = findChat(conversationId, 'ask')
-  if (!known) {
-    console.error('[tool-calling] invalid_request: an answer was posted for a conversation this server does not have')
+export async function resumeAssistant(owner: string | null, conversationId: string, approvals: ApprovalDecision[]): Promise<AskState> {
+  const store = getStore()
+  let thread
+  try {
+    thread = owner && CHAT_ID.test(conversationId) ? await store.getThread(conversationId, { owner }) : null
+  } catch (err) {
+    console.error(`[tool-calling] store_unavailable: ${(err as Error).message}`)
+    return { question: '', onToolError: 'stop', result: { ok: false, error: { code: 'store_unavailable', message: STORE_DOWN }, toolCalls: [] } }
+  }
+  if (!owner || !thread || thread.metadata.kind !== 'ask') {
+    console.error('[tool-calling] invalid_request: an answer was posted for a conversation this browser does not have')
     return { question: '', onToolError: 'stop', result: refusal(APPROVAL_REFUSED) }
   }
-  const lease = await claimChat(known.id)
-  const question = questionOf(known.messages)
-  if (!lease) return { question, onToolError: known.onToolError, result: refusal(BUSY) }
-  // Read again under the lease: another request may have resumed it meanwhile.
-  const chat = findChat(known.id, 'ask')!
-  if (!chat.pendingApprovals) {
-    releaseChat(lease)
+  const question = questionOf(thread.messages)
+  const onToolError: OnToolError = thread.metadata.onToolError === 'continue' ? 'continue' : 'stop'
+  if (thread.status === 'running') return { question, onToolError, result: refusal(BUSY) }
+  if (thread.pendingApprovals.length === 0) {
     console.error('[tool-calling] invalid_request: an answer was posted for a conversation that waits for none')
-    return { question, onToolError: chat.onToolError, result: refusal(APPROVAL_REFUSED) }
+    return { question, onToolError, result: refusal(APPROVAL_REFUSED) }
   }
   await ensureMcpServers()
-  const result = await runWithTools(chat.messages, { ...runOptions(chat), approvals })
-  saveRun(lease, chat, result, approvals)
-  return { question, onToolError: chat.onToolError, result: outcome(result, chat, { resuming: true }) }
+  const result = await runWithTools([], { ...runOptions(onToolError), store, thread: { id: thread.id, owner }, approvals })
+  return { question, onToolError, result: outcome(result, thread.id, { resuming: true }) }
 }
 
 /** The question a conversation of / began with. */
@@ -81,24 +89,30 @@ function questionOf(messages: MessageParam[]): string {
 
 const refusal = (message: string): AskResult => ({ ok: false, error: { code: 'invalid_request', message }, toolCalls: [] })
 
-/** Two answers at once for the same conversation (a double click, two tabs): the second waits, then gives up. */
+/** Two answers at once for the same conversation (a double click, two tabs): the second is refused. */
 export const BUSY = 'This conversation is still being answered. Wait a moment, then try again.'
 
-/** A refused resume (forged, edited or expired approval), as the user reads it. */
+/** A post to a chat while a run of it is going (a second tab, a double click), as the chat shows it. */
+export const CHAT_BUSY = 'This chat is still answering. Wait for the reply, then send again.'
+
+/** The store cannot be reached. */
+const STORE_DOWN = 'The conversation cannot be reached right now. Please try again in a moment.'
+
+/** A refused resume (forged, edited, used or expired approval), as the user reads it. */
 export const APPROVAL_REFUSED = 'This approval is not valid: the request was changed or has expired. Nothing was done. Please ask again.'
 
-function outcome({ data, error }: RunResult, chat: StoredChat, { resuming = false } = {}): AskResult {
+function outcome({ data, error }: RunResult, conversationId: string, { resuming = false } = {}): AskResult {
   const declined = declinedCalls(data?.messages ?? [])
   // The developer's view (which tool, what it threw, what to fix) goes to the server log only.
   logFailedCalls(error ? (error.toolCalls ?? []) : data.toolCalls, declined)
   const view = viewOf(declined)
   if (error) {
     console.error(`[tool-calling] ${error.code}: ${error.message}`)
-    const message = resuming && error.code === 'invalid_request' ? APPROVAL_REFUSED : userMessage(error)
+    const message = resuming && error.code === 'invalid_request' ? APPROVAL_REFUSED : error.code === 'thread_busy' ? BUSY : userMessage(error)
     return { ok: false, error: { code: error.code, message, retryAfter: error.retryAfter }, toolCalls: (error.toolCalls ?? []).map(view) }
   }
   if (data.stopReason === 'approval_required') {
-    return { ok: 'approval_required', conversationId: chat.id, pendingApprovals: (data.pendingApprovals ?? []).map(pendingView), toolCalls: data.toolCalls.map(view) }
+    return { ok: 'approval_required', conversationId, pendingApprovals: (data.pendingApprovals ?? []).map(pendingView), toolCalls: data.toolCalls.map(view) }
   }
   return { ok: true, answer: data.text, toolCalls: data.toolCalls.map(view) }
 }
@@ -223,6 +237,10 @@ export function userMessage(error: AIError): string {
       return 'The request was cancelled.'
     case 'invalid_request':
       return 'The assistant could not process this request. Please try a shorter or simpler question.'
+    case 'thread_busy':
+      return CHAT_BUSY
+    case 'store_unavailable':
+      return STORE_DOWN
     default:
       return 'Something went wrong. Please try again.'
   }

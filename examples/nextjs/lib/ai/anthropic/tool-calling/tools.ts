@@ -46,7 +46,7 @@ registerTool({
   },
   // A return changes the database: a person says yes first. The run stops with
   // stopReason "approval_required" (the page shows Approve / Decline) and resumes with the answer.
-  // Needs ANTHROPIC_TOOL_CALLING_SECRET in the environment (.env.local).
+  // The runs are in threads of the store, which signs each approval id with the thread's own secret.
   needsApproval: true,
   execute: async ({ orderId, reason }) => {
     const order = mustFind(orderId)

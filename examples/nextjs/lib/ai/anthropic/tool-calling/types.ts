@@ -44,7 +44,7 @@ export type AskResult =
   | {
       ok: 'approval_required'
       /**
-       * The conversation, kept on the server (lib/chats.ts). The answer posts this id back with
+       * The conversation, a thread of the store (lib/store.ts). The answer posts this id back with
        * the approval ids and the decision; the paused history never leaves the server.
        */
       conversationId: string

@@ -1,0 +1,182 @@
+//! `createStore`: the napi side of the engine's store (`engine::store`). Every method hands its
+//! work to the runtime and resolves with JSON text that lib/store.js reads; a failure rejects
+//! with the store's words, which lib/store.js gives the code `store_unavailable`.
+
+use napi::bindgen_prelude::PromiseRaw;
+use napi::{Env, Error, Result, Status};
+use napi_derive::napi;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use crate::binding::stores;
+use crate::engine::store::{Store, StoreError, StoreOptions, ThreadSummary};
+
+/// A store, as lib/store.js wraps it.
+#[napi]
+pub struct NativeStore {
+    store: Store,
+    handle: u32,
+}
+
+impl Drop for NativeStore {
+    fn drop(&mut self) {
+        stores::forget(self.handle);
+    }
+}
+
+fn rejected(e: StoreError) -> Error {
+    Error::from_reason(e.0)
+}
+
+/// `""` (no owner) as `null`.
+fn owner_json(owner: &str) -> Value {
+    if owner.is_empty() {
+        Value::Null
+    } else {
+        Value::String(owner.to_owned())
+    }
+}
+
+/// Stored JSON, as it was written (it was checked when written).
+fn raw(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+fn summary_json(t: &ThreadSummary) -> Value {
+    json!({
+        "id": t.id,
+        "owner": owner_json(&t.owner),
+        "metadata": raw(&t.metadata),
+        "status": t.status,
+        "createdAt": t.created_at,
+        "updatedAt": t.updated_at,
+    })
+}
+
+#[napi]
+impl NativeStore {
+    /// A store for `url`; a malformed one throws `InvalidArg` saying why.
+    #[napi(constructor)]
+    pub fn new(
+        url: String,
+        max_connections: Option<u32>,
+        lease_ms: Option<u32>,
+    ) -> Result<NativeStore> {
+        let options = StoreOptions {
+            max_connections,
+            lease_ms: lease_ms.map(i64::from),
+        };
+        let store = Store::open(&url, options)
+            .map_err(|why| Error::new(Status::InvalidArg, format!("createStore: {why}")))?;
+        let handle = stores::keep(store.clone());
+        Ok(NativeStore { store, handle })
+    }
+
+    /// What a run's `store` option carries to find this store.
+    #[napi(getter)]
+    pub fn handle(&self) -> u32 {
+        self.handle
+    }
+
+    /// The URL without its password or query.
+    #[napi(getter)]
+    pub fn quoted(&self) -> String {
+        self.store.quoted().to_owned()
+    }
+
+    /// Makes a thread; whether the id was free.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn insert_thread<'e>(
+        &self,
+        env: &'e Env,
+        id: String,
+        owner: String,
+        metadata_json: String,
+    ) -> Result<PromiseRaw<'e, bool>> {
+        let store = self.store.clone();
+        env.spawn_future(async move {
+            store
+                .insert_thread(id, owner, metadata_json)
+                .await
+                .map_err(rejected)
+        })
+    }
+
+    /// The thread as JSON, or `null` when there is none the owner may see.
+    #[napi(ts_return_type = "Promise<string | null>")]
+    pub fn get_thread<'e>(
+        &self,
+        env: &'e Env,
+        id: String,
+        owner: String,
+    ) -> Result<PromiseRaw<'e, Option<String>>> {
+        let store = self.store.clone();
+        env.spawn_future(async move {
+            let Some(t) = store.get_thread(id, owner).await.map_err(rejected)? else {
+                return Ok(None);
+            };
+            let messages: Vec<&RawValue> = t
+                .messages
+                .iter()
+                .filter_map(|m| serde_json::from_str(m).ok())
+                .collect();
+            let active =
+                (!t.active_run.is_empty() && t.status == "running").then_some(&t.active_run);
+            Ok(Some(
+                json!({
+                    "id": t.id,
+                    "owner": owner_json(&t.owner),
+                    "metadata": raw(&t.metadata),
+                    "messages": messages,
+                    "pendingApprovals": raw(&t.pending),
+                    "status": t.status,
+                    "activeRunId": active,
+                    "createdAt": t.created_at,
+                    "updatedAt": t.updated_at,
+                })
+                .to_string(),
+            ))
+        })
+    }
+
+    /// The owner's threads as a JSON array, the most recently updated first.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn list_threads<'e>(
+        &self,
+        env: &'e Env,
+        owner: String,
+        limit: u32,
+        before: Option<String>,
+    ) -> Result<PromiseRaw<'e, String>> {
+        let store = self.store.clone();
+        env.spawn_future(async move {
+            let list = store
+                .list_threads(owner, limit, before)
+                .await
+                .map_err(rejected)?;
+            Ok(Value::Array(list.iter().map(summary_json).collect()).to_string())
+        })
+    }
+
+    /// Deletes a thread; whether there was one the owner may see.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn delete_thread<'e>(
+        &self,
+        env: &'e Env,
+        id: String,
+        owner: String,
+    ) -> Result<PromiseRaw<'e, bool>> {
+        let store = self.store.clone();
+        env.spawn_future(async move { store.delete_thread(id, owner).await.map_err(rejected) })
+    }
+
+    /// Ends the store's connections.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
+        let store = self.store.clone();
+        env.spawn_future(async move {
+            store.close().await;
+            Ok(())
+        })
+    }
+}

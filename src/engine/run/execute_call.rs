@@ -1,0 +1,183 @@
+//! Executing a checked call: handing it to its tool's executor, within the run's per-call
+//! timeout, and reading what came back.
+
+use std::time::{Duration, Instant};
+
+use serde_json::value::RawValue;
+
+use crate::engine::report::calls::ToolOutput;
+use crate::engine::run::call_outcome::{failed, succeeded, Call, Settled, Words};
+use crate::engine::run::call_records::CallLog;
+use crate::engine::run::check_call::Ready;
+use crate::engine::run::config::RunConfig;
+use crate::engine::run::feedback as fb;
+use crate::engine::tools::tool::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
+use crate::engine::trace::events::Why;
+use crate::engine::wire::api_version::{cited_text, has_removals, LEGACY, REMOVED_IN};
+
+/// Runs a checked call (call `index` of the round, so recorded in `log` as it starts), with the
+/// run's per-call timeout.
+pub async fn execute_call(
+    ready: Ready<'_>,
+    cfg: &RunConfig,
+    log: &CallLog,
+    index: usize,
+) -> Settled {
+    let timeout = cfg.tool_timeout;
+    let Ready { tool, id, input } = ready;
+    log.started(
+        index,
+        &tool.name,
+        &id,
+        &input,
+        tool.executor.runs_in_caller(),
+    );
+    let started = Instant::now();
+    let future = tool.executor.execute(ToolInvocation {
+        tool_use_id: id.clone(),
+        input: input.clone(),
+    });
+    let outcome = match timeout {
+        Some(limit) => within(limit, future, &*tool.executor, &id).await,
+        None => Some(future.await),
+    };
+    let elapsed = started.elapsed();
+    let name = tool.name.as_str();
+    let call = Call {
+        id,
+        name: name.to_owned(),
+        input: serde_json::value::to_raw_value(&*input).expect("raw JSON always serialises"),
+    };
+    let (why, words) = match outcome {
+        Some(ToolOutcome::Output { content, json }) => {
+            let valid = !json
+                || tool.executor.json_is_trusted()
+                || serde_json::from_str::<serde::de::IgnoredAny>(&content).is_ok();
+            if valid {
+                let output = if json {
+                    ToolOutput::Json(content.clone())
+                } else {
+                    ToolOutput::Text(content.clone())
+                };
+                return held(
+                    succeeded(call, output, content, false, elapsed),
+                    &*tool.executor,
+                );
+            }
+            let dev = format!("The tool {name} returned output that is not valid JSON.");
+            (
+                Why::BadOutput,
+                Words::new(fb::internal_error_for_model(name), dev),
+            )
+        }
+        Some(ToolOutcome::Blocks(content)) => {
+            let version = &cfg.api.api_version;
+            if let Some(at) = cited_text_under(version, &content) {
+                let dev = format!(
+                    "The tool {name} returned content blocks with citations on a text block ({at}): a tool result goes in a user message, which API version {version} refuses citations in (removed in {REMOVED_IN}). Leave the citations out of what the tool returns, or pin apiVersion: \"{LEGACY}\"."
+                );
+                (
+                    Why::BadOutput,
+                    Words::new(fb::internal_error_for_model(name), dev),
+                )
+            } else if serde_json::from_str::<Vec<&RawValue>>(&content).is_ok() {
+                let output = ToolOutput::Json(content.clone());
+                return held(
+                    succeeded(call, output, content, true, elapsed),
+                    &*tool.executor,
+                );
+            } else {
+                let dev =
+                    format!("The tool {name} returned content blocks that are not a JSON array.");
+                (
+                    Why::BadOutput,
+                    Words::new(fb::internal_error_for_model(name), dev),
+                )
+            }
+        }
+        None => {
+            let ms = timeout.unwrap_or_default().as_millis();
+            let words = Words::new(
+                fb::timeout_for_model(name, ms),
+                fb::timeout_for_developer(name, ms),
+            );
+            (Why::Timeout, words)
+        }
+        Some(ToolOutcome::ToolError(message)) => {
+            let dev = format!(
+                "The tool {name} failed in its own words (a ToolError, or an MCP result with isError): {message}"
+            );
+            let stop = format!(
+                "The tool {name} failed: {} {}",
+                fb::sentence(&message),
+                fb::STOP_ADVICE
+            );
+            // The API refuses an empty `is_error` result ("content cannot be empty if
+            // `is_error` is true"), which would end the whole run: say something instead.
+            let model = if message.trim().is_empty() {
+                fb::internal_error_for_model(name)
+            } else {
+                message
+            };
+            (Why::ToolError, Words { model, dev, stop })
+        }
+        Some(ToolOutcome::InvalidInput(problems)) => {
+            let words = Words::new(
+                fb::invalid_input_for_model(name, &problems),
+                fb::invalid_input_for_developer(name, &problems),
+            );
+            (Why::InvalidInput, words)
+        }
+        Some(ToolOutcome::Failed(message)) => {
+            let dev = format!("The tool {name} failed: {message}");
+            let stop = format!("{} {}", fb::sentence(&dev), fb::STOP_ADVICE);
+            let model = fb::internal_error_for_model(name);
+            (Why::Threw, Words { model, dev, stop })
+        }
+    };
+    failed(call, why, words, elapsed)
+}
+
+/// Where a tool's content blocks (`content`, a JSON array) carry a cited text block that
+/// `version` refuses in a user message, if they do.
+fn cited_text_under(version: &str, content: &str) -> Option<String> {
+    if !has_removals(version) || !content.contains("\"citations\"") {
+        return None;
+    }
+    let blocks: Vec<serde_json::Value> = serde_json::from_str(content).ok()?;
+    cited_text(&blocks)
+}
+
+/// A successful call, marked when its executor holds the output's value itself.
+fn held(mut settled: Settled, executor: &dyn ToolExecutor) -> Settled {
+    settled.call.output_held = executor.runs_in_caller();
+    settled
+}
+
+/// The call's outcome, or `None` if it did not finish within `limit` — by the clock of the
+/// executor's own thread when it has one ([`ToolExecutor::time_left`]).
+async fn within(
+    limit: Duration,
+    future: ToolFuture,
+    executor: &dyn ToolExecutor,
+    id: &str,
+) -> Option<ToolOutcome> {
+    tokio::pin!(future);
+    let mut deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if let Ok(outcome) = tokio::time::timeout_at(deadline, &mut future).await {
+            return Some(outcome);
+        }
+        match executor.time_left(id, limit) {
+            TimeLeft::None => return None,
+            TimeLeft::Finished => return Some(future.await),
+            TimeLeft::Until(until) => {
+                let until = tokio::time::Instant::from_std(until);
+                if until <= deadline {
+                    return None;
+                }
+                deadline = until;
+            }
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! The store: a database the package keeps, where a thread's conversation lives beyond the
+//! process that ran it. SQLite, embedded, by default (a file; nothing to install), PostgreSQL
+//! when several server instances share the work. Every operation is one transaction, run off
+//! the caller's thread (SQLite on the blocking pool, PostgreSQL on the async runtime).
+//!
+//! The operations (`threads`) are written once, against [`Tx`]; each backend runs them in a
+//! transaction of its own kind.
+
+mod database;
+mod postgres;
+mod runs;
+mod schema;
+mod sqlite;
+mod thread_run;
+mod threads;
+mod tx;
+mod url;
+
+pub use database::{random_id, Store, StoreOptions, DEFAULT_LEASE_MS};
+pub use thread_run::{run_in_thread, ThreadRef};
+pub use threads::{ThreadRecord, ThreadSummary};
+pub use tx::StoreError;
+pub use url::StoreUrl;
+
+#[cfg(test)]
+mod tests;

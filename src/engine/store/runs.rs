@@ -1,0 +1,215 @@
+//! A run in a thread, as the store sees it: taken (one run per thread, held by a lease), its
+//! history written as it grows, and let go with what waits for a person. Every write checks that
+//! the run still holds the thread, so a run whose lease ran out writes nothing over another's.
+
+use super::database::{now_ms, Store};
+use super::threads::{find, insert};
+use super::tx::StoreError;
+use super::tx::{Tx, Val};
+
+/// A thread as a run finds it when it takes it.
+pub struct Found {
+    /// The stored history, each message as JSON.
+    pub messages: Vec<String>,
+    /// The calls that wait for a person, a JSON array.
+    pub pending: String,
+    /// The thread's approval secret.
+    pub secret: String,
+}
+
+/// What the run does with what it found: its whole history (written over the stored one from
+/// the first message that differs) and what now waits (`"[]"`), or why it may not start.
+pub type Prepared<E> = Result<(Vec<String>, String), E>;
+
+/// How taking a thread went.
+pub enum Taken<E> {
+    /// The run holds it; its history and the thread's secret.
+    Held {
+        history: Vec<String>,
+        secret: String,
+    },
+    /// Another run holds it.
+    Busy,
+    /// There is no thread of this id that the owner may see (and the id is taken).
+    NoSuch,
+    /// `prepare` refused: nothing was written.
+    Refused(E),
+}
+
+async fn write_from(
+    tx: &mut dyn Tx,
+    id: &str,
+    at: usize,
+    messages: &[String],
+) -> Result<(), StoreError> {
+    let at = at as i64;
+    tx.execute(
+        "DELETE FROM atc_messages WHERE thread_id = $1 AND seq >= $2",
+        &[id.into(), at.into()],
+    )
+    .await?;
+    for (i, message) in messages.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO atc_messages (thread_id, seq, message) VALUES ($1, $2, $3)",
+            &[id.into(), (at + i as i64).into(), message.as_str().into()],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Whether `run` holds the thread (its lease may have run out: nobody took it since).
+async fn holds(tx: &mut dyn Tx, id: &str, run: &str) -> Result<bool, StoreError> {
+    let sql = format!(
+        "SELECT 1 FROM atc_threads WHERE id = $1 AND active_run = $2{}",
+        tx.for_update()
+    );
+    Ok(!tx.query(&sql, &[id.into(), run.into()]).await?.is_empty())
+}
+
+impl Store {
+    /// Takes the thread for `run` (making it, bound to `owner`, when the id is new) until
+    /// `lease_ms` from now, unless another live run holds it. `prepare` turns what is stored into
+    /// the run's history, in the same transaction: a decision it consumes is gone before any
+    /// call runs.
+    pub async fn take_thread<E, P>(
+        &self,
+        id: String,
+        owner: String,
+        run: String,
+        lease_ms: i64,
+        prepare: P,
+    ) -> Result<Taken<E>, StoreError>
+    where
+        E: Send + 'static,
+        P: FnOnce(Found) -> Prepared<E> + Send + 'static,
+    {
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                let now = now_ms();
+                if find(tx, &id, &owner, true).await?.is_none()
+                    && !insert(tx, &id, &owner, "{}").await?
+                {
+                    return Ok(Taken::NoSuch);
+                }
+                let sql = format!(
+                    "SELECT active_run, lease_until, pending, secret FROM atc_threads WHERE id = $1{}",
+                    tx.for_update()
+                );
+                let row = tx.query(&sql, &[id.as_str().into()]).await?;
+                let mut row = row.into_iter().next().unwrap_or_default().into_iter();
+                let mut next = || row.next().unwrap_or(Val::Int(0));
+                let (active, lease, pending, secret) =
+                    (next().into_text(), next().int(), next().into_text(), next().into_text());
+                if !active.is_empty() && lease > now {
+                    return Ok(Taken::Busy);
+                }
+                let rows = tx
+                    .query(
+                        "SELECT message FROM atc_messages WHERE thread_id = $1 ORDER BY seq",
+                        &[id.as_str().into()],
+                    )
+                    .await?;
+                let messages: Vec<String> = rows
+                    .into_iter()
+                    .filter_map(|r| r.into_iter().next().map(Val::into_text))
+                    .collect();
+                let stored = messages.clone();
+                let (history, pending) = match prepare(Found {
+                    messages,
+                    pending,
+                    secret: secret.clone(),
+                }) {
+                    Ok(prepared) => prepared,
+                    Err(why) => return Ok(Taken::Refused(why)),
+                };
+                let same = stored
+                    .iter()
+                    .zip(&history)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                write_from(tx, &id, same, &history[same..]).await?;
+                tx.execute(
+                    "UPDATE atc_threads SET active_run = $2, lease_until = $3, pending = $4, updated_at = $5 WHERE id = $1",
+                    &[id.into(), run.into(), (now + lease_ms).into(), pending.into(), now.into()],
+                )
+                .await?;
+                Ok(Taken::Held { history, secret })
+            })
+        }))
+        .await
+    }
+
+    /// Writes the history from message `at` on, if `run` still holds the thread; whether it did.
+    pub async fn write_history(
+        &self,
+        id: String,
+        run: String,
+        at: usize,
+        messages: Vec<String>,
+    ) -> Result<bool, StoreError> {
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                if !holds(tx, &id, &run).await? {
+                    return Ok(false);
+                }
+                write_from(tx, &id, at, &messages).await?;
+                tx.execute(
+                    "UPDATE atc_threads SET updated_at = $2 WHERE id = $1",
+                    &[id.into(), now_ms().into()],
+                )
+                .await?;
+                Ok(true)
+            })
+        }))
+        .await
+    }
+
+    /// Moves the lease of `run` on to `lease_ms` from now; whether it still held the thread.
+    pub async fn renew_lease(
+        &self,
+        id: String,
+        run: String,
+        lease_ms: i64,
+    ) -> Result<bool, StoreError> {
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                let changed = tx
+                    .execute(
+                        "UPDATE atc_threads SET lease_until = $3 WHERE id = $1 AND active_run = $2",
+                        &[id.into(), run.into(), (now_ms() + lease_ms).into()],
+                    )
+                    .await?;
+                Ok(changed == 1)
+            })
+        }))
+        .await
+    }
+
+    /// The run is over: its history from `at` on is written, `pending` (a JSON array) is what
+    /// waits for a person, and the thread is let go.
+    pub async fn release_thread(
+        &self,
+        id: String,
+        run: String,
+        at: usize,
+        messages: Vec<String>,
+        pending: String,
+    ) -> Result<bool, StoreError> {
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                if !holds(tx, &id, &run).await? {
+                    return Ok(false);
+                }
+                write_from(tx, &id, at, &messages).await?;
+                tx.execute(
+                    "UPDATE atc_threads SET active_run = '', lease_until = 0, pending = $2, updated_at = $3 WHERE id = $1",
+                    &[id.into(), pending.into(), now_ms().into()],
+                )
+                .await?;
+                Ok(true)
+            })
+        }))
+        .await
+    }
+}

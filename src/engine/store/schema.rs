@@ -1,0 +1,68 @@
+//! The store's tables, made and migrated by the package: each version's statements run in one
+//! transaction with the version recorded, so a store is at one version or the one before, never
+//! between. A store written by a newer version of this package is refused, never altered.
+
+use super::tx::StoreError;
+use super::tx::{Dialect, Tx, Val};
+
+/// The version this package writes.
+pub const VERSION: i64 = 1;
+
+/// The statements that take a store from version `n - 1` to `n`, at index `n - 1`. Written in
+/// the SQL both databases take; `BIGINT` is SQLite's INTEGER.
+const MIGRATIONS: &[&[&str]] = &[&[
+    "CREATE TABLE IF NOT EXISTS atc_threads (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        status TEXT NOT NULL,
+        active_run TEXT NOT NULL,
+        lease_until BIGINT NOT NULL,
+        pending TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    )",
+    "CREATE INDEX IF NOT EXISTS atc_threads_by_owner ON atc_threads (owner, updated_at, id)",
+    "CREATE TABLE IF NOT EXISTS atc_messages (
+        thread_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        message TEXT NOT NULL,
+        PRIMARY KEY (thread_id, seq)
+    )",
+]];
+
+/// Brings the store to [`VERSION`], in one transaction (the caller's).
+pub async fn migrate(tx: &mut dyn Tx) -> Result<(), StoreError> {
+    if tx.dialect() == Dialect::Postgres {
+        // Two processes starting together: the second waits here, then finds the tables made.
+        tx.query("SELECT pg_advisory_xact_lock(7380912311)", &[])
+            .await?;
+    }
+    tx.execute(
+        "CREATE TABLE IF NOT EXISTS atc_schema (id BIGINT PRIMARY KEY, version BIGINT NOT NULL)",
+        &[],
+    )
+    .await?;
+    let rows = tx
+        .query("SELECT version FROM atc_schema WHERE id = 1", &[])
+        .await?;
+    let found = rows.first().and_then(|r| r.first()).map_or(0, Val::int);
+    if found > VERSION {
+        return Err(StoreError(format!(
+            "the store's tables are at version {found}, newer than this package knows ({VERSION}): update anthropic-tool-calling, or use another database"
+        )));
+    }
+    for (at, statements) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        for sql in *statements {
+            tx.execute(sql, &[]).await?;
+        }
+        let version = at as i64 + 1;
+        tx.execute(
+            "INSERT INTO atc_schema (id, version) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET version = $1",
+            &[Val::Int(version)],
+        )
+        .await?;
+    }
+    Ok(())
+}

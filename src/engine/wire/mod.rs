@@ -1,0 +1,21 @@
+//! The Messages API client, and nothing else: where a request goes and with which headers
+//! (`settings.rs`), the wire format (`protocol.rs`), the body of one request (`request.rs`,
+//! with the API's own MCP connector, `api_mcp_servers.rs`, and the API's threads,
+//! `threads.rs`), sending it with retries (`client.rs`, `client/attempt.rs`, `retry.rs`), a
+//! streamed reply assembled (`stream.rs`, `stream/`), the API versions (`api_version.rs`), and
+//! the run's secrets kept out of what the API says back (`secret.rs`, `redact.rs`).
+//!
+//! A cloud platform that serves the same models (Bedrock, Vertex) would sit beside this
+//! folder, as another way of sending a body.
+
+pub mod api_mcp_servers;
+pub mod api_version;
+pub mod client;
+pub mod protocol;
+pub mod redact;
+pub mod request;
+pub mod retry;
+pub mod secret;
+pub mod settings;
+pub mod stream;
+pub mod threads;

@@ -118,7 +118,7 @@ test('structuredAnswer: schemas from zod 4, sent as the official SDK sends them'
   await assertServed(shared, structuredAnswer(shared, { city: 'Lyon' }));
 });
 
-test('structuredAnswer: every schema the shared table accepts gets an answer that matches it', async () => {
+test('structuredAnswer: every schema the rules table accepts gets an answer that matches it', async () => {
   const table = JSON.parse(readFileSync(new URL('../stand-in/rules.json', import.meta.url), 'utf8'));
   const accepted = table.cases.filter((c) => c.status === 200 && (c.set?.output_config?.format || c.set?.output_format));
   assert.ok(accepted.length >= 10);
@@ -162,6 +162,8 @@ test('a final answer that misses the format is a 500 naming why, streamed or not
   const notJson = await errorOf(await post(withFormat(ORDER)));
   assert.equal(notJson.status, 500);
   assert.ok(notJson.message.startsWith(`${FORMAT_MISMATCH}the text is not JSON (`), notJson.message);
+  // Each is recorded as broken: a test that scripted it by mistake fails (tests/support/ reads it).
+  assert.deepEqual(api.requests.slice(-3).map((r) => r.broken?.message), [FORMAT_MISMATCH + why, FORMAT_MISMATCH + why, notJson.message]);
   // The text blocks are joined: an answer split over two blocks is one JSON text.
   api.script(reply([text('{"orderId":"4821",'), text('"status":"shipped"}')], { stop_reason: 'stop_sequence', stop_sequence: 'END' }));
   assert.equal((await post(withFormat(ORDER))).status, 200);
@@ -178,6 +180,7 @@ test('ignoresFormat: true sends an answer that misses the format, streamed or no
   const plain = await post(withFormat(ORDER));
   assert.equal(plain.status, 200);
   assert.equal((await plain.json()).content[0].text, 'Sorry, here is prose instead of JSON.');
+  assert.equal(api.requests.at(-1).broken, undefined);
   const streamed = await post(withFormat(ORDER, { stream: true }));
   assert.equal(streamed.status, 200);
   assert.match(await streamed.text(), /event: message_stop/);

@@ -46,6 +46,8 @@ test('a streamed reply is held once message_stop is written, not when the stream
   assert.equal(after.status, 200);
   const spent = await (await post(api, continuing(first.id, more))).json();
   assert.equal(spent.error.details.error_code, 'thread_already_continued');
+  // The record names the refusal and its code (tests/support/ tells a recoverable one by it).
+  assert.equal(api.requests.at(-1).broken.code, 'thread_already_continued');
 });
 
 test('a reply is in flight while a request continues it, and free again when that request fails', async (t) => {

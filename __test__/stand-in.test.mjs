@@ -279,6 +279,37 @@ test('a scripted conversation: tool_use, then the answer, then the script runs d
   assert.equal(r1.retryCount, null);
 });
 
+test('records: `broken` names the rule a request broke, or what the script lacked; a step keeps its own id', async () => {
+  api.script({ ...reply([text('kept')]), id: 'msg_test_7' }, { ...reply([text('x')]), requireContainer: 'cont_1' });
+  const ok = await (await post(request([user('hi')]))).json();
+  assert.equal(ok.id, 'msg_test_7');
+  await expectError(request([user('hi')]), 400, 'invalid_request_error', CONTAINER_REQUIRED);
+  const empty = 'messages.0: all messages must have non-empty content except for the optional final assistant message';
+  await expectError(request([user('')]), 400, 'invalid_request_error', empty);
+  await expectError(request([user('hi')]), 500, 'api_error', 'mock-api: no scripted response left for this request');
+  await expectError(request([user('hi')]), 401, 'authentication_error', 'invalid x-api-key', { headers: { 'x-api-key': 'sk-ant-wrong' } });
+  const broken = api.requests.map((r) => r.broken?.message ?? null);
+  assert.equal(broken[0], null);
+  assert.equal(broken[1], CONTAINER_REQUIRED);
+  assert.equal(broken[2], empty);
+  assert.equal(broken[3], 'mock-api: no scripted response left for this request');
+  assert.equal(broken[4], 'invalid x-api-key');
+});
+
+test('auth: apiKey may be a list, and a key pushed onto it later counts at once', async () => {
+  const keys = ['sk-ant-first-key'];
+  const listed = await startMockApi({ apiKey: keys, handler: () => reply([text('ok')]) });
+  try {
+    const send = (key) => fetch(`${listed.url}/v1/messages`, { method: 'POST', headers: { ...HEADERS, 'x-api-key': key }, body: JSON.stringify(request([user('hi')])) });
+    assert.equal((await send('sk-ant-first-key')).status, 200);
+    assert.equal((await send('sk-ant-later-key')).status, 401);
+    keys.push('sk-ant-later-key');
+    assert.equal((await send('sk-ant-later-key')).status, 200);
+  } finally {
+    await listed.close();
+  }
+});
+
 test('retryCount is read from x-stainless-retry-count', async () => {
   api.script({ status: 529 }, reply([text('ok')]));
   await (await post(request([user('hi')]), { headers: { 'x-stainless-retry-count': '0' } })).text();

@@ -4,7 +4,7 @@
 // with `ignoresFormat: true` sends its text anyway (for tests of a client reading a broken answer).
 //
 // schemaMismatch checks a value against the supported subset of JSON Schema (rules/schema-subset.mjs)
-// and words its reasons as the Rust test server's checker (the jsonschema crate) does.
+// and words its reasons as the jsonschema checkers do (`at /orderId: 1 is not of type "string"`).
 
 import { isIPv4, isIPv6 } from 'node:net';
 import { formatSchemaOf } from './rules/output-format.mjs';

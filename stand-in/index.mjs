@@ -44,6 +44,7 @@
 //   reply(…)                              the message; streamed as SSE when the request has `stream: true`
 //   { ...reply(…), requireContainer: 'cont_…' }  the request must carry `container: 'cont_…'`, else 400
 //   { ...reply(…), ignoresFormat: true }  sent even when it breaks the request's format (below)
+//   { ...reply(…), id: 'msg_…' }          the message goes out with this id (else a fresh `msg_…`)
 //   { status, error?: { type, message, details? }, headers? }   an API error (3xx: an empty body with
 //                                         `headers`, e.g. { status: 307, headers: { location } }); `details`
 //                                         ({ error_code, … }) is sent as the body's error.details
@@ -161,14 +162,17 @@
 // Request records (`api.requests[i]`): method, path, headers, body, rawBody, retryCount, status,
 // requestId, receivedAt, betas (anthropic-beta split on commas), container, fullBody (above); for
 // streamed replies also stream: true, sseEvents (names sent) and clientClosed (the client left
-// before the end).
+// before the end); `broken: { message, code? }` when the request broke a rule (the refusal's
+// message, and a thread refusal's error_code) or the script failed it (no step left, an unmet
+// requireContainer, an answer that misses the format), which a test harness may count as its failure.
 // `api.waitFor(predicate, timeoutMs?)`, `api.waitForRequests(n, timeoutMs?)` poll the records.
 //
 // Prompt caching: with `cache_control` anywhere, usage reports cache tokens from a deterministic
 // model (cache.mjs): the first request with a prefix creates it, later ones read it.
 //
-// The rules both this stand-in and the Rust test server (tests/support/) enforce are listed once in
-// rules.json; __test__/stand-in-rules.test.mjs and tests/shared_rules.rs send each of them.
+// rules.json is the stand-in's table of rules (a request, the API's answer), which
+// __test__/stand-in-rules.test.mjs sends. The Rust integration tests talk to this stand-in too
+// (tests/support/stand-in.mjs runs it for them).
 //
 // CLI: node stand-in/cli.mjs [--port N] [--host H] [--key K] [--demo] [--verbose]
 //

@@ -54,7 +54,8 @@ function parseRetryCount(value) {
 }
 
 /**
- * Starts the stand-in. Options: `apiKey` (default 'sk-ant-test-key'), `host` ('127.0.0.1'),
+ * Starts the stand-in. Options: `apiKey` (default 'sk-ant-test-key'; a list: each of its keys is
+ * valid, and keys pushed onto it later too), `host` ('127.0.0.1'),
  * `port` (0 = any free port), `handler` (called when the script is empty), `logLevel`
  * ('silent' | 'info'; logs go to stderr), `streamDelayMs` (default pause between streamed events;
  * 0 = just yield to the event loop between them).
@@ -154,7 +155,7 @@ export async function startMockApi({
   function messageFor(step, body, compaction = null) {
     const content = Array.isArray(step.content) ? step.content.map(signed) : step.content;
     const message = {
-      id: `msg_${randomId(24)}`,
+      id: typeof step.id === 'string' ? step.id : `msg_${randomId(24)}`,
       type: 'message',
       role: 'assistant',
       model: step.model ?? body?.model ?? 'claude-mock',
@@ -208,6 +209,7 @@ export async function startMockApi({
       return sendError(res, record, 500, { type: 'api_error', message: `mock-api: a scripted step must be an object or a function, got ${JSON.stringify(step)}` });
     }
     const why = unmet(step, body);
+    if (why !== null) record.broken = { message: why };
     if (why !== null) return sendError(res, record, 400, { type: 'invalid_request_error', message: why });
     if (has(step, 'fault')) return fault(faultContext, step, body, record, req, res);
     if (isRecorded(step)) return serveRecorded(recordedContext, step, body, record, res);
@@ -219,6 +221,7 @@ export async function startMockApi({
       const answered = compaction?.pause ? pausedStep(compaction) : step;
       const message = messageFor(answered, body, compaction);
       const misfit = answered.ignoresFormat === true ? null : answerMismatch(body, message);
+      if (misfit !== null) record.broken = { message: FORMAT_MISMATCH + misfit };
       if (misfit !== null) return sendError(res, record, 500, { type: 'api_error', message: FORMAT_MISMATCH + misfit });
       // What was answered, for tests that hold a client's view (a trace) to the reply's id.
       record.reply = message;
@@ -285,6 +288,7 @@ export async function startMockApi({
       if (!(err instanceof Refusal)) {
         return sendError(res, record, 500, { type: 'api_error', message: `mock-api: internal error while validating: ${err?.message ?? err}` });
       }
+      record.broken = { message: err.message, code: err.details?.error_code };
       const extra = err.status === 405 ? { allow: 'POST' } : {};
       return sendError(res, record, err.status, { type: err.type, message: err.message, details: err.details }, extra);
     }
@@ -301,7 +305,10 @@ export async function startMockApi({
     const scripted = queue.length > 0;
     if (scripted) step = queue.shift();
     else if (typeof api.handler === 'function') step = api.handler;
-    else return sendError(res, record, 500, { type: 'api_error', message: NO_STEP_LEFT });
+    else {
+      record.broken = { message: NO_STEP_LEFT };
+      return sendError(res, record, 500, { type: 'api_error', message: NO_STEP_LEFT });
+    }
     return answer(step, full, record, req, res, scripted);
   });
 

@@ -103,7 +103,10 @@ async fn a_hint_over_60_seconds_ends_the_run_at_once_as_rate_limited() {
     assert_eq!(err.code, ErrorCode::RateLimited);
     assert_eq!(err.retry_after, Some(120.0));
     assert_eq!(err.status, Some(429));
-    assert_eq!(err.request_id.as_deref(), Some("req_test_1"));
+    assert_eq!(
+        err.request_id.as_deref(),
+        Some(server.requests()[0].request_id.as_str())
+    );
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -120,7 +123,10 @@ async fn exhausted_retries_end_with_the_last_error() {
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::UnknownError);
     assert_eq!(err.status, Some(500));
-    assert_eq!(err.request_id.as_deref(), Some("req_test_3"));
+    assert_eq!(
+        err.request_id.as_deref(),
+        Some(server.requests()[2].request_id.as_str())
+    );
     assert!(
         err.message.contains("Internal server error"),
         "{}",
@@ -209,7 +215,10 @@ async fn http_errors_map_to_their_codes_with_the_api_message() {
             .unwrap_err();
         assert_eq!(err.code, code, "HTTP {status}: {}", err.message);
         assert_eq!(err.status, Some(status));
-        assert_eq!(err.request_id.as_deref(), Some("req_test_1"));
+        assert_eq!(
+            err.request_id.as_deref(),
+            Some(server.requests()[0].request_id.as_str())
+        );
         assert!(
             err.message.contains(&format!("{api_message}. ")),
             "HTTP {status}: {}",
@@ -266,7 +275,10 @@ async fn a_200_that_is_not_a_message_is_an_unknown_error_and_not_retried() {
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::UnknownError, "{body}");
         assert_eq!(err.status, Some(200));
-        assert_eq!(err.request_id.as_deref(), Some("req_test_1"));
+        assert_eq!(
+            err.request_id.as_deref(),
+            Some(server.requests()[0].request_id.as_str())
+        );
         assert!(
             err.message.contains("not a Messages API response"),
             "{}",
@@ -289,7 +301,10 @@ async fn an_error_without_a_json_body_keeps_the_request_id_header() {
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::UnknownError);
     assert_eq!(err.status, Some(502));
-    assert_eq!(err.request_id.as_deref(), Some("req_test_1"));
+    assert_eq!(
+        err.request_id.as_deref(),
+        Some(server.requests()[0].request_id.as_str())
+    );
     assert!(err.message.contains("Bad gateway"), "{}", err.message);
 }
 
@@ -439,13 +454,7 @@ async fn an_aborted_signal_sends_nothing() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_body_over_32_mib_is_refused_unread() {
-    let body = "x".repeat(33 << 20);
-    let server = Server::start([Step::Raw {
-        status: 200,
-        content_type: "application/json".into(),
-        body,
-    }])
-    .await;
+    let server = Server::start([Step::Huge(33 << 20)]).await;
     let err = run_once(&config(&server), &[], prompt("Hi"))
         .await
         .unwrap_err();

@@ -1,6 +1,6 @@
 //! The API version a run speaks (`anthropic-version`: 2026-10-21 unless pinned), what that
 //! version refuses, and the code a refusal names its cause with (`error.details.error_code`),
-//! against the test server, which holds each request to the rules of the version it names.
+//! against the stand-in, which holds each request to the rules of the version it names.
 
 mod support;
 
@@ -9,7 +9,7 @@ use anthropic_tool_calling::engine::wire::protocol::RawMessage;
 use anthropic_tool_calling::engine::{ApiClient, ErrorCode, ToolInvocation, ToolOutcome};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use support::rules::{CURRENT_VERSION, LEGACY_VERSION};
+use support::api::{CURRENT_VERSION, LEGACY_VERSION};
 use support::*;
 use tokio_util::sync::CancellationToken;
 
@@ -158,13 +158,16 @@ async fn a_tool_result_with_cited_text_is_a_tool_failure_where_the_version_refus
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_server_holds_a_history_to_the_rules_of_the_version_sent() {
-    let history = || {
+    // With `document`, the assistant's message holds a document (refused under 2026-10-21); the
+    // last user message always has a cited text (refused under 2026-10-21 too).
+    let history = |document: bool| {
+        let mut said = vec![json!({ "type": "text", "text": "Here it is." })];
+        if document {
+            said.insert(0, json!({ "type": "document", "source": { "type": "text", "media_type": "text/plain", "data": "Returns within 30 days." } }));
+        }
         vec![
             message(json!({ "role": "user", "content": "Summarise the policy." })),
-            message(json!({ "role": "assistant", "content": [
-                { "type": "document", "source": { "type": "text", "media_type": "text/plain", "data": "Returns within 30 days." } },
-                { "type": "text", "text": "Here it is." },
-            ]})),
+            message(json!({ "role": "assistant", "content": said })),
             message(json!({ "role": "user", "content": [
                 { "type": "text", "text": "Returns within 30 days.", "citations": [{ "type": "char_location", "cited_text": "30", "document_index": 0, "document_title": null, "start_char_index": 0, "end_char_index": 2 }] },
                 { "type": "text", "text": "And exchanges?" },
@@ -174,7 +177,7 @@ async fn the_server_holds_a_history_to_the_rules_of_the_version_sent() {
     let server = Server::start([]).await;
     let cfg = config(&server);
     assert_eq!(cfg.api.api_version, CURRENT_VERSION);
-    let e = run_once(&cfg, &[], history()).await.unwrap_err();
+    let e = run_once(&cfg, &[], history(true)).await.unwrap_err();
     assert_eq!((e.code, e.status), (ErrorCode::InvalidRequest, Some(400)));
     assert!(
         e.message
@@ -184,15 +187,27 @@ async fn the_server_holds_a_history_to_the_rules_of_the_version_sent() {
     );
     let broken = server.take_violations();
     assert!(
-        broken.iter().any(|p| p.contains("messages.2.content.0.citations: `citations` on `text` blocks can only be in `assistant` messages")),
+        broken.iter().any(|p| p
+            .contains("messages.1.content.0: `document` blocks can only be in `user` messages")),
         "{broken:?}"
     );
+
+    // The stand-in names the first rule a request breaks; without the document it is the citations.
+    let server = Server::start([]).await;
+    let e = run_once(&config(&server), &[], history(false))
+        .await
+        .unwrap_err();
+    assert_eq!((e.code, e.status), (ErrorCode::InvalidRequest, Some(400)));
+    let citations = "messages.2.content.0.citations: `citations` on `text` blocks can only be in `assistant` messages";
+    assert!(e.message.contains(citations), "{}", e.message);
+    let broken = server.take_violations();
+    assert!(broken.iter().any(|p| p.contains(citations)), "{broken:?}");
 
     let server = Server::start([Step::text("Exchanges too.")]).await;
     let mut cfg = config(&server);
     cfg.api.api_version = LEGACY_VERSION.into();
     assert_eq!(
-        run_once(&cfg, &[], history()).await.unwrap().text,
+        run_once(&cfg, &[], history(true)).await.unwrap().text,
         "Exchanges too."
     );
     assert_eq!(

@@ -1,6 +1,6 @@
 //! The loop with approvals (pause, resume, decisions checked before anything runs) and with
 //! streamed replies (events in order; the same result as without streaming), against the local
-//! test server with Rust tools.
+//! stand-in with Rust tools.
 
 mod support;
 

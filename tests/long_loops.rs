@@ -7,7 +7,7 @@ mod support;
 use anthropic_tool_calling::engine::run::main_loop::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, ErrorCode, RunEvent, RunOutput};
 use serde_json::json;
-use support::rules::compaction_block;
+use support::api::compaction_block;
 use support::*;
 use tokio_util::sync::CancellationToken;
 
@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 async fn both_ways(
     steps: impl Fn() -> Vec<Step>,
     setup: impl Fn(&mut anthropic_tool_calling::engine::RunConfig),
-) -> Vec<(RunOutput, Vec<String>, Vec<support::server::Recorded>)> {
+) -> Vec<(RunOutput, Vec<String>, Vec<support::Recorded>)> {
     let mut out = Vec::new();
     for stream in [false, true] {
         let server = Server::start(steps()).await;

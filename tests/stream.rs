@@ -65,7 +65,10 @@ async fn same_both_ways(step: Step) -> (MessageResponse, Vec<StreamEvent>) {
         (reply.kind.as_str(), reply.role.as_str()),
         ("message", "assistant")
     );
-    assert_eq!(reply.request_id.as_deref(), Some("req_test_2"));
+    assert_eq!(
+        reply.request_id.as_deref(),
+        Some(server.requests()[1].request_id.as_str())
+    );
     assert!(server.requests()[1].streamed);
     (reply, events)
 }
@@ -239,11 +242,17 @@ async fn deltas_arrive_before_the_reply_ends() {
 }
 
 async fn failure(step: Step) -> (StreamError, Vec<StreamEvent>) {
+    failure_with_id(step).await.0
+}
+
+/// [`failure`], and the `request-id` the stand-in answered with.
+async fn failure_with_id(step: Step) -> ((StreamError, Vec<StreamEvent>), String) {
     let server = Server::start([step]).await;
     let (reply, events) = streamed(post(&server.base_url(), true).await).await;
+    let request_id = server.requests()[0].request_id.clone();
     match reply {
         Ok(_) => panic!("the stream was expected to fail"),
-        Err(e) => (e, events),
+        Err(e) => ((e, events), request_id),
     }
 }
 
@@ -277,8 +286,8 @@ async fn an_error_event_maps_like_its_http_twin() {
         ),
     ];
     for (kind, message, code, retryable) in cases {
-        let (error, events) =
-            failure(Step::text("partial answer").sse_error_after(4, kind, message)).await;
+        let ((error, events), request_id) =
+            failure_with_id(Step::text("partial answer").sse_error_after(4, kind, message)).await;
         assert_eq!(
             error.failure,
             StreamFailure::Api {
@@ -296,7 +305,7 @@ async fn an_error_event_maps_like_its_http_twin() {
             "{}",
             run_error.message
         );
-        assert_eq!(run_error.request_id.as_deref(), Some("req_test_1"));
+        assert_eq!(run_error.request_id.as_deref(), Some(request_id.as_str()));
         assert!(
             !events.is_empty(),
             "the deltas before the error were delivered"

@@ -8,9 +8,10 @@ mod support;
 use anthropic_tool_calling::engine::run::main_loop::run_observed;
 use anthropic_tool_calling::engine::{ApiClient, RunConfig, RunError, RunOutput, Tool};
 use serde_json::{json, Value};
-use support::rules;
-use support::server::Recorded;
-use support::threads::{ThreadState, THREADS_BETA};
+use support::api;
+use support::api::THREADS_BETA;
+use support::step::ThreadState;
+use support::Recorded;
 use support::*;
 use tokio_util::sync::CancellationToken;
 
@@ -179,7 +180,7 @@ async fn a_paused_turn_and_a_compaction_pause_continue_with_no_message() {
         );
 
         // A compaction pause: the same, and it is no tool round.
-        let block = rules::compaction_block(Some("Summary."), "ZW5j");
+        let block = api::compaction_block(Some("Summary."), "ZW5j");
         let steps = vec![
             Step::compaction_pause(block, 1000, 10),
             Step::text("Answered."),
@@ -196,7 +197,7 @@ async fn a_paused_turn_and_a_compaction_pause_continue_with_no_message() {
             ));
             cfg.api.headers.push((
                 reqwest::header::HeaderName::from_static("anthropic-beta"),
-                reqwest::header::HeaderValue::from_static(rules::COMPACT_BETA),
+                reqwest::header::HeaderValue::from_static(api::COMPACT_BETA),
             ));
         })
         .await;
@@ -208,7 +209,7 @@ async fn a_paused_turn_and_a_compaction_pause_continue_with_no_message() {
             thread_of(&r[1])["previous_message_id"],
             r[0].reply_id.as_deref().unwrap()
         );
-        assert!(r[1].betas.iter().any(|b| b == rules::COMPACT_BETA) && has_threads_beta(&r[1]));
+        assert!(r[1].betas.iter().any(|b| b == api::COMPACT_BETA) && has_threads_beta(&r[1]));
         assert_eq!(out.messages.len(), 2);
     }
 }

@@ -1,6 +1,6 @@
 //! A traced run (`RunConfig::trace`) tells each request as it ends — timed where it happened,
 //! with the reply's id, model and usage, or how it failed — and each settled call with what it
-//! came to; an untraced run tells no request. Against the local test server, plain and streamed.
+//! came to; an untraced run tells no request. Against the local stand-in, plain and streamed.
 
 mod support;
 

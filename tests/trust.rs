@@ -1,6 +1,6 @@
 //! The history is untrusted: a call it leaves waiting runs only with a decision signed for exactly
 //! that call in the run's scope, an id may appear once, and in order the calls after a waiting one
-//! are answered as not run — against the local test server with Rust tools.
+//! are answered as not run — against the local stand-in with Rust tools.
 
 mod support;
 
@@ -178,7 +178,7 @@ async fn a_junk_block_cannot_hide_a_duplicate_id_and_one_approval_runs_one_call(
 #[tokio::test(flavor = "multi_thread")]
 async fn an_approval_survives_the_javascript_round_trip_of_its_numbers() {
     let server = Server::start([
-        Step::tool_uses(&[("toolu_n", "refund", json!({ "amount": 10.0, "fee": 1e3 }))]),
+        Step::tool_uses(&[("toolu_n", "refund", json!({ "amount": 10.0, "fee": 1e3 }))]).verbatim(),
         Step::text("Refunded."),
     ])
     .await;

@@ -61,7 +61,8 @@ export function checkHeaders(req, apiKey) {
   const xKey = req.headers['x-api-key'];
   const auth = req.headers.authorization;
   const bearer = typeof auth === 'string' && /^Bearer\s+/i.test(auth) ? auth.replace(/^Bearer\s+/i, '') : undefined;
-  const authorised = xKey !== undefined ? xKey === apiKey : bearer === apiKey;
+  const keys = Array.isArray(apiKey) ? apiKey : [apiKey];
+  const authorised = keys.includes(xKey !== undefined ? xKey : bearer);
   if (!authorised) throw new Refusal(401, 'invalid x-api-key');
 
   const version = req.headers['anthropic-version'];

@@ -1,14 +1,10 @@
-//! Shared by the integration tests: the scripted API server, its rule checks, and helpers to
-//! define tools and run the engine against the server.
+//! Shared by the integration tests: the strict stand-in of the API (`stand-in/`, run by node) with
+//! its script, and helpers to define tools and run the engine against it.
 #![allow(dead_code)] // each test crate uses a different part
 
-pub mod conform;
-pub mod rules;
-pub mod server;
-pub mod sse;
+pub mod api;
+pub mod stand_in;
 pub mod step;
-pub mod threads;
-pub mod wire;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,7 +20,9 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use server::{Server, Step};
+#[allow(unused_imports)]
+pub use stand_in::{Recorded, Server};
+pub use step::Step;
 
 /// The key every test sends; it must never show up in an error.
 pub const API_KEY: &str = "sk-ant-api03-TEST-SECRET-KEY-do-not-leak";

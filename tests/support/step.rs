@@ -1,12 +1,35 @@
-//! The script's steps: what the test server answers a request with (a reply, an API error, any
+//! The script's steps: what the stand-in answers a request with (a reply, an API error, any
 //! body, a reset or a hang), and the options of a streamed reply.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::threads::ThreadState;
-
 use serde_json::{json, Value};
+
+/// What became of a held reply (Threads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadState {
+    /// Held, and may be continued.
+    Held,
+    /// Continued once already.
+    Continued,
+    /// A request is continuing it now.
+    InFlight,
+    /// Forgotten (expired, lost): continuing it is `thread_not_found`.
+    Lost,
+}
+
+impl ThreadState {
+    /// The stand-in's name of the state.
+    pub fn name(self) -> &'static str {
+        match self {
+            ThreadState::Held => "held",
+            ThreadState::Continued => "continued",
+            ThreadState::InFlight => "in_flight",
+            ThreadState::Lost => "lost",
+        }
+    }
+}
 
 /// How a reply is streamed, and what the request it answers must carry.
 #[derive(Debug, Clone, Default)]
@@ -51,7 +74,9 @@ pub enum Step {
         content_type: String,
         body: String,
     },
-    /// The connection is reset (RST) once the request is read.
+    /// A valid message this many bytes long (one long text block), with its content-length.
+    Huge(usize),
+    /// The connection is closed without an answer once the request is read.
     Reset,
     /// The request is read and never answered.
     Hang,
@@ -158,6 +183,20 @@ impl Step {
         self.edit(|_, o| o.thread_state = Some(state))
     }
 
+    /// The reply sent byte for byte as serde_json writes it (`10.0` stays `10.0`; the stand-in is
+    /// JavaScript, whose numbers forget how they were written), as a plain JSON body: for a request
+    /// that does not stream.
+    pub fn verbatim(self) -> Step {
+        match self {
+            Step::Reply(body) | Step::ReplyWith(body, _) => Step::Raw {
+                status: 200,
+                content_type: "application/json".to_owned(),
+                body: body.to_string(),
+            },
+            other => panic!("verbatim() of {other:?}"),
+        }
+    }
+
     /// The reply's `id`.
     pub fn id(&self) -> String {
         match self {
@@ -165,6 +204,41 @@ impl Step {
                 body["id"].as_str().unwrap_or_default().to_owned()
             }
             other => panic!("id() of {other:?}"),
+        }
+    }
+
+    /// The step in the JS stand-in's shapes (`stand-in/index.mjs`).
+    pub fn to_js(&self) -> Value {
+        match self {
+            Step::Reply(body) => reply_js(body, &ReplyOptions::default()),
+            Step::ReplyWith(body, options) => reply_js(body, options),
+            Step::Error {
+                status,
+                kind,
+                message,
+                headers,
+                details,
+            } => {
+                let mut error = json!({ "type": kind, "message": message });
+                if let Some(details) = details {
+                    error["details"] = details.clone();
+                }
+                let headers: serde_json::Map<String, Value> = headers
+                    .iter()
+                    .map(|(name, value)| (name.clone(), json!(value)))
+                    .collect();
+                json!({ "status": status, "error": error, "headers": headers })
+            }
+            Step::Raw {
+                status,
+                content_type,
+                body,
+            } => {
+                json!({ "status": status, "body": body, "headers": { "content-type": content_type } })
+            }
+            Step::Huge(bytes) => json!({ "fault": "huge", "bytes": bytes }),
+            Step::Reset => json!({ "fault": "reset" }),
+            Step::Hang => json!({ "fault": "hang" }),
         }
     }
 
@@ -237,4 +311,50 @@ impl Step {
         }
         self
     }
+}
+
+/// A reply step for the JS stand-in: the message's own fields (its `id` too) and the options.
+fn reply_js(body: &Value, options: &ReplyOptions) -> Value {
+    let mut step = json!({});
+    for key in [
+        "id",
+        "model",
+        "content",
+        "stop_reason",
+        "stop_sequence",
+        "usage",
+        "container",
+        "stop_details",
+        "context_management",
+    ] {
+        if let Some(value) = body.get(key) {
+            step[key] = value.clone();
+        }
+    }
+    if let Some(id) = &options.require_container {
+        step["requireContainer"] = json!(id);
+    }
+    if !options.stream_delay.is_zero() {
+        step["streamDelayMs"] = json!(options.stream_delay.as_secs_f64() * 1000.0);
+    }
+    if let Some((n, kind, message)) = &options.sse_error_after {
+        step["sseErrorAfter"] = json!(n);
+        step["sseError"] = json!({ "type": kind, "message": message });
+        if let Some(details) = &options.sse_error_details {
+            step["sseError"]["details"] = details.clone();
+        }
+    }
+    if let Some(n) = options.sse_cut_after {
+        step["sseCutAfter"] = json!(n);
+    }
+    if let Some(kind) = &options.unknown_delta {
+        step["unknownDelta"] = json!(kind);
+    }
+    if options.ignore_format {
+        step["ignoresFormat"] = json!(true);
+    }
+    if let Some(state) = options.thread_state {
+        step["threadState"] = json!(state.name());
+    }
+    step
 }

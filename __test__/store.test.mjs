@@ -326,6 +326,25 @@ for (const [kind, fresh] of Object.entries(BACKENDS)) {
       assertResendable(last.data.messages)
     })
 
+    test('the answer a run ends with is kept even when the run fails on it (output_validation_error)', async (t) => {
+      // The last step is written with the thread let go: a run that fails after its answer came keeps it too.
+      const schema = { type: 'object', properties: { id: { type: 'string', minLength: 3 } }, required: ['id'], additionalProperties: false }
+      const s = await standIn(t, [text('{"id":"A"}'), text('{"id":"ABC"}')])
+      const store = createStore(fresh())
+      t.after(() => store.close())
+      const opts = { store, thread: 'typed', apiKey: s.apiKey, baseURL: s.url, tools: [], output: schema }
+      const r = await runWithTools('which id?', opts)
+      assert.equal(r.error.code, 'output_validation_error')
+      const kept = await store.getThread('typed')
+      assert.deepEqual(kept.messages.map((m) => m.role), ['user', 'assistant'])
+      assert.deepEqual(kept.messages[1].content, [{ type: 'text', text: '{"id":"A"}' }])
+      assert.equal(kept.status, 'idle')
+      const next = await runWithTools('a longer one, please', opts)
+      assert.equal(next.error, null)
+      assert.deepEqual(next.data.output, { id: 'ABC' })
+      assert.equal(next.data.messages.length, 4)
+    })
+
     test('streamWithTools in a thread: the same history, committed as it goes', async (t) => {
       const { seen, replies } = recording([text('streamed one'), text('streamed two')])
       const s = await standIn(t, replies)

@@ -175,7 +175,7 @@ impl<'r> Conversation<'r> {
             self.messages
                 .push(protocol::assistant_message(&reply.content));
         }
-        self.commit().await?;
+        self.commit_last().await?;
         self.step_finished(&reply, false);
         let cfg = self.run.cfg;
         let value = match &cfg.output {
@@ -285,7 +285,7 @@ impl<'r> Conversation<'r> {
         if !answers.is_empty() {
             self.messages.push(results_message(&answers));
         }
-        self.commit().await?;
+        self.commit_last().await?;
         self.step_finished(&reply, true);
         let mut output = self.output(reply.text, APPROVAL_REQUIRED.to_owned());
         output.pending_approvals = pending;
@@ -295,6 +295,16 @@ impl<'r> Conversation<'r> {
     /// Commits (with `RunConfig::journal`) what the history holds since the last commit, and
     /// waits for it: a store keeps each step before the run goes on.
     pub(super) async fn commit(&mut self) -> Result<(), RunError> {
+        self.commit_step(false).await
+    }
+
+    /// [`Self::commit`] for the step the run ends with, which the journal may keep with the
+    /// run's ending.
+    async fn commit_last(&mut self) -> Result<(), RunError> {
+        self.commit_step(true).await
+    }
+
+    async fn commit_step(&mut self, last: bool) -> Result<(), RunError> {
         let Some(journal) = &self.run.cfg.journal else {
             return Ok(());
         };
@@ -302,7 +312,12 @@ impl<'r> Conversation<'r> {
         if at == self.messages.len() && at == self.committed {
             return Ok(());
         }
-        journal.0.commit(at, &self.messages[at..]).await?;
+        let messages = &self.messages[at..];
+        if last {
+            journal.0.commit_last(at, messages).await?;
+        } else {
+            journal.0.commit(at, messages).await?;
+        }
         self.committed = self.messages.len();
         Ok(())
     }

@@ -7,6 +7,7 @@
 //! transaction of its own kind.
 
 mod database;
+mod new_turn;
 mod postgres;
 mod runs;
 mod schema;

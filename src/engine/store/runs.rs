@@ -42,12 +42,22 @@ async fn write_from(
     at: usize,
     messages: &[String],
 ) -> Result<(), StoreError> {
-    let at = at as i64;
     tx.execute(
         "DELETE FROM atc_messages WHERE thread_id = $1 AND seq >= $2",
-        &[id.into(), at.into()],
+        &[id.into(), (at as i64).into()],
     )
     .await?;
+    append(tx, id, at, messages).await
+}
+
+/// Adds `messages` as the history's from `at` on, where it holds none yet.
+async fn append(
+    tx: &mut dyn Tx,
+    id: &str,
+    at: usize,
+    messages: &[String],
+) -> Result<(), StoreError> {
+    let at = at as i64;
     for (i, message) in messages.iter().enumerate() {
         tx.execute(
             "INSERT INTO atc_messages (thread_id, seq, message) VALUES ($1, $2, $3)",
@@ -141,24 +151,34 @@ impl Store {
     }
 
     /// Writes the history from message `at` on, if `run` still holds the thread; whether it did.
+    /// `appends`: the store holds exactly `at` messages of the history (what the run committed
+    /// so far), so nothing is deleted first.
     pub async fn write_history(
         &self,
         id: String,
         run: String,
         at: usize,
         messages: Vec<String>,
+        appends: bool,
     ) -> Result<bool, StoreError> {
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
-                if !holds(tx, &id, &run).await? {
+                // Whether the run holds the thread, and the thread's time moved on, in one
+                // statement (it locks the row as `holds` does).
+                let held = tx
+                    .execute(
+                        "UPDATE atc_threads SET updated_at = $3 WHERE id = $1 AND active_run = $2",
+                        &[id.as_str().into(), run.into(), now_ms().into()],
+                    )
+                    .await?;
+                if held == 0 {
                     return Ok(false);
                 }
-                write_from(tx, &id, at, &messages).await?;
-                tx.execute(
-                    "UPDATE atc_threads SET updated_at = $2 WHERE id = $1",
-                    &[id.into(), now_ms().into()],
-                )
-                .await?;
+                if appends {
+                    append(tx, &id, at, &messages).await?;
+                } else {
+                    write_from(tx, &id, at, &messages).await?;
+                }
                 Ok(true)
             })
         }))

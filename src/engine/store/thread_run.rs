@@ -17,7 +17,8 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::database::Store;
-use super::runs::{Found, Prepared, Taken};
+use super::new_turn::{bad, error_result, prepare, unanswered, NOT_RUN};
+use super::runs::Taken;
 use super::tx::StoreError;
 use crate::engine::error::RunError;
 use crate::engine::output::run_output::RunOutput;
@@ -42,157 +43,8 @@ pub struct ThreadRef {
     pub owner: String,
 }
 
-/// What the model is told of a call that never ran because the run ended first.
-const NOT_RUN: &str = "This call was not run: the run that asked for it ended before it could run.";
-/// What the model is told of a call a person never decided on, when the user wrote again.
-const UNDECIDED: &str =
-    "The user sent a new message instead of deciding on this call, so it was not run.";
-
 fn store_failed(e: StoreError) -> RunError {
     RunError::store_unavailable(&e.0)
-}
-
-fn bad(why: String) -> RunError {
-    RunError::invalid_request(format!("Option thread: {why}"))
-}
-
-/// The content blocks of a message, as an array (a string content is one text block).
-/// The content blocks a new user message may hold: what a person writes.
-const USER_BLOCKS: [&str; 3] = ["text", "image", "document"];
-
-fn blocks(message: &Value) -> Vec<Value> {
-    match message.get("content") {
-        Some(Value::Array(items)) => items.clone(),
-        Some(Value::String(text)) => vec![json!({ "type": "text", "text": text })],
-        _ => Vec::new(),
-    }
-}
-
-/// The ids of the `tool_use` blocks of the last message, when it is the assistant's and none of
-/// them has a result yet.
-fn unanswered(history: &[Value]) -> Vec<String> {
-    match history.last() {
-        Some(last) if last.get("role").and_then(Value::as_str) == Some("assistant") => blocks(last)
-            .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
-            .filter_map(|b| b.get("id").and_then(Value::as_str).map(str::to_owned))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// Appends `content` as the user's: into the last message when it is the user's already (tool
-/// results stay first), else as a new one.
-fn push_user(history: &mut Vec<Value>, content: Vec<Value>) {
-    if content.is_empty() {
-        return;
-    }
-    match history.last_mut() {
-        Some(last) if last.get("role").and_then(Value::as_str) == Some("user") => {
-            let mut joined = blocks(last);
-            joined.extend(content);
-            last["content"] = Value::Array(joined);
-        }
-        _ => history.push(json!({ "role": "user", "content": content })),
-    }
-}
-
-fn error_result(id: &str, text: &str) -> Value {
-    json!({ "type": "tool_result", "tool_use_id": id, "content": text, "is_error": true })
-}
-
-/// The stored thread and the prompt as the run's history; what waits is then `[]`.
-fn prepare(found: Found, new: &[String], decisions: &[String]) -> Prepared<RunError> {
-    let parse = |text: &String| serde_json::from_str::<Value>(text);
-    let mut history: Vec<Value> = found
-        .messages
-        .iter()
-        .filter_map(|m| parse(m).ok())
-        .collect();
-    let pending: Vec<Value> = serde_json::from_str(&found.pending).unwrap_or_default();
-    let waiting: Vec<&str> = pending
-        .iter()
-        .filter_map(|p| p.get("approvalId").and_then(Value::as_str))
-        .collect();
-    let mut added = Vec::new();
-    for (i, text) in new.iter().enumerate() {
-        let message = parse(text).map_err(|e| bad(format!("prompt[{i}] is not JSON ({e})")))?;
-        if message.get("role").and_then(Value::as_str) != Some("user") {
-            return Err(bad(format!(
-                "prompt[{i}] is not a user message: the thread's history is kept by the store, so the prompt holds only what is new (the user's message, or approvals). Nothing was sent."
-            )));
-        }
-        let content = blocks(&message);
-        // Only what a person writes: a tool result (or any block of the model's) in the prompt
-        // would answer a call the store holds, or make a history the API refuses.
-        if let Some(block) = content
-            .iter()
-            .find(|b| !USER_BLOCKS.contains(&b.get("type").and_then(Value::as_str).unwrap_or("")))
-        {
-            let kind = block
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or("untyped");
-            return Err(bad(format!(
-                "prompt[{i}] holds a {:?} block: the thread's history is kept by the store, so the prompt holds only what the user writes (text, images, documents). Nothing was sent.",
-                kind.chars().take(40).collect::<String>()
-            )));
-        }
-        added.extend(content);
-    }
-    if !decisions.is_empty() {
-        if !added.is_empty() {
-            return Err(bad("a run that answers approvals takes no new message; send it once the run has resumed. Nothing was run.".into()));
-        }
-        if let Some(stale) = decisions.iter().find(|d| !waiting.contains(&d.as_str())) {
-            return Err(bad(format!(
-                "approval {:?} is not waiting in this thread: it was used already, or the thread moved on. Nothing was run.",
-                stale.chars().take(120).collect::<String>()
-            )));
-        }
-        if let Some(missing) = waiting.iter().find(|w| !decisions.iter().any(|d| d == *w)) {
-            return Err(bad(format!(
-                "the thread waits for a decision on every pending call; {missing:?} has none. Nothing was run."
-            )));
-        }
-        let history = history.iter().map(Value::to_string).collect();
-        return Ok((history, "[]".into()));
-    }
-    if added.is_empty() {
-        return Err(bad(if waiting.is_empty() {
-            "the prompt holds nothing new to send. Nothing was sent.".into()
-        } else {
-            format!(
-                "the thread waits for {} decision(s) (getThread's pendingApprovals): answer them with the approvals option, or send a new message. Nothing was sent.",
-                waiting.len()
-            )
-        }));
-    }
-    let asked: Vec<&str> = pending
-        .iter()
-        .filter_map(|p| p.get("toolUseId").and_then(Value::as_str))
-        .collect();
-    let mut content: Vec<Value> = unanswered(&history)
-        .iter()
-        .map(|id| {
-            error_result(
-                id,
-                if asked.contains(&id.as_str()) {
-                    UNDECIDED
-                } else {
-                    NOT_RUN
-                },
-            )
-        })
-        .collect();
-    // A paused round whose other calls ran has their results last: the undecided ones join them.
-    let answered_after = history.len() >= 2 && !asked.is_empty();
-    if answered_after && content.is_empty() {
-        content = asked.iter().map(|id| error_result(id, UNDECIDED)).collect();
-    }
-    content.extend(added);
-    push_user(&mut history, content);
-    Ok((history.iter().map(Value::to_string).collect(), "[]".into()))
 }
 
 /// What the run told of each call: `(is_error, the text the model would read)`.
@@ -235,7 +87,21 @@ struct Committer {
     store: Store,
     id: String,
     run: String,
+    /// The history's length and its last message, as far as it is committed or held back.
     last: Mutex<Option<(usize, String)>>,
+    /// How much of the history the store holds: a commit from there on only appends.
+    end: Mutex<usize>,
+    /// The step the run ended with, kept for the write that lets go of the thread.
+    held_back: Mutex<Option<(usize, Vec<String>)>>,
+}
+
+impl Committer {
+    fn note(&self, at: usize, texts: &[String]) {
+        if let Some(last) = texts.last() {
+            *self.last.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some((at + texts.len(), last.clone()));
+        }
+    }
 }
 
 const LOST_HOLD: &str =
@@ -249,21 +115,38 @@ impl Journal for Committer {
     ) -> BoxFuture<'a, Result<(), RunError>> {
         Box::pin(async move {
             let texts: Vec<String> = messages.iter().map(|m| m.get().to_owned()).collect();
-            let last = texts.last().cloned();
+            let appends = at == *self.end.lock().unwrap_or_else(|p| p.into_inner());
             let held = self
                 .store
-                .write_history(self.id.clone(), self.run.clone(), at, texts)
+                .write_history(
+                    self.id.clone(),
+                    self.run.clone(),
+                    at,
+                    texts.clone(),
+                    appends,
+                )
                 .await
                 .map_err(store_failed)?;
             if !held {
                 return Err(RunError::store_unavailable(LOST_HOLD));
             }
-            if let Some(last) = last {
-                *self.last.lock().unwrap_or_else(|p| p.into_inner()) =
-                    Some((at + messages.len(), last));
-            }
+            *self.end.lock().unwrap_or_else(|p| p.into_inner()) = at + texts.len();
+            self.note(at, &texts);
             Ok(())
         })
+    }
+
+    /// The last step is written with the thread let go (one transaction for both): the run
+    /// ends right after it, answered or paused.
+    fn commit_last<'a>(
+        &'a self,
+        at: usize,
+        messages: &'a [RawMessage],
+    ) -> BoxFuture<'a, Result<(), RunError>> {
+        let texts: Vec<String> = messages.iter().map(|m| m.get().to_owned()).collect();
+        self.note(at, &texts);
+        *self.held_back.lock().unwrap_or_else(|p| p.into_inner()) = Some((at, texts));
+        Box::pin(std::future::ready(Ok(())))
     }
 }
 
@@ -300,11 +183,15 @@ pub async fn run_in_thread(
         Taken::NoSuch => return Err(bad("no such thread. Nothing was sent.".into())),
         Taken::Refused(why) => return Err(why),
     };
+    // The store holds the history as taken: a first commit right after it only appends.
+    let stored = history.len();
     let committer = Arc::new(Committer {
         store: store.clone(),
         id: id.clone(),
         run: run_id.clone(),
         last: Mutex::new(None),
+        end: Mutex::new(stored),
+        held_back: Mutex::new(None),
     });
     let mut cfg = cfg.clone();
     cfg.journal = Some(JournalRef(committer.clone()));
@@ -388,6 +275,20 @@ pub async fn run_in_thread(
             };
             (len, tail, "[]".to_owned())
         }
+    };
+    // The step the run ended with, held back, goes in the same write (before the tail, which
+    // answers its calls).
+    let (at, tail) = match committer
+        .held_back
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+    {
+        Some((from, mut step)) => {
+            step.extend(tail);
+            (from, step)
+        }
+        None => (at, tail),
     };
     let released = store.release_thread(id, run_id, at, tail, pending).await;
     match (result, released) {

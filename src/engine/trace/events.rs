@@ -130,6 +130,16 @@ pub trait Journal: Send + Sync {
         at: usize,
         messages: &'a [RawMessage],
     ) -> futures::future::BoxFuture<'a, Result<(), crate::engine::error::RunError>>;
+
+    /// The same, for the step the run ends with: the journal may keep it with the run's ending,
+    /// in one write, instead of on its own. By default it is committed now.
+    fn commit_last<'a>(
+        &'a self,
+        at: usize,
+        messages: &'a [RawMessage],
+    ) -> futures::future::BoxFuture<'a, Result<(), crate::engine::error::RunError>> {
+        self.commit(at, messages)
+    }
 }
 
 /// A [`Journal`] as a run's settings hold it.

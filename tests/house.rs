@@ -105,8 +105,9 @@ fn no_source_file_is_longer_than_a_sitting() {
 
 /// Phrases the failure texts a model or a developer reads are made of: the tool named as the
 /// subject (`The tool {name} ...`, an MCP block's `[The tool returned ...]`), and the reasons a JS
-/// tool's call failed. Written anywhere but the one home, they are a second voice.
-const FAILURE_WORDS: [&str; 9] = [
+/// tool's call failed, and a declined call's. Written anywhere but the one home, they are a second
+/// voice.
+const FAILURE_WORDS: [&str; 11] = [
     "The tool {",
     "[The tool returned",
     "cannot be turned into JSON (",
@@ -116,7 +117,14 @@ const FAILURE_WORDS: [&str; 9] = [
     "it was not started",
     "while its input was checked",
     "in its own words",
+    "Do not retry it",
+    "Declined by the user",
 ];
+
+/// Files that still write a declined call's sentence in JS, known and to be brought home:
+/// `fromUIMessages` rebuilds the result of a call the person declined without the native
+/// binding, and the thread view reads the reason back out of it.
+const NOT_YET_HOME: [&str; 2] = ["lib/ui-messages.js", "lib/thread-ui.js"];
 
 /// Whether a line is a comment (Rust `//`, `///`, `//!`; JS `//`, `/*`, ` * `).
 fn is_comment(line: &str) -> bool {
@@ -135,6 +143,7 @@ fn failure_words_are_written_in_one_home() {
     let offenders: Vec<String> = sources
         .iter()
         .filter(|p| !p.starts_with(&home) && *p != &home.with_extension("rs"))
+        .filter(|p| !NOT_YET_HOME.iter().any(|f| *p == &root().join(f)))
         .flat_map(|p| {
             let code = if p.extension().is_some_and(|e| e == "rs") {
                 code_of(p)

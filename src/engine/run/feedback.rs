@@ -197,6 +197,25 @@ pub fn not_run_waiting_for_developer(name: &str, waiting: &str) -> String {
     )
 }
 
+/// Model: the user declined this call (`reason`: theirs, if they gave one).
+pub fn declined_for_model(reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(reason) => format!(
+            "The user declined this call: {}. Do not retry it.",
+            reason.trim_end_matches('.')
+        ),
+        None => "The user declined this call. Do not retry it.".to_owned(),
+    }
+}
+
+/// Developer: the user declined this call.
+pub fn declined_for_developer(reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(reason) => format!("Declined by the user: {reason}"),
+        None => "Declined by the user.".to_owned(),
+    }
+}
+
 /// Model: a call that started was stopped before it finished (the run was aborted, or in stop
 /// mode another call failed). It may have had effects, and the next turn must not assume either way.
 pub fn interrupted_for_model(name: &str) -> String {
@@ -315,5 +334,22 @@ pub fn sentence(text: &str) -> String {
         trimmed.to_owned()
     } else {
         format!("{trimmed}.")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_denial_text_carries_the_reason() {
+        assert_eq!(
+            declined_for_model(Some("too expensive.")),
+            "The user declined this call: too expensive. Do not retry it."
+        );
+        assert_eq!(
+            declined_for_model(None),
+            "The user declined this call. Do not retry it."
+        );
     }
 }

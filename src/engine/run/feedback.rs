@@ -352,4 +352,35 @@ mod tests {
             "The user declined this call. Do not retry it."
         );
     }
+
+    /// What a JS tool's failure kinds come to, as lib/tool-bridge.js wrote it before it passed
+    /// facts only.
+    #[test]
+    fn a_js_failure_reads_as_it_did() {
+        let dev = |why: &str| failed_for_developer("t", why);
+        assert_eq!(
+            dev(&unserializable_value("Do not know how to serialize a BigInt")),
+            "The tool t failed: it returned a value that cannot be turned into JSON (Do not know how to serialize a BigInt)"
+        );
+        assert_eq!(
+            dev(&unserializable_blocks("x")),
+            "The tool t failed: its toolResult blocks cannot be turned into JSON (x)"
+        );
+        assert_eq!(
+            dev(&wrapper_failed("no peeking")),
+            "The tool t failed: the tool wrapper failed: no peeking"
+        );
+        assert_eq!(
+            dev(WRAPPER_FAILED_UNDESCRIBED),
+            "The tool t failed: the tool wrapper failed on a value it could not describe"
+        );
+        assert_eq!(
+            dev(CANCELLED_IN_CHECK),
+            "The tool t failed: the call was cancelled while its input was checked"
+        );
+        assert_eq!(
+            failed_stop("t", "boom"),
+            format!("The tool t failed: boom. {STOP_ADVICE}")
+        );
+    }
 }

@@ -203,8 +203,27 @@ export declare const enum ReplyKind {
   InvalidInput = 'invalid_input',
   /** A `ToolError`: `content` is its message, for the model. */
   ToolError = 'tool_error',
-  /** Anything else thrown: `content` is the developer's message. */
+  /** Anything else thrown: `content` is what was thrown, described for the developer. */
   Error = 'error',
+  /** The value `execute` returned has no JSON form: `content` is the JS error's message. */
+  UnserializableValue = 'unserializable_value',
+  /**
+   * The blocks of the `toolResult` `execute` returned have no JSON form: `content` is the
+   * JS error's message.
+   */
+  UnserializableBlocks = 'unserializable_blocks',
+  /**
+   * The wrapper around the tool threw (reading its output, say): `content` is what was
+   * thrown, described.
+   */
+  WrapperFailed = 'wrapper_failed',
+  /** The wrapper threw, and describing what it threw threw too (`content` is empty). */
+  WrapperUndescribed = 'wrapper_undescribed',
+  /**
+   * The engine gave up on the call while its Standard Schema checked the input: `execute`
+   * never started (`content` is empty).
+   */
+  CancelledInCheck = 'cancelled_in_check',
   /** The call was cancelled, or its run ended, before it could start: it was not run. */
   NotStarted = 'not_started',
 }

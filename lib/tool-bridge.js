@@ -1,7 +1,9 @@
 'use strict'
 // Where a tool runs: the functions the engine calls for a tool's `needsApproval` and `execute`.
 // Each call of `execute` is settled exactly once, with a ToolReply `{ kind, content }`
-// (`control.settle`), handed over in slices of the event loop (hand-over.js).
+// (`control.settle`), handed over in slices of the event loop (hand-over.js). A failure is
+// settled with facts only, a kind and its raw detail: the words the developer and the model
+// read are written in Rust (src/engine/run/feedback.rs).
 
 const { describe, describeThrown } = require('./describe.js')
 const { isToolError } = require('./tool-error.js')
@@ -54,7 +56,7 @@ function bridge(name, execute, standard) {
     }
     run.scope.runInAsyncScope(callTool, undefined, run, name, execute, standard, inputJson, toolUseId).then(
       (reply) => handOver(run, toolUseId, () => settle(run, toolUseId, reply)),
-      (e) => handOver(run, toolUseId, () => settle(run, toolUseId, { kind: 'error', content: `the tool wrapper failed: ${describeThrown(e)}` })),
+      (e) => handOver(run, toolUseId, () => settle(run, toolUseId, { kind: 'wrapper_failed', content: describeThrown(e) })),
     )
   }
 }
@@ -68,14 +70,14 @@ function settle(run, toolUseId, reply) {
       } catch (e) {
         // An output that throws when looked at (a Proxy, a getter).
         run.causes.set(toolUseId, e)
-        reply = { kind: 'error', content: `the tool wrapper failed: ${describeThrown(e)}` }
+        reply = { kind: 'wrapper_failed', content: describeThrown(e) }
       }
     }
     run.control.settle(toolUseId, reply.kind, reply.content)
   } catch {
     // Only something thrown while describing a throw gets here: the call still settles.
     try {
-      run.control.settle(toolUseId, 'error', 'the tool wrapper failed on a value it could not describe')
+      run.control.settle(toolUseId, 'wrapper_undescribed', '')
     } catch (e) {
       console.error('[anthropic-tool-calling] a tool call could not be settled:', e)
     }
@@ -107,7 +109,7 @@ async function callTool(run, name, execute, standard, inputJson, toolUseId) {
       value = checked.value
       // An input check slow enough that the engine gave up on the call meanwhile (a timeout,
       // the run's end): `execute` never starts for a call nobody waits for.
-      if (wasAborted(ctx)) return { kind: 'error', content: 'the call was cancelled while its input was checked' }
+      if (wasAborted(ctx)) return { kind: 'cancelled_in_check', content: '' }
     }
     pending = run.trace === null ? execute(value, ctx) : run.trace.runTool(name, toolUseId, execute, value, ctx)
     // Held until it settles: a Promise nothing else references would otherwise be collected
@@ -137,7 +139,7 @@ function replyOf(run, toolUseId, output) {
       return { kind: 'blocks', content: json }
     } catch (e) {
       run.causes.set(toolUseId, e)
-      return { kind: 'error', content: `its toolResult blocks cannot be turned into JSON (${e.message})` }
+      return { kind: 'unserializable_blocks', content: `${e.message}` }
     }
   }
   if (typeof output === 'string') {
@@ -151,7 +153,7 @@ function replyOf(run, toolUseId, output) {
     return { kind: 'json', content: json }
   } catch (e) {
     run.causes.set(toolUseId, e)
-    return { kind: 'error', content: `it returned a value that cannot be turned into JSON (${e.message})` }
+    return { kind: 'unserializable_value', content: `${e.message}` }
   }
 }
 

@@ -102,3 +102,68 @@ fn no_source_file_is_longer_than_a_sitting() {
         .collect();
     assert!(long.is_empty(), "split these by what they do: {long:?}");
 }
+
+/// Phrases the failure texts a model or a developer reads are made of: the tool named as the
+/// subject (`The tool {name} ...`, an MCP block's `[The tool returned ...]`), and the reasons a JS
+/// tool's call failed, and a declined call's. Written anywhere but the one home, they are a second
+/// voice.
+const FAILURE_WORDS: [&str; 11] = [
+    "The tool {",
+    "[The tool returned",
+    "cannot be turned into JSON (",
+    "the tool wrapper failed",
+    "its reply never came",
+    "calling it failed",
+    "it was not started",
+    "while its input was checked",
+    "in its own words",
+    "Do not retry it",
+    "Declined by the user",
+];
+
+/// Files that still write a declined call's sentence in JS, known and to be brought home:
+/// `fromUIMessages` rebuilds the result of a call the person declined without the native
+/// binding, and the thread view reads the reason back out of it.
+const NOT_YET_HOME: [&str; 2] = ["lib/ui-messages.js", "lib/thread-ui.js"];
+
+/// Whether a line is a comment (Rust `//`, `///`, `//!`; JS `//`, `/*`, ` * `).
+fn is_comment(line: &str) -> bool {
+    let line = line.trim_start();
+    line.starts_with("//") || line.starts_with("/*") || line.starts_with('*')
+}
+
+#[test]
+fn failure_words_are_written_in_one_home() {
+    let mut sources = Vec::new();
+    for dir in ["src/engine", "src/binding"] {
+        files(&root().join(dir), &["rs"], &mut sources);
+    }
+    files(&root().join("lib"), &["js", "mjs"], &mut sources);
+    let home = root().join("src/engine/run/feedback");
+    let offenders: Vec<String> = sources
+        .iter()
+        .filter(|p| !p.starts_with(&home) && *p != &home.with_extension("rs"))
+        .filter(|p| !NOT_YET_HOME.iter().any(|f| *p == &root().join(f)))
+        .flat_map(|p| {
+            let code = if p.extension().is_some_and(|e| e == "rs") {
+                code_of(p)
+            } else {
+                text_of(p)
+            };
+            code.lines()
+                .enumerate()
+                .filter(|(_, line)| !is_comment(line))
+                .filter(|(_, line)| FAILURE_WORDS.iter().any(|w| line.contains(w)))
+                .map(|(i, line)| format!("{}:{}: {}", p.display(), i + 1, line.trim()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "what the model or the developer reads after a tool fails is written in \
+         src/engine/run/feedback.rs (or feedback/): add a constant or a small function there that \
+         takes the facts (the tool's name, the error's text), and call it; JS settles a call with a \
+         kind and a raw detail, never a sentence. Written elsewhere:\n{}",
+        offenders.join("\n")
+    );
+}

@@ -32,8 +32,21 @@ pub enum ReplyKind {
     InvalidInput,
     /// A `ToolError`: `content` is its message, for the model.
     ToolError,
-    /// Anything else thrown: `content` is the developer's message.
+    /// Anything else thrown: `content` is what was thrown, described for the developer.
     Error,
+    /// The value `execute` returned has no JSON form: `content` is the JS error's message.
+    UnserializableValue,
+    /// The blocks of the `toolResult` `execute` returned have no JSON form: `content` is the
+    /// JS error's message.
+    UnserializableBlocks,
+    /// The wrapper around the tool threw (reading its output, say): `content` is what was
+    /// thrown, described.
+    WrapperFailed,
+    /// The wrapper threw, and describing what it threw threw too (`content` is empty).
+    WrapperUndescribed,
+    /// The engine gave up on the call while its Standard Schema checked the input: `execute`
+    /// never started (`content` is empty).
+    CancelledInCheck,
     /// The call was cancelled, or its run ended, before it could start: it was not run.
     NotStarted,
 }

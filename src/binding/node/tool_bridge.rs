@@ -23,6 +23,7 @@ pub use crate::binding::call_gate::{ReplyKind, ToolReply};
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::engine::run::feedback as fb;
 use crate::engine::tools::tool::ApprovalPolicy;
 use crate::engine::tools::tool::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
 
@@ -117,7 +118,7 @@ impl ToolExecutor for JsTool {
                     Ok(reply) => outcome_of(reply),
                     // Only the end of the run drops a channel whose call is still awaited.
                     Err(_) => {
-                        let why = "its reply never came".to_owned();
+                        let why = fb::REPLY_NEVER_CAME.to_owned();
                         unless_thread_gone(&shutdown, ping.as_deref(), why).await
                     }
                 },
@@ -127,7 +128,7 @@ impl ToolExecutor for JsTool {
                     std::future::pending().await
                 }
                 status => {
-                    let why = format!("calling it failed: {status}");
+                    let why = fb::calling_failed(status);
                     unless_thread_gone(&shutdown, ping.as_deref(), why).await
                 }
             };
@@ -187,10 +188,19 @@ fn outcome_of(mut reply: ToolReply) -> ToolOutcome {
         }
         ReplyKind::ToolError => ToolOutcome::ToolError(reply.content),
         ReplyKind::Error => ToolOutcome::Failed(reply.content),
-        // Only a call the engine gave up on is refused at dispatch, and then nobody awaits this.
-        ReplyKind::NotStarted => {
-            ToolOutcome::Failed("it was not started: the call was cancelled first".to_owned())
+        ReplyKind::UnserializableValue => {
+            ToolOutcome::Failed(fb::unserializable_value(&reply.content))
         }
+        ReplyKind::UnserializableBlocks => {
+            ToolOutcome::Failed(fb::unserializable_blocks(&reply.content))
+        }
+        ReplyKind::WrapperFailed => ToolOutcome::Failed(fb::wrapper_failed(&reply.content)),
+        ReplyKind::WrapperUndescribed => {
+            ToolOutcome::Failed(fb::WRAPPER_FAILED_UNDESCRIBED.to_owned())
+        }
+        ReplyKind::CancelledInCheck => ToolOutcome::Failed(fb::CANCELLED_IN_CHECK.to_owned()),
+        // Only a call the engine gave up on is refused at dispatch, and then nobody awaits this.
+        ReplyKind::NotStarted => ToolOutcome::Failed(fb::NOT_STARTED.to_owned()),
     }
 }
 

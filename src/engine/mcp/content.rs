@@ -16,6 +16,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::engine::run::feedback as fb;
 use crate::engine::tools::tool::ToolOutcome;
 
 /// The image types the Messages API takes.
@@ -89,14 +90,10 @@ fn block(b: &Value) -> Value {
                 .unwrap_or_default();
             text(format!("Resource link: {name} <{uri}>{mime}"))
         }
-        "audio" => text(format!(
-            "[The tool returned audio ({}), which cannot be passed on.]",
-            str_of(b, "mimeType").unwrap_or("of an unknown type")
+        "audio" => text(fb::mcp_audio(
+            str_of(b, "mimeType").unwrap_or("of an unknown type"),
         )),
-        other => text(format!(
-            "[The tool returned content of type {}, which is not passed on.]",
-            short(other)
-        )),
+        other => text(fb::mcp_unknown_block(&short(other))),
     }
 }
 
@@ -106,10 +103,7 @@ fn image(mime: Option<&str>, data: Option<&str>) -> Value {
             "type": "image",
             "source": { "type": "base64", "media_type": mime, "data": data },
         }),
-        (mime, _) => text(format!(
-            "[The tool returned an image of type {}, which cannot be shown.]",
-            short(mime.unwrap_or("unknown"))
-        )),
+        (mime, _) => text(fb::mcp_image(&short(mime.unwrap_or("unknown")))),
     }
 }
 
@@ -134,18 +128,14 @@ fn resource(r: &Value) -> Value {
             }
             Some(m) if m.starts_with("image/") => return image(Some(m), Some(blob)),
             other => {
-                return text(format!(
-                    "[The tool returned the resource {} ({}), which cannot be passed on.]",
-                    short(uri),
-                    short(other.unwrap_or("of an unknown type"))
+                return text(fb::mcp_resource_blob(
+                    &short(uri),
+                    &short(other.unwrap_or("of an unknown type")),
                 ))
             }
         }
     } else {
-        return text(format!(
-            "[The tool returned the resource {} without content.]",
-            short(uri)
-        ));
+        return text(fb::mcp_empty_resource(&short(uri)));
     }
     if !uri.is_empty() {
         doc.insert("title".into(), uri.into());

@@ -9,7 +9,6 @@ use crate::engine::error::RunError;
 use crate::engine::report::calls::{ToolCall, ToolOutput};
 use crate::engine::run::feedback as fb;
 use crate::engine::run::model_reply::Requested;
-use crate::engine::tools::approval;
 use crate::engine::trace::events::{CallOutcome, Why};
 
 /// A settled call: the record for the developer and the `tool_result` for the model.
@@ -174,14 +173,10 @@ pub fn not_run_waiting(call: Call, waiting: &str) -> Settled {
 
 /// A call the person declined: answered with the denial, which is an answer, not a failure.
 pub fn declined(call: Call, reason: Option<&str>) -> Settled {
-    let dev = match reason.map(str::trim).filter(|r| !r.is_empty()) {
-        Some(reason) => format!("Declined by the user: {reason}"),
-        None => "Declined by the user.".to_owned(),
-    };
     not_run(
         call,
         Why::Declined,
-        dev,
-        approval::declined_for_model(reason),
+        fb::declined_for_developer(reason),
+        fb::declined_for_model(reason),
     )
 }

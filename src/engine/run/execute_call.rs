@@ -64,7 +64,7 @@ pub async fn execute_call(
                     &*tool.executor,
                 );
             }
-            let dev = format!("The tool {name} returned output that is not valid JSON.");
+            let dev = fb::bad_json_for_developer(name);
             (
                 Why::BadOutput,
                 Words::new(fb::internal_error_for_model(name), dev),
@@ -73,9 +73,7 @@ pub async fn execute_call(
         Some(ToolOutcome::Blocks(content)) => {
             let version = &cfg.api.api_version;
             if let Some(at) = cited_text_under(version, &content) {
-                let dev = format!(
-                    "The tool {name} returned content blocks with citations on a text block ({at}): a tool result goes in a user message, which API version {version} refuses citations in (removed in {REMOVED_IN}). Leave the citations out of what the tool returns, or pin apiVersion: \"{LEGACY}\"."
-                );
+                let dev = fb::cited_blocks_for_developer(name, &at, version, REMOVED_IN, LEGACY);
                 (
                     Why::BadOutput,
                     Words::new(fb::internal_error_for_model(name), dev),
@@ -87,8 +85,7 @@ pub async fn execute_call(
                     &*tool.executor,
                 );
             } else {
-                let dev =
-                    format!("The tool {name} returned content blocks that are not a JSON array.");
+                let dev = fb::blocks_not_array_for_developer(name);
                 (
                     Why::BadOutput,
                     Words::new(fb::internal_error_for_model(name), dev),
@@ -104,21 +101,9 @@ pub async fn execute_call(
             (Why::Timeout, words)
         }
         Some(ToolOutcome::ToolError(message)) => {
-            let dev = format!(
-                "The tool {name} failed in its own words (a ToolError, or an MCP result with isError): {message}"
-            );
-            let stop = format!(
-                "The tool {name} failed: {} {}",
-                fb::sentence(&message),
-                fb::STOP_ADVICE
-            );
-            // The API refuses an empty `is_error` result ("content cannot be empty if
-            // `is_error` is true"), which would end the whole run: say something instead.
-            let model = if message.trim().is_empty() {
-                fb::internal_error_for_model(name)
-            } else {
-                message
-            };
+            let dev = fb::tool_error_for_developer(name, &message);
+            let stop = fb::tool_error_stop(name, &message);
+            let model = fb::tool_error_for_model(name, message);
             (Why::ToolError, Words { model, dev, stop })
         }
         Some(ToolOutcome::InvalidInput(problems)) => {
@@ -129,8 +114,8 @@ pub async fn execute_call(
             (Why::InvalidInput, words)
         }
         Some(ToolOutcome::Failed(message)) => {
-            let dev = format!("The tool {name} failed: {message}");
-            let stop = format!("{} {}", fb::sentence(&dev), fb::STOP_ADVICE);
+            let dev = fb::failed_for_developer(name, &message);
+            let stop = fb::failed_stop(name, &message);
             let model = fb::internal_error_for_model(name);
             (Why::Threw, Words { model, dev, stop })
         }

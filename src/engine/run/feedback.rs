@@ -1,5 +1,9 @@
 //! The words for a failed tool call: what the model is told (`is_error` results, written so it
-//! can act on them and holding nothing internal) and what the developer is told.
+//! can act on them and holding nothing internal) and what the developer is told. Every sentence
+//! either of them reads after a failure is written here; the code that finds a failure passes
+//! only its facts (the tool's name, the error's text, the API version), and so does the JS layer
+//! (lib/tool-bridge.js settles a call with a kind and a raw detail). `tests/house.rs` checks
+//! that no such words are written anywhere else.
 
 /// Model: the tool it named is not offered.
 pub fn unknown_tool_for_model(name: &str, offered: &[&str]) -> String {
@@ -42,6 +46,130 @@ pub fn internal_error_for_model(name: &str) -> String {
     format!("Internal error while running {name}. Try again later or tell the user.")
 }
 
+/// Model: the tool's own words for its failure (a `ToolError`, an MCP result with `isError`),
+/// or, as the API refuses an empty `is_error` result ("content cannot be empty if `is_error` is
+/// true", which would end the whole run), the internal error's words when it gave none.
+pub fn tool_error_for_model(name: &str, message: String) -> String {
+    if message.trim().is_empty() {
+        internal_error_for_model(name)
+    } else {
+        message
+    }
+}
+
+/// Developer: the tool failed in its own words.
+pub fn tool_error_for_developer(name: &str, message: &str) -> String {
+    format!(
+        "The tool {name} failed in its own words (a ToolError, or an MCP result with isError): {message}"
+    )
+}
+
+/// Developer, stop mode: the tool failed in its own words.
+pub fn tool_error_stop(name: &str, message: &str) -> String {
+    format!(
+        "The tool {name} failed: {} {STOP_ADVICE}",
+        sentence(message)
+    )
+}
+
+/// Developer: the tool failed (it threw, or its output could not be read); `why` is one of
+/// the fragments below or a thrown error's own text.
+pub fn failed_for_developer(name: &str, why: &str) -> String {
+    format!("The tool {name} failed: {why}")
+}
+
+/// Developer, stop mode: the tool failed.
+pub fn failed_stop(name: &str, why: &str) -> String {
+    format!(
+        "{} {STOP_ADVICE}",
+        sentence(&failed_for_developer(name, why))
+    )
+}
+
+/// Developer: the tool said its output is JSON, and it does not parse.
+pub fn bad_json_for_developer(name: &str) -> String {
+    format!("The tool {name} returned output that is not valid JSON.")
+}
+
+/// Developer: the tool's content blocks are not a JSON array.
+pub fn blocks_not_array_for_developer(name: &str) -> String {
+    format!("The tool {name} returned content blocks that are not a JSON array.")
+}
+
+/// Developer: the tool's content blocks hold a cited text block (at `at`), which API version
+/// `version` refuses in a user message (removed in `removed_in`; `legacy` still takes it).
+pub fn cited_blocks_for_developer(
+    name: &str,
+    at: &str,
+    version: &str,
+    removed_in: &str,
+    legacy: &str,
+) -> String {
+    format!(
+        "The tool {name} returned content blocks with citations on a text block ({at}): a tool result goes in a user message, which API version {version} refuses citations in (removed in {removed_in}). Leave the citations out of what the tool returns, or pin apiVersion: \"{legacy}\"."
+    )
+}
+
+/// Why a JS tool failed, the `why` of [`failed_for_developer`]: the value it returned has no
+/// JSON form (`detail`: the JS error's message).
+pub fn unserializable_value(detail: &str) -> String {
+    format!("it returned a value that cannot be turned into JSON ({detail})")
+}
+
+/// Why a JS tool failed: its `toolResult` blocks could not be turned into JSON.
+pub fn unserializable_blocks(detail: &str) -> String {
+    format!("its toolResult blocks cannot be turned into JSON ({detail})")
+}
+
+/// Why a JS tool failed: the wrapper around it threw (`detail`: what was thrown, described).
+pub fn wrapper_failed(detail: &str) -> String {
+    format!("the tool wrapper failed: {detail}")
+}
+
+/// Why a JS tool failed: the wrapper threw something that could not even be described.
+pub const WRAPPER_FAILED_UNDESCRIBED: &str =
+    "the tool wrapper failed on a value it could not describe";
+
+/// Why a JS tool failed: the engine gave up on the call while its Standard Schema checked the
+/// input, so `execute` never started.
+pub const CANCELLED_IN_CHECK: &str = "the call was cancelled while its input was checked";
+
+/// Why a JS tool failed: its thread still runs, but the call's reply never came.
+pub const REPLY_NEVER_CAME: &str = "its reply never came";
+
+/// Why a JS tool failed: calling its function failed (`status`: the napi status).
+pub fn calling_failed(status: impl std::fmt::Display) -> String {
+    format!("calling it failed: {status}")
+}
+
+/// Why a JS tool failed: it was refused at dispatch, the engine having given up on it first.
+pub const NOT_STARTED: &str = "it was not started: the call was cancelled first";
+
+/// Model, in an MCP result: audio (of type `mime`), which a `tool_result` cannot hold.
+pub fn mcp_audio(mime: &str) -> String {
+    format!("[The tool returned audio ({mime}), which cannot be passed on.]")
+}
+
+/// Model, in an MCP result: a content block of a type this package does not know.
+pub fn mcp_unknown_block(kind: &str) -> String {
+    format!("[The tool returned content of type {kind}, which is not passed on.]")
+}
+
+/// Model, in an MCP result: an image of a type the API does not take.
+pub fn mcp_image(mime: &str) -> String {
+    format!("[The tool returned an image of type {mime}, which cannot be shown.]")
+}
+
+/// Model, in an MCP result: a resource whose blob (of type `mime`) cannot be passed on.
+pub fn mcp_resource_blob(uri: &str, mime: &str) -> String {
+    format!("[The tool returned the resource {uri} ({mime}), which cannot be passed on.]")
+}
+
+/// Model, in an MCP result: a resource with neither text nor blob.
+pub fn mcp_empty_resource(uri: &str) -> String {
+    format!("[The tool returned the resource {uri} without content.]")
+}
+
 /// Model: the tool did not finish in time.
 pub fn timeout_for_model(name: &str, ms: u128) -> String {
     format!("The tool {name} did not finish within {ms} ms and was stopped. Try again later or tell the user.")
@@ -67,6 +195,25 @@ pub fn not_run_waiting_for_developer(name: &str, waiting: &str) -> String {
         "Not run: {waiting}, before {name} in the same turn, waits for the user's approval (parallelToolCalls: false runs calls in order). \
          The model was told to call {name} again if still needed."
     )
+}
+
+/// Model: the user declined this call (`reason`: theirs, if they gave one).
+pub fn declined_for_model(reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(reason) => format!(
+            "The user declined this call: {}. Do not retry it.",
+            reason.trim_end_matches('.')
+        ),
+        None => "The user declined this call. Do not retry it.".to_owned(),
+    }
+}
+
+/// Developer: the user declined this call.
+pub fn declined_for_developer(reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(reason) => format!("Declined by the user: {reason}"),
+        None => "Declined by the user.".to_owned(),
+    }
 }
 
 /// Model: a call that started was stopped before it finished (the run was aborted, or in stop
@@ -187,5 +334,53 @@ pub fn sentence(text: &str) -> String {
         trimmed.to_owned()
     } else {
         format!("{trimmed}.")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_denial_text_carries_the_reason() {
+        assert_eq!(
+            declined_for_model(Some("too expensive.")),
+            "The user declined this call: too expensive. Do not retry it."
+        );
+        assert_eq!(
+            declined_for_model(None),
+            "The user declined this call. Do not retry it."
+        );
+    }
+
+    /// What a JS tool's failure kinds come to, as lib/tool-bridge.js wrote it before it passed
+    /// facts only.
+    #[test]
+    fn a_js_failure_reads_as_it_did() {
+        let dev = |why: &str| failed_for_developer("t", why);
+        assert_eq!(
+            dev(&unserializable_value("Do not know how to serialize a BigInt")),
+            "The tool t failed: it returned a value that cannot be turned into JSON (Do not know how to serialize a BigInt)"
+        );
+        assert_eq!(
+            dev(&unserializable_blocks("x")),
+            "The tool t failed: its toolResult blocks cannot be turned into JSON (x)"
+        );
+        assert_eq!(
+            dev(&wrapper_failed("no peeking")),
+            "The tool t failed: the tool wrapper failed: no peeking"
+        );
+        assert_eq!(
+            dev(WRAPPER_FAILED_UNDESCRIBED),
+            "The tool t failed: the tool wrapper failed on a value it could not describe"
+        );
+        assert_eq!(
+            dev(CANCELLED_IN_CHECK),
+            "The tool t failed: the call was cancelled while its input was checked"
+        );
+        assert_eq!(
+            failed_stop("t", "boom"),
+            format!("The tool t failed: boom. {STOP_ADVICE}")
+        );
     }
 }

@@ -181,17 +181,6 @@ fn spelled(issued_at: u64, tag: &[u8]) -> String {
     format!("apr_{issued_at}_{hex}")
 }
 
-/// What the model is told about a call the user declined.
-pub fn declined_for_model(reason: Option<&str>) -> String {
-    match reason.map(str::trim).filter(|r| !r.is_empty()) {
-        Some(reason) => format!(
-            "The user declined this call: {}. Do not retry it.",
-            reason.trim_end_matches('.')
-        ),
-        None => "The user declined this call. Do not retry it.".to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,17 +319,5 @@ mod tests {
             ttl: Duration::from_secs(60),
         };
         assert_eq!(minute.verify(&old, &bound), Err(Refused::Expired));
-    }
-
-    #[test]
-    fn the_denial_text_carries_the_reason() {
-        assert_eq!(
-            declined_for_model(Some("too expensive.")),
-            "The user declined this call: too expensive. Do not retry it."
-        );
-        assert_eq!(
-            declined_for_model(None),
-            "The user declined this call. Do not retry it."
-        );
     }
 }

@@ -107,7 +107,8 @@ fn no_source_file_is_longer_than_a_sitting() {
 /// subject (`The tool {name} ...`, an MCP block's `[The tool returned ...]`), and the reasons a JS
 /// tool's call failed, and a declined call's. Written anywhere but the one home, they are a second
 /// voice.
-const FAILURE_WORDS: [&str; 11] = [
+const FAILURE_WORDS: [&str; 12] = [
+    "was not run",
     "The tool {",
     "[The tool returned",
     "cannot be turned into JSON (",

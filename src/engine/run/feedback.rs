@@ -142,6 +142,14 @@ pub fn calling_failed(status: impl std::fmt::Display) -> String {
     format!("calling it failed: {status}")
 }
 
+/// What the model is told, in a stored thread, of a call that never ran because its run ended first.
+pub const NOT_RUN_RUN_ENDED: &str =
+    "This call was not run: the run that asked for it ended before it could run.";
+
+/// What the model is told, in a stored thread, of a call a person never decided on, when the user wrote again.
+pub const UNDECIDED_USER_WROTE: &str =
+    "The user sent a new message instead of deciding on this call, so it was not run.";
+
 /// Why a JS tool failed: it was refused at dispatch, the engine having given up on it first.
 pub const NOT_STARTED: &str = "it was not started: the call was cancelled first";
 

@@ -7,12 +7,9 @@ use serde_json::{json, Value};
 use super::runs::{Found, Prepared};
 use crate::engine::error::RunError;
 
-/// What the model is told of a call that never ran because the run ended first.
-pub(super) const NOT_RUN: &str =
-    "This call was not run: the run that asked for it ended before it could run.";
-/// What the model is told of a call a person never decided on, when the user wrote again.
-const UNDECIDED: &str =
-    "The user sent a new message instead of deciding on this call, so it was not run.";
+pub(super) use crate::engine::run::feedback::{
+    NOT_RUN_RUN_ENDED as NOT_RUN, UNDECIDED_USER_WROTE as UNDECIDED,
+};
 
 pub(super) fn bad(why: String) -> RunError {
     RunError::invalid_request(format!("Option thread: {why}"))

@@ -81,6 +81,12 @@ export declare class RunControl {
 /** `"release"` or `"debug"`: benchmarks refuse to measure a debug build. */
 export declare function buildProfile(): string
 
+/**
+ * The result text of a call the person declined (`run/feedback.rs`), for `fromUIMessages`,
+ * which rebuilds that result from what `useChat` posts.
+ */
+export declare function declinedForModel(reason?: string | undefined | null): string
+
 /** `max_tokens` of each request unless `maxTokens` says otherwise. */
 export declare const DEFAULT_MAX_TOKENS: number
 

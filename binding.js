@@ -839,6 +839,7 @@ module.exports.NativeStore = nativeBinding.NativeStore
 module.exports.RunChannel = nativeBinding.RunChannel
 module.exports.RunControl = nativeBinding.RunControl
 module.exports.buildProfile = nativeBinding.buildProfile
+module.exports.declinedForModel = nativeBinding.declinedForModel
 module.exports.DEFAULT_MAX_TOKENS = nativeBinding.DEFAULT_MAX_TOKENS
 module.exports.DEFAULT_MAX_TOOL_ITERATIONS = nativeBinding.DEFAULT_MAX_TOOL_ITERATIONS
 module.exports.DEFAULT_MODEL = nativeBinding.DEFAULT_MODEL

@@ -583,6 +583,13 @@ test('approvals: answers in the last message are returned; denied calls get the 
     { type: 'tool_result', tool_use_id: 'toolu_r3', content: 'The user declined this call. Do not retry it.', is_error: true },
   ]);
   await assertAccepted(later);
+  // The words are the engine's, as a run writes them: a reason is trimmed and loses its last full stop.
+  const worded = fromUIMessages([
+    user('u1', 'refund'),
+    { ...last, parts: [...last.parts.slice(0, 2), { ...last.parts[2], approval: { id: 'apr_2', approved: false, reason: '  too expensive. ' } }, last.parts[3]] },
+    user('u2', 'ok'),
+  ]);
+  assert.equal(worded[2].content[0].content, 'The user declined this call: too expensive. Do not retry it.');
 });
 
 test('user files: images and PDFs as blocks, toolResult blocks back as blocks', async () => {

@@ -1,7 +1,8 @@
 'use strict'
 // fromUIMessages: the `messages` that the AI SDK's `useChat` posts, turned back into Messages API
 // params — tool calls with their results as tool_use / tool_result turns, and the user's answers
-// to approval requests as `.approvals`, for the run that resumes. No dependencies at run time.
+// to approval requests as `.approvals`, for the run that resumes. A declined call's result is
+// worded by the engine (the addon), like every failure the model reads.
 
 const { describe } = require('./describe.js')
 const { RESULT_BLOCK_TYPES } = require('./tool-result.js')
@@ -238,8 +239,10 @@ function toolBlocks(part, at, ids, approvals) {
 
 /** The result the run gives a call the person declined: an error the model is told not to retry. */
 function declined(id, approval) {
-  const reason = isObject(approval) && typeof approval.reason === 'string' && approval.reason.trim() !== '' ? `: ${approval.reason}` : ''
-  return { type: 'tool_result', tool_use_id: id, content: `The user declined this call${reason}. Do not retry it.`, is_error: true }
+  const reason = isObject(approval) && typeof approval.reason === 'string' ? approval.reason : undefined
+  // The engine's words (run/feedback.rs), as a run writes them for the same decision.
+  const content = require('../binding.js').declinedForModel(reason)
+  return { type: 'tool_result', tool_use_id: id, content, is_error: true }
 }
 
 /**

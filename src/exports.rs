@@ -273,6 +273,13 @@ pub struct JsOnlyOption {
     pub kind: JsKind,
 }
 
+/// The result text of a call the person declined (`run/feedback.rs`), for `fromUIMessages`,
+/// which rebuilds that result from what `useChat` posts.
+#[napi]
+pub fn declined_for_model(reason: Option<String>) -> String {
+    engine::run::feedback::declined_for_model(reason.as_deref())
+}
+
 /// The options the JS layer keeps, in the order it checks them (the list of `options/list.rs`).
 #[napi]
 pub fn js_only_options() -> Vec<JsOnlyOption> {

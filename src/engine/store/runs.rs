@@ -4,8 +4,7 @@
 
 use super::database::{now_ms, Store};
 use super::threads::{find, insert};
-use super::tx::StoreError;
-use super::tx::{Tx, Val};
+use super::tx::{StoreError, Tx, Val};
 
 /// A thread as a run finds it when it takes it.
 pub struct Found {
@@ -66,15 +65,6 @@ async fn append(
         .await?;
     }
     Ok(())
-}
-
-/// Whether `run` holds the thread (its lease may have run out: nobody took it since).
-async fn holds(tx: &mut dyn Tx, id: &str, run: &str) -> Result<bool, StoreError> {
-    let sql = format!(
-        "SELECT 1 FROM atc_threads WHERE id = $1 AND active_run = $2{}",
-        tx.for_update()
-    );
-    Ok(!tx.query(&sql, &[id.into(), run.into()]).await?.is_empty())
 }
 
 impl Store {
@@ -218,15 +208,17 @@ impl Store {
     ) -> Result<bool, StoreError> {
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
-                if !holds(tx, &id, &run).await? {
+                // Let go only if it holds the thread, as every write of a run checks it.
+                let held = tx
+                    .execute(
+                        "UPDATE atc_threads SET active_run = '', lease_until = 0, pending = $3, updated_at = $4 WHERE id = $1 AND active_run = $2",
+                        &[id.as_str().into(), run.into(), pending.into(), now_ms().into()],
+                    )
+                    .await?;
+                if held == 0 {
                     return Ok(false);
                 }
                 write_from(tx, &id, at, &messages).await?;
-                tx.execute(
-                    "UPDATE atc_threads SET active_run = '', lease_until = 0, pending = $2, updated_at = $3 WHERE id = $1",
-                    &[id.into(), pending.into(), now_ms().into()],
-                )
-                .await?;
                 Ok(true)
             })
         }))

@@ -7,9 +7,7 @@ use serde_json::{json, Value};
 use super::runs::{Found, Prepared};
 use crate::engine::error::RunError;
 
-pub(super) use crate::engine::run::feedback::{
-    NOT_RUN_RUN_ENDED as NOT_RUN, UNDECIDED_USER_WROTE as UNDECIDED,
-};
+use crate::engine::run::feedback::{NOT_RUN_RUN_ENDED, UNDECIDED_USER_WROTE};
 
 pub(super) fn bad(why: String) -> RunError {
     RunError::invalid_request(format!("Option thread: {why}"))
@@ -137,9 +135,9 @@ pub(super) fn prepare(found: Found, new: &[String], decisions: &[String]) -> Pre
             error_result(
                 id,
                 if asked.contains(&id.as_str()) {
-                    UNDECIDED
+                    UNDECIDED_USER_WROTE
                 } else {
-                    NOT_RUN
+                    NOT_RUN_RUN_ENDED
                 },
             )
         })
@@ -147,7 +145,10 @@ pub(super) fn prepare(found: Found, new: &[String], decisions: &[String]) -> Pre
     // A paused round whose other calls ran has their results last: the undecided ones join them.
     let answered_after = history.len() >= 2 && !asked.is_empty();
     if answered_after && content.is_empty() {
-        content = asked.iter().map(|id| error_result(id, UNDECIDED)).collect();
+        content = asked
+            .iter()
+            .map(|id| error_result(id, UNDECIDED_USER_WROTE))
+            .collect();
     }
     content.extend(added);
     push_user(&mut history, content);

@@ -17,13 +17,14 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::database::Store;
-use super::new_turn::{bad, error_result, prepare, unanswered, NOT_RUN};
+use super::new_turn::{bad, error_result, prepare, unanswered};
 use super::runs::Taken;
 use super::tx::StoreError;
 use crate::engine::error::RunError;
 use crate::engine::output::run_output::RunOutput;
 use crate::engine::report::calls::ToolOutput;
 use crate::engine::run::config::RunConfig;
+use crate::engine::run::feedback::NOT_RUN_RUN_ENDED;
 use crate::engine::run::main_loop::run_observed;
 use crate::engine::tools::approval::{Signer, DEFAULT_APPROVAL_TTL};
 use crate::engine::tools::tool::Tool;
@@ -87,19 +88,31 @@ struct Committer {
     store: Store,
     id: String,
     run: String,
-    /// The history's length and its last message, as far as it is committed or held back.
-    last: Mutex<Option<(usize, String)>>,
-    /// How much of the history the store holds: a commit from there on only appends.
-    end: Mutex<usize>,
+    kept: Mutex<Kept>,
+}
+
+/// What a run's history is, as far as the store holds it or the run's ending will write it.
+#[derive(Default)]
+struct Kept {
+    /// How many messages the store holds: a commit from there on only appends.
+    end: usize,
+    /// The history's length and its last message, committed or held back.
+    last: Option<(usize, String)>,
     /// The step the run ended with, kept for the write that lets go of the thread.
-    held_back: Mutex<Option<(usize, Vec<String>)>>,
+    held_back: Option<(usize, Vec<String>)>,
 }
 
 impl Committer {
-    fn note(&self, at: usize, texts: &[String]) {
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Kept {
+    /// `texts` are the history from `at` on.
+    fn note(&mut self, at: usize, texts: &[String]) {
         if let Some(last) = texts.last() {
-            *self.last.lock().unwrap_or_else(|p| p.into_inner()) =
-                Some((at + texts.len(), last.clone()));
+            self.last = Some((at + texts.len(), last.clone()));
         }
     }
 }
@@ -115,23 +128,21 @@ impl Journal for Committer {
     ) -> BoxFuture<'a, Result<(), RunError>> {
         Box::pin(async move {
             let texts: Vec<String> = messages.iter().map(|m| m.get().to_owned()).collect();
-            let appends = at == *self.end.lock().unwrap_or_else(|p| p.into_inner());
+            let appends = at == self.kept().end;
+            let (end, last) = (at + texts.len(), texts.last().cloned());
             let held = self
                 .store
-                .write_history(
-                    self.id.clone(),
-                    self.run.clone(),
-                    at,
-                    texts.clone(),
-                    appends,
-                )
+                .write_history(self.id.clone(), self.run.clone(), at, texts, appends)
                 .await
                 .map_err(store_failed)?;
             if !held {
                 return Err(RunError::store_unavailable(LOST_HOLD));
             }
-            *self.end.lock().unwrap_or_else(|p| p.into_inner()) = at + texts.len();
-            self.note(at, &texts);
+            let mut kept = self.kept();
+            kept.end = end;
+            if let Some(last) = last {
+                kept.last = Some((end, last));
+            }
             Ok(())
         })
     }
@@ -144,8 +155,9 @@ impl Journal for Committer {
         messages: &'a [RawMessage],
     ) -> BoxFuture<'a, Result<(), RunError>> {
         let texts: Vec<String> = messages.iter().map(|m| m.get().to_owned()).collect();
-        self.note(at, &texts);
-        *self.held_back.lock().unwrap_or_else(|p| p.into_inner()) = Some((at, texts));
+        let mut kept = self.kept();
+        kept.note(at, &texts);
+        kept.held_back = Some((at, texts));
         Box::pin(std::future::ready(Ok(())))
     }
 }
@@ -189,9 +201,10 @@ pub async fn run_in_thread(
         store: store.clone(),
         id: id.clone(),
         run: run_id.clone(),
-        last: Mutex::new(None),
-        end: Mutex::new(stored),
-        held_back: Mutex::new(None),
+        kept: Mutex::new(Kept {
+            end: stored,
+            ..Kept::default()
+        }),
     });
     let mut cfg = cfg.clone();
     cfg.journal = Some(JournalRef(committer.clone()));
@@ -249,11 +262,7 @@ pub async fn run_in_thread(
             (output.messages.len(), Vec::new(), pending)
         }
         Err(_) => {
-            let committed = committer
-                .last
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone();
+            let committed = committer.kept().last.clone();
             let (len, last) = committed.unwrap_or((len_at_start, String::new()));
             let last: Vec<Value> = serde_json::from_str(&last)
                 .map(|v| vec![v])
@@ -265,7 +274,7 @@ pub async fn run_in_thread(
                     Some((false, text)) => {
                         json!({ "type": "tool_result", "tool_use_id": call, "content": text })
                     }
-                    None => error_result(call, NOT_RUN),
+                    None => error_result(call, NOT_RUN_RUN_ENDED),
                 })
                 .collect();
             let tail = if answers.is_empty() {
@@ -278,12 +287,8 @@ pub async fn run_in_thread(
     };
     // The step the run ended with, held back, goes in the same write (before the tail, which
     // answers its calls).
-    let (at, tail) = match committer
-        .held_back
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take()
-    {
+    let held_back = committer.kept().held_back.take();
+    let (at, tail) = match held_back {
         Some((from, mut step)) => {
             step.extend(tail);
             (from, step)

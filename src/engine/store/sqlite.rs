@@ -50,10 +50,20 @@ impl Sqlite {
         // An open connection nobody holds, on a worker of a multi-threaded runtime: the
         // transaction (tens of microseconds: WAL, no fsync at commit) runs right here, the worker
         // lent to it, which saves two hops between threads. Otherwise, on the blocking pool.
-        if self.conn_is_free_here() {
+        // Either way a panic in the operation is the store's failure, not the run's.
+        let panicked = || {
+            Err(StoreError(format!(
+                "a store operation on {} panicked",
+                self.quoted
+            )))
+        };
+        if on_multi_thread_runtime() {
             if let Ok(held) = self.conn.try_lock() {
                 if held.is_some() {
-                    return tokio::task::block_in_place(|| work(held));
+                    return tokio::task::block_in_place(|| {
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(held)))
+                    })
+                    .unwrap_or_else(|_| panicked());
                 }
             }
         }
@@ -61,19 +71,7 @@ impl Sqlite {
         let work = tokio::task::spawn_blocking(move || {
             work(conn.lock().unwrap_or_else(|p| p.into_inner()))
         });
-        work.await.unwrap_or_else(|_| {
-            Err(StoreError(format!(
-                "a store operation on {} panicked",
-                self.quoted
-            )))
-        })
-    }
-
-    /// Whether this task runs on a worker of a multi-threaded runtime, where
-    /// `block_in_place` may lend the worker to a short transaction.
-    fn conn_is_free_here(&self) -> bool {
-        tokio::runtime::Handle::try_current()
-            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+        work.await.unwrap_or_else(|_| panicked())
     }
 
     pub async fn close(&self) {
@@ -83,6 +81,13 @@ impl Sqlite {
         })
         .await;
     }
+}
+
+/// Whether this task runs on a worker of a multi-threaded runtime, where `block_in_place` may
+/// lend the worker to a short transaction (it would panic on a current-thread runtime).
+fn on_multi_thread_runtime() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
 }
 
 /// Opens the file (making its folder), sets WAL and the busy timeout, and migrates.

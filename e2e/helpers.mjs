@@ -1,6 +1,8 @@
 // Shared by the end-to-end suites: child processes that are always stopped, free ports, waiting.
 import { spawn } from 'node:child_process'
-import { createServer } from 'node:net'
+import { freePort } from '../scripts/free-port.mjs'
+
+export { freePort }
 
 const running = new Set()
 
@@ -73,18 +75,6 @@ export async function runProcess(cmd, args, options) {
   const { code, signal } = await proc.exited
   if (code !== 0) throw new Error(`${[cmd, ...args].join(' ')} failed (${code ?? signal}):\n${proc.output.slice(-8000)}`)
   return proc.output
-}
-
-/** A port that was free a moment ago on 127.0.0.1. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 /** Polls `url` until it answers 200; fails early when `proc` exits. */

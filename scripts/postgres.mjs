@@ -4,9 +4,9 @@
 // server runs as the `postgres` user, since PostgreSQL refuses to run as root.
 import { spawnSync } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from './free-port.mjs'
 
 /** The newest installed server's bin folder, or null when there is none. */
 export function postgresBin() {
@@ -14,17 +14,6 @@ export function postgresBin() {
   if (!existsSync(root)) return null
   const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl'))).sort((a, b) => Number(b) - Number(a))
   return versions.length > 0 ? join(root, versions[0], 'bin') : null
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 function userOf() {

@@ -4,6 +4,7 @@
 // to approval requests as `.approvals`, for the run that resumes. A declined call's result is
 // worded by the engine (the addon), like every failure the model reads.
 
+const binding = require('../binding.js')
 const { describe } = require('./describe.js')
 const { RESULT_BLOCK_TYPES } = require('./tool-result.js')
 
@@ -241,7 +242,7 @@ function toolBlocks(part, at, ids, approvals) {
 function declined(id, approval) {
   const reason = isObject(approval) && typeof approval.reason === 'string' ? approval.reason : undefined
   // The engine's words (run/feedback.rs), as a run writes them for the same decision.
-  const content = require('../binding.js').declinedForModel(reason)
+  const content = binding.declinedForModel(reason)
   return { type: 'tool_result', tool_use_id: id, content, is_error: true }
 }
 

@@ -25,6 +25,10 @@ export declare class NativeStore {
   listThreads(owner: string, limit: number, before?: string | undefined | null): Promise<string>
   /** Deletes a thread; whether there was one the owner may see. */
   deleteThread(id: string, owner: string): Promise<boolean>
+  /** Asks a run to stop wherever it runs; whether it was going on. */
+  stopRun(runId: string): Promise<boolean>
+  /** The ids of the runs whose lease ran out, the longest expired first: at most `limit`. */
+  expiredRuns(limit: number): Promise<string[]>
   /** Ends the store's connections. */
   close(): Promise<void>
 }
@@ -192,7 +196,7 @@ export declare function registerMcpServer(optionsJson: string, alwaysApprove?: b
  * throws an `InvalidArg` error whose message starts `registerTool:`. `always_approve`: every
  * call needs a person's yes first; `needs_approval`: ask this function per call.
  */
-export declare function registerTool(definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => void, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number, toolName: string) => Promise<boolean>): void
+export declare function registerTool(definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number, attempt: number, idempotencyKey: string) => void, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number, toolName: string) => Promise<boolean>, reportInterrupted?: boolean): void
 
 /** How a tool call ended, as the JS wrapper reports it. */
 export declare const enum ReplyKind {

@@ -131,7 +131,25 @@ export interface ToolContext<C = unknown> {
   signal: AbortSignal
   /** The `context` option of the run, the very object passed. */
   context: C
+  /**
+   * 1, or 2, 3 … when a durable run taken over after its process stopped (`resumeRun`,
+   * `recoverRuns`) runs again a call that had started there.
+   */
+  attempt: number
+  /**
+   * What to make the call's effect idempotent by (a payment's idempotency key): `<runId>:<toolUseId>`
+   * in a run with a store, the same on every attempt; `toolUseId` otherwise.
+   */
+  idempotencyKey: string
 }
+
+/**
+ * What a durable run taken over does with a call that had started in the process that stopped
+ * and not finished: `"retry"` (the default) runs it again (`ctx.attempt` 2 …, the same
+ * `ctx.idempotencyKey`); `"report"` does not, and tells the model it was interrupted and may or
+ * may not have taken effect.
+ */
+export type OnInterrupted = 'retry' | 'report'
 
 export interface Tool<I = any, O = unknown, C = any> {
   definition: ToolDefinition<ToolInputSchema>
@@ -144,6 +162,8 @@ export interface Tool<I = any, O = unknown, C = any> {
    * Needs `approvalSecret` or `ANTHROPIC_TOOL_CALLING_SECRET`.
    */
   needsApproval?: boolean | ((input: I, ctx: { toolUseId: string; context: C }) => boolean | Promise<boolean>)
+  /** A call interrupted by a stopped process, when its run is taken over. Default `"retry"`. */
+  onInterrupted?: OnInterrupted
 }
 
 /** A tool whose `execute` input is inferred from its `input_schema` (zod, or a JSON Schema literal). */
@@ -160,6 +180,8 @@ export interface ToolFromSchema<S extends ToolInputSchema, O = unknown, C = any>
    * transforms).
    */
   needsApproval?: boolean | ((input: ToolRawInput<S>, ctx: { toolUseId: string; context: C }) => boolean | Promise<boolean>)
+  /** A call interrupted by a stopped process, when its run is taken over. Default `"retry"`. */
+  onInterrupted?: OnInterrupted
 }
 
 /** The input as the model sends it: a Standard Schema's input type, else the parsed type. */
@@ -641,6 +663,8 @@ export interface AIError {
   usage?: Usage
   /** With `output_validation_error`: the answer that did not match, as the model wrote it. */
   text?: string
+  /** A run with a store: its id. */
+  runId?: string
 }
 
 export interface RunData {
@@ -669,6 +693,10 @@ export interface RunData {
    * once a reply had `context_management`.
    */
   appliedEdits?: unknown[]
+  /** A run with a store: its id (`resumeRun`, `stopRun`). */
+  runId?: string
+  /** A run with a store: how many times it was taken over from a process that stopped. */
+  resumed?: number
 }
 
 /** A call waiting for a person's decision (`needsApproval`): the run stopped with `approval_required`. */
@@ -760,6 +788,38 @@ export interface Store {
  * throws a `createStore:` TypeError.
  */
 export declare function createStore(url?: string, options?: StoreOptions): Store
+
+/**
+ * What `resumeRun` and `recoverRuns` are given again: the store, the secrets a run's log never
+ * keeps, and the options JS keeps. Everything else is the run's own, read from its log.
+ */
+export type ResumeOptions<C = unknown> = Pick<RunOptions<C>, 'apiKey' | 'authToken' | 'approvalSecret' | 'headers' | 'signal' | 'context' | 'onToolCall' | 'onToolResult' | 'onStepFinish'> & {
+  store: Store
+}
+
+/**
+ * Takes over a run with a store whose process stopped (its lease ran out) and goes on from its
+ * last committed step, in this process (which must register the same tools): a committed reply
+ * is never requested again, a finished call never runs again, a started one runs again
+ * (`ctx.attempt` 2 …) unless its tool has `onInterrupted: "report"`. Resolves like
+ * `runWithTools` (`data.resumed` counts take-overs); a run still held is `thread_busy`; a
+ * finished run resolves with its stored result and runs nothing. Never rejects.
+ */
+export declare function resumeRun<C = unknown>(runId: string, options: ResumeOptions<C>): Promise<RunResult>
+
+/**
+ * Takes over every run whose lease ran out (at most `limit`, default 10) and resumes each here:
+ * for a cron route, or `instrumentation.ts` at boot. Two processes calling it together never
+ * take the same run; resolves with the runs this one took.
+ */
+export declare function recoverRuns<C = unknown>(options: ResumeOptions<C> & { limit?: number }): Promise<Array<{ runId: string; result: RunResult }>>
+
+/**
+ * Stops a run wherever it runs: its holder sees it within a second and ends it as an abort does
+ * (`aborted`, its tools' `ctx.signal` fired). Resolves with whether it was going on; a paused or
+ * finished run is left as it is.
+ */
+export declare function stopRun(runId: string, options: { store: Store }): Promise<boolean>
 
 export declare function runWithTools<const S extends OutputSchema, C = unknown>(
   prompt: string | MessageParam[] | { approvals: ApprovalDecision[] },

@@ -13,7 +13,7 @@ const { startRun } = require('./lib/run.js')
 
 // What a plain run never touches is loaded the first time it is used, not at `require`: a
 // serverless function's cold start pays only for what it calls.
-let streams, ui, mcp, stores
+let streams, ui, mcp, stores, durable
 const partStreams = () => (streams ??= require('./lib/stream/part-stream.js'))
 
 /** Turns `useChat`'s UI messages into a prompt: see lib/ui-messages.js. */
@@ -43,7 +43,7 @@ function registerTool(tool) {
   if (tool === null || typeof tool !== 'object') {
     throw new TypeError(`registerTool: expected { definition, execute }, got ${describe(tool)}`)
   }
-  const { definition, execute, needsApproval } = tool
+  const { definition, execute, needsApproval, onInterrupted } = tool
   if (definition === null || typeof definition !== 'object' || Array.isArray(definition)) {
     throw new TypeError(`registerTool: definition must be an object { name, description, input_schema }, got ${describe(definition)}`)
   }
@@ -65,8 +65,11 @@ function registerTool(tool) {
   if (needsApproval !== undefined && needsApproval !== null && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function') {
     throw new TypeError(`registerTool: needsApproval of ${name} must be true, false or a function (input, ctx) => boolean, got ${describe(needsApproval)}`)
   }
+  if (onInterrupted !== undefined && onInterrupted !== 'retry' && onInterrupted !== 'report') {
+    throw new TypeError(`registerTool: onInterrupted of ${name} must be "retry" (the default) or "report", got ${describe(onInterrupted)}`)
+  }
   try {
-    binding.registerTool(json, bridge(name, execute, standard), needsApproval === true, typeof needsApproval === 'function' ? asker(needsApproval) : undefined)
+    binding.registerTool(json, bridge(name, execute, standard), needsApproval === true, typeof needsApproval === 'function' ? asker(needsApproval) : undefined, onInterrupted === 'report')
   } catch (e) {
     throw new TypeError(e.message)
   }
@@ -101,6 +104,17 @@ function streamWithTools(prompt, options) {
   return stream
 }
 
+/** Durable runs (a store): see lib/durable.js. */
+function resumeRun(runId, options) {
+  return (durable ??= require('./lib/durable.js')).resumeRun(runId, options)
+}
+function recoverRuns(options) {
+  return (durable ??= require('./lib/durable.js')).recoverRuns(options)
+}
+function stopRun(runId, options) {
+  return (durable ??= require('./lib/durable.js')).stopRun(runId, options)
+}
+
 module.exports = {
   registerTool,
   toolResult,
@@ -112,6 +126,9 @@ module.exports = {
   streamWithTools,
   fromUIMessages,
   createStore,
+  resumeRun,
+  recoverRuns,
+  stopRun,
   ToolError,
   DEFAULT_MODEL,
   DEFAULT_MAX_TOKENS,

@@ -1,5 +1,5 @@
 'use strict'
-// The `ctx` a tool's `execute` gets: `{ toolUseId, signal, context }`.
+// The `ctx` a tool's `execute` gets: `{ toolUseId, signal, context, attempt, idempotencyKey }`.
 
 const ABORT = Symbol('abort')
 const ABORTED = Symbol('aborted')
@@ -12,9 +12,13 @@ const ABORTED = Symbol('aborted')
 class CallContext {
   #controller = null
   #reason = undefined
-  constructor(toolUseId, context) {
+  constructor(toolUseId, context, attempt = 1, idempotencyKey = '') {
     this.toolUseId = toolUseId
     this.context = context
+    // 1, or 2, 3 … when a run taken over after its process stopped runs a started call again.
+    this.attempt = attempt
+    // `<runId>:<toolUseId>` in a durable run (the same on every attempt), else the tool_use id.
+    this.idempotencyKey = idempotencyKey === '' ? toolUseId : idempotencyKey
   }
   get signal() {
     if (this.#controller === null) {

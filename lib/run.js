@@ -62,11 +62,17 @@ function onParts(parts, run, streaming) {
  * `runWithTools`; for `streamWithTools` it is `{ push, control }`: `push(parts)` gets each batch
  * of parts, and `control` is set here to the run's RunControl (a cancelled Response aborts it).
  */
-async function startRun(prompt, options, streaming) {
+async function startRun(prompt, options, streaming, resume) {
   try {
     const read = readOptions(prompt, options)
     if (read.error) return read
-    const { signal, context, hooks, request, timed, output, telemetry } = read
+    const { signal, context, hooks, timed, output, telemetry } = read
+    let request = read.request
+    if (resume !== undefined) {
+      // resumeRun: the engine takes the run over from its log; only the store and the secrets go.
+      const { options: given, env } = JSON.parse(request)
+      request = JSON.stringify({ resume: resume.runId, recovering: resume.recovering, options: given, env })
+    }
     const runId = nextRunId()
     const control = new binding.RunControl()
     const trace = traceRun(telemetry, read.model)

@@ -150,6 +150,24 @@ class Store {
     }
   }
 
+  /** Asks run `runId` to stop wherever it runs; whether it was going on. */
+  async stopRun(runId) {
+    try {
+      return await this.#native.stopRun(runId)
+    } catch (e) {
+      throw unavailable(e)
+    }
+  }
+
+  /** The ids of the runs whose lease ran out (their process stopped), at most `limit`. */
+  async expiredRuns(limit) {
+    try {
+      return await this.#native.expiredRuns(limit)
+    } catch (e) {
+      throw unavailable(e)
+    }
+  }
+
   /** Ends the store's connections. */
   async close() {
     await this.#native.close()

@@ -45,7 +45,7 @@ function asker(needsApproval, { named = false } = {}) {
  * defaults applied), and its issues are reported like a JSON Schema failure.
  */
 function bridge(name, execute, standard) {
-  return (inputJson, toolUseId, runId) => {
+  return (inputJson, toolUseId, runId, attempt, idempotencyKey) => {
     const run = runs.get(runId)
     // A run no longer in `runs` has ended: nobody waits for this call.
     if (run === undefined) return
@@ -54,7 +54,7 @@ function bridge(name, execute, standard) {
       control.settle(toolUseId, 'not_started', '')
       return
     }
-    run.scope.runInAsyncScope(callTool, undefined, run, name, execute, standard, inputJson, toolUseId).then(
+    run.scope.runInAsyncScope(callTool, undefined, run, name, execute, standard, inputJson, toolUseId, attempt, idempotencyKey).then(
       (reply) => handOver(run, toolUseId, () => settle(run, toolUseId, reply)),
       (e) => handOver(run, toolUseId, () => settle(run, toolUseId, { kind: 'wrapper_failed', content: describeThrown(e) })),
     )
@@ -88,8 +88,8 @@ function settle(run, toolUseId, reply) {
  * One started call: resolves with its ToolReply `{ kind, content }`, or, when `execute`
  * returned, `{ kind: null, content: output }` for `replyOf` to turn into one.
  */
-async function callTool(run, name, execute, standard, inputJson, toolUseId) {
-  const ctx = new CallContext(toolUseId, run.context)
+async function callTool(run, name, execute, standard, inputJson, toolUseId, attempt, idempotencyKey) {
+  const ctx = new CallContext(toolUseId, run.context, attempt, idempotencyKey)
   run.calls.set(toolUseId, ctx)
   const input = JSON.parse(inputJson)
   // onToolCall: right before execute, so a call that waits for approval, is declined or never

@@ -34,7 +34,7 @@ pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = engine::run::config::DEFAULT_MAX_TO
 /// call needs a person's yes first; `needs_approval`: ask this function per call.
 #[napi(
     catch_unwind,
-    ts_args_type = "definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number) => void, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number, toolName: string) => Promise<boolean>"
+    ts_args_type = "definitionJson: string, execute: (inputJson: string, toolUseId: string, runId: number, attempt: number, idempotencyKey: string) => void, alwaysApprove?: boolean, needsApproval?: (inputJson: string, toolUseId: string, runId: number, toolName: string) => Promise<boolean>, reportInterrupted?: boolean"
 )]
 pub fn register_tool(
     env: Env,
@@ -42,6 +42,7 @@ pub fn register_tool(
     execute: ToolFn,
     always_approve: Option<bool>,
     needs_approval: Option<ApprovalFn>,
+    report_interrupted: Option<bool>,
 ) -> Result<()> {
     let spec = ToolSpec::new(&definition_json)
         .map_err(|why| Error::new(Status::InvalidArg, format!("registerTool: {why}")))?;
@@ -51,7 +52,12 @@ pub fn register_tool(
         _ => Approval::Never,
     };
     Registry::of(&env)?
-        .insert(spec, Arc::new(execute), approval)
+        .insert(
+            spec,
+            Arc::new(execute),
+            approval,
+            report_interrupted.unwrap_or(false),
+        )
         .map_err(|why| Error::new(Status::InvalidArg, format!("registerTool: {why}")))
 }
 

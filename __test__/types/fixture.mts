@@ -1,7 +1,7 @@
 // Type fixture for index.d.ts, checked by `tsc -p __test__/types` (types.test.mjs, in npm test).
 // Each `Expect<Equal<…>>` must hold; each `@ts-expect-error` line must be an error.
 import { z } from 'zod'
-import { registerTool, listTools, runWithTools, streamWithTools, registerMcpServer, unregisterMcpServer, ToolError, createStore, type StoredThread, type Store, type InferToolInput, type McpConnectorServer, type McpServerOptions, type RunResult, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
+import { registerTool, listTools, runWithTools, streamWithTools, registerMcpServer, unregisterMcpServer, ToolError, createStore, resumeRun, recoverRuns, stopRun, type StoredThread, type Store, type InferToolInput, type McpConnectorServer, type McpServerOptions, type RunResult, type Tool, type ToolDefinition } from 'anthropic-tool-calling'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 function expect<T extends true>(): void {}
@@ -226,3 +226,32 @@ async function storeUse() {
   createStore('sqlite::memory:', { pool: 3 })
 }
 void storeUse
+
+// Durable runs.
+async function durableUse() {
+  const store = createStore()
+  registerTool({
+    definition: { name: 'charge', description: 'Charges', input_schema: { type: 'object', properties: { cents: { type: 'integer' } }, required: ['cents'] } },
+    onInterrupted: 'report',
+    execute: async (input, ctx) => {
+      expect<Equal<typeof ctx.attempt, number>>()
+      expect<Equal<typeof ctx.idempotencyKey, string>>()
+      return { charged: input.cents }
+    },
+  })
+  // @ts-expect-error onInterrupted is "retry" or "report"
+  registerTool({ definition: { name: 'x', description: 'x', input_schema: { type: 'object' } }, execute: () => 1, onInterrupted: 'skip' })
+  const r = await runWithTools('hi', { store, thread: 't1' })
+  if (r.data) {
+    const id: string | undefined = r.data.runId
+    const again = await resumeRun(id ?? '', { store, apiKey: 'k', context: { user: 1 } })
+    if (again.data) expect<Equal<typeof again.data.resumed, number | undefined>>()
+    // @ts-expect-error the run's own options come from its log
+    await resumeRun('run_x', { store, model: 'claude' })
+  }
+  const recovered = await recoverRuns({ store, limit: 5 })
+  expect<Equal<typeof recovered[number]['runId'], string>>()
+  const stopped: boolean = await stopRun('run_x', { store })
+  void stopped
+}
+void durableUse

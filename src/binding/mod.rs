@@ -8,6 +8,7 @@
 
 pub mod call_gate;
 pub mod clock;
+pub mod durable;
 pub mod js_failure;
 pub mod logging;
 pub mod mcp_options;

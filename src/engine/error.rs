@@ -66,6 +66,9 @@ pub struct RunError {
     /// The answer that does not match `output`, as the model wrote it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The run's id in its store (a durable run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
 }
 
 /// How every internal error's sentence starts: a bug of ours…
@@ -94,6 +97,7 @@ impl RunError {
             usage: None,
             cause: None,
             text: None,
+            run_id: None,
         }
     }
 
@@ -181,6 +185,18 @@ impl RunError {
         RunError::new(
             ErrorCode::StoreUnavailable,
             format!("The store failed: {what}. Check that the database is up and reachable, then send the message again."),
+        )
+    }
+
+    /// `thread_busy`: the run to resume is held by a live process; nothing was run.
+    pub fn run_busy(run_id: &str) -> Self {
+        RunError::new(
+            ErrorCode::ThreadBusy,
+            format!(
+                "The run {:?} is going on in another process (its lease has not run out); nothing was run. \
+                 Wait for it to end, or for its lease to run out if that process stopped, then resume it again.",
+                cut_id(run_id)
+            ),
         )
     }
 

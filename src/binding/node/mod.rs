@@ -5,6 +5,7 @@ pub mod callback;
 pub mod js_text;
 pub mod mcp;
 pub mod registry;
+pub mod reply;
 pub mod run;
 pub mod store;
 pub mod tool_bridge;

@@ -32,6 +32,9 @@ pub struct Entry {
     pub execute: Arc<ToolFn>,
     /// Whether its calls need a person's yes first.
     pub approval: Approval,
+    /// `onInterrupted: "report"`: a call interrupted by a stopped process is told to the model,
+    /// not run again.
+    pub report_interrupted: bool,
 }
 
 /// The registry of one JS thread.
@@ -89,6 +92,7 @@ impl Registry {
         spec: ToolSpec,
         execute: Arc<ToolFn>,
         approval: Approval,
+        report_interrupted: bool,
     ) -> std::result::Result<(), String> {
         if let Err(server) = self.mcp.claim_js(&spec.name) {
             return Err(format!(
@@ -100,6 +104,7 @@ impl Registry {
             spec,
             execute,
             approval,
+            report_interrupted,
         };
         match self
             .entries
@@ -139,13 +144,14 @@ impl Snapshot {
     /// bound to one run.
     pub fn bind(&self, run_id: u32, run: &Arc<RunShared>) -> Vec<Tool> {
         let js = self.entries.iter().map(|e| {
-            let tool = e.spec.bind(Arc::new(JsTool {
+            let mut tool = e.spec.bind(Arc::new(JsTool {
                 execute: e.execute.clone(),
                 cancel: self.cancel.clone(),
                 run_id,
                 run: run.clone(),
                 shutdown: self.shutdown.clone(),
             }));
+            tool.report_interrupted = e.report_interrupted;
             (tool, &e.approval)
         });
         let mcp = self.mcp.iter().map(|(tool, a)| (tool.clone(), a));

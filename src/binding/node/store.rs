@@ -170,6 +170,24 @@ impl NativeStore {
         env.spawn_future(async move { store.delete_thread(id, owner).await.map_err(rejected) })
     }
 
+    /// Asks a run to stop wherever it runs; whether it was going on.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn stop_run<'e>(&self, env: &'e Env, run_id: String) -> Result<PromiseRaw<'e, bool>> {
+        let store = self.store.clone();
+        env.spawn_future(async move { store.ask_to_stop(run_id).await.map_err(rejected) })
+    }
+
+    /// The ids of the runs whose lease ran out, the longest expired first: at most `limit`.
+    #[napi(ts_return_type = "Promise<string[]>")]
+    pub fn expired_runs<'e>(
+        &self,
+        env: &'e Env,
+        limit: u32,
+    ) -> Result<PromiseRaw<'e, Vec<String>>> {
+        let store = self.store.clone();
+        env.spawn_future(async move { store.expired_runs(limit).await.map_err(rejected) })
+    }
+
     /// Ends the store's connections.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {

@@ -27,9 +27,10 @@ use crate::engine::run::feedback as fb;
 use crate::engine::tools::tool::ApprovalPolicy;
 use crate::engine::tools::tool::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
 
-/// `(inputJson, toolUseId, runId) => void`; the wrapper settles the call through its run's
-/// `RunControl.settle(toolUseId, kind, content)`.
-pub type ToolFn = JsCallback<(String, String, u32)>;
+/// `(inputJson, toolUseId, runId, attempt, idempotencyKey) => void`; the wrapper settles the
+/// call through its run's `RunControl.settle(toolUseId, kind, content)`. `idempotencyKey` is
+/// `""` outside a durable run (the key is then the `tool_use` id).
+pub type ToolFn = JsCallback<(String, String, u32, u32, String)>;
 
 /// `(runId, toolUseId) => void`: aborts a running tool's `ctx.signal`.
 pub type CancelFn = JsCallback<(u32, String)>;
@@ -107,7 +108,19 @@ impl ToolExecutor for JsTool {
         };
         let run = self.run.clone();
         let tool_use_id = call.tool_use_id.clone();
-        let args = FnArgs::from((call.input.get().to_owned(), call.tool_use_id, self.run_id));
+        // Outside a durable run the key is the `tool_use` id, which JS already has.
+        let key = if call.idempotency_key == call.tool_use_id {
+            String::new()
+        } else {
+            call.idempotency_key
+        };
+        let args = FnArgs::from((
+            call.input.get().to_owned(),
+            call.tool_use_id,
+            self.run_id,
+            call.attempt,
+            key,
+        ));
         let shutdown = self.shutdown.clone();
         let ping = self.cancel.clone();
         Box::pin(async move {

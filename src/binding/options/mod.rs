@@ -43,6 +43,8 @@ pub struct RunRequest {
     pub tool_names: Option<Vec<String>>,
     /// The stored thread the run goes on in (`store` and `thread`).
     pub thread: Option<crate::engine::store::ThreadRef>,
+    /// The run as its store knows it (a run in a thread): set by the binding.
+    pub durable: Option<crate::engine::store::DurableRun>,
 }
 
 /// What the JS layer sends: `{ prompt, options, env }`, read without re-encoding anything.
@@ -86,6 +88,7 @@ pub fn parse_request(json: &str) -> Result<RunRequest, RunError> {
         messages: prompt.messages,
         tool_names,
         thread,
+        durable: None,
     })
 }
 

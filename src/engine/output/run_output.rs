@@ -40,4 +40,10 @@ pub struct RunOutput {
     /// With `output`: the answer's value, checked against the schema (the final text, as JSON).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<Box<RawValue>>,
+    /// The run's id in its store (a durable run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// How many times the run was taken over from a process that stopped (a durable run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumed: Option<u32>,
 }

@@ -146,7 +146,7 @@ pub fn failed(call: Call, why: Why, words: Words, elapsed: Duration) -> Settled 
 }
 
 /// A checked call answered without running it, which is an answer, not a failure.
-fn not_run(call: Call, why: Why, dev: String, model: String) -> Settled {
+pub fn not_run(call: Call, why: Why, dev: String, model: String) -> Settled {
     Settled {
         call: record(call, ToolOutput::None, Some(dev), Duration::ZERO),
         content: model,

@@ -132,6 +132,8 @@ pub async fn needs_approval(
     let asked = ToolInvocation {
         tool_use_id: ready.id.clone(),
         input: ready.input.clone(),
+        attempt: 1,
+        idempotency_key: cfg.idempotency_key(&ready.id),
     };
     if !policy.needs_approval(asked).await {
         return Ok(None);

@@ -130,6 +130,11 @@ pub struct RunConfig {
     pub journal: Option<crate::engine::trace::events::JournalRef>,
     /// The person's answers to the calls a paused run waits for.
     pub approvals: Vec<Decision>,
+    /// Set when this run was taken over from a process that stopped: how far it had got. Its
+    /// journal knows its calls.
+    pub taken_over: Option<crate::engine::trace::events::Progress>,
+    /// The run's id in a store (`ctx.idempotencyKey` is `<id>:<toolUseId>`); `""` without one.
+    pub durable_id: String,
     /// Bound into every approval id the run issues or accepts (`approvalScope`: the user's or
     /// the chat's id); `""` without one. An id issued in one scope is refused in another.
     pub approval_scope: String,
@@ -225,6 +230,15 @@ impl RunConfig {
         (thinking.kind == "enabled").then_some(thinking.budget_tokens?)
     }
 
+    /// The key a call's tool makes its effect idempotent by (`ctx.idempotencyKey`).
+    pub fn idempotency_key(&self, tool_use_id: &str) -> String {
+        if self.durable_id.is_empty() {
+            tool_use_id.to_owned()
+        } else {
+            format!("{}:{tool_use_id}", self.durable_id)
+        }
+    }
+
     /// The defaults, talking to `base_url` with `api_key`.
     pub fn new(api_key: Option<Secret>, base_url: impl Into<String>) -> Self {
         RunConfig {
@@ -243,6 +257,8 @@ impl RunConfig {
             signer: None,
             journal: None,
             approvals: Vec::new(),
+            taken_over: None,
+            durable_id: String::new(),
             approval_scope: String::new(),
             max_tool_iterations: DEFAULT_MAX_TOOL_ITERATIONS,
             on_tool_error: OnToolError::Stop,

@@ -26,6 +26,7 @@ use crate::engine::wire::threads::ApiThread;
 mod cleared;
 mod continued;
 mod send;
+mod taken_over;
 
 /// A paused turn's content, sent back as the last message, and how many thinking blocks of it
 /// the reasoning already holds.
@@ -210,11 +211,16 @@ impl<'r> Conversation<'r> {
     /// Answers the reply's tool calls: a round is run (or, past the tool-round limit, answered
     /// without running) and its results join the history for the next request. Returns the
     /// run's output when the round waits for a person's decision instead.
-    pub async fn answer_round(&mut self, mut reply: Reply) -> Result<Option<RunOutput>, RunError> {
+    pub async fn answer_round(&mut self, reply: Reply) -> Result<Option<RunOutput>, RunError> {
         posted_history::add_reply_ids(&mut self.call_ids, &reply.requested)?;
         self.messages
             .push(protocol::assistant_message(&reply.content));
         self.commit().await?;
+        self.round_of(reply).await
+    }
+
+    /// The round of a reply in the history (its last message).
+    async fn round_of(&mut self, mut reply: Reply) -> Result<Option<RunOutput>, RunError> {
         let requested = std::mem::take(&mut reply.requested);
         let answers = if self.rounds >= self.run.cfg.max_tool_iterations {
             self.past_the_limit(requested)?
@@ -313,10 +319,11 @@ impl<'r> Conversation<'r> {
             return Ok(());
         }
         let messages = &self.messages[at..];
+        let progress = self.progress();
         if last {
-            journal.0.commit_last(at, messages).await?;
+            journal.0.commit_last(at, messages, &progress).await?;
         } else {
-            journal.0.commit(at, messages).await?;
+            journal.0.commit(at, messages, &progress).await?;
         }
         self.committed = self.messages.len();
         Ok(())
@@ -352,6 +359,8 @@ impl<'r> Conversation<'r> {
             pending_approvals: Vec::new(),
             applied_edits: self.applied_edits.take(),
             output: None,
+            run_id: None,
+            resumed: None,
         }
     }
 }

@@ -5,23 +5,63 @@ use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
+use crate::engine::error::RunError;
 use crate::engine::report::calls::ToolOutput;
-use crate::engine::run::call_outcome::{failed, succeeded, Call, Settled, Words};
+use crate::engine::run::call_outcome::{failed, not_run, succeeded, Call, Settled, Words};
+use crate::engine::run::call_record::{from_record, to_record};
 use crate::engine::run::call_records::CallLog;
 use crate::engine::run::check_call::Ready;
 use crate::engine::run::config::RunConfig;
 use crate::engine::run::feedback as fb;
 use crate::engine::tools::tool::{TimeLeft, ToolExecutor, ToolFuture, ToolInvocation, ToolOutcome};
-use crate::engine::trace::events::Why;
+use crate::engine::trace::events::{Recorded, Why};
 use crate::engine::wire::api_version::{cited_text, has_removals, LEGACY, REMOVED_IN};
 
 /// Runs a checked call (call `index` of the round, so recorded in `log` as it starts), with the
-/// run's per-call timeout.
+/// run's per-call timeout. With a journal (a durable run) the call is recorded as started before
+/// it runs and as finished after; a call an earlier holder of the run finished is not run again
+/// (its record is its answer), and one it started is run again as the next attempt — or, for a
+/// tool that asks so, told to the model as interrupted. A journal that fails ends the run.
 pub async fn execute_call(
     ready: Ready<'_>,
     cfg: &RunConfig,
     log: &CallLog,
     index: usize,
+) -> Result<Settled, RunError> {
+    let Some(journal) = &cfg.journal else {
+        return Ok(run_call(ready, cfg, log, index, 1).await);
+    };
+    let journal = &journal.0;
+    let recorded = journal.recorded(&ready.id);
+    if let Some(Recorded { attempts, finished }) = recorded {
+        if let Some(settled) = finished.and_then(|json| from_record(&ready, &json)) {
+            log.started(index, &ready.tool.name, &ready.id, &ready.input, false);
+            return Ok(settled);
+        }
+        if attempts > 0 && ready.tool.report_interrupted {
+            let name = ready.tool.name.clone();
+            return Ok(not_run(
+                ready.into_call(),
+                Why::Interrupted,
+                fb::taken_over_interrupted_for_developer(&name, attempts),
+                fb::interrupted_for_model(&name, true),
+            ));
+        }
+    }
+    let id = ready.id.clone();
+    let attempt = journal.call_started(&id).await?;
+    let settled = run_call(ready, cfg, log, index, attempt).await;
+    journal.call_finished(&id, to_record(&settled)).await?;
+    Ok(settled)
+}
+
+/// Runs the call: its `attempt` (1 unless a run taken over runs it again).
+async fn run_call(
+    ready: Ready<'_>,
+    cfg: &RunConfig,
+    log: &CallLog,
+    index: usize,
+    attempt: u32,
 ) -> Settled {
     let timeout = cfg.tool_timeout;
     let Ready { tool, id, input } = ready;
@@ -36,6 +76,8 @@ pub async fn execute_call(
     let future = tool.executor.execute(ToolInvocation {
         tool_use_id: id.clone(),
         input: input.clone(),
+        attempt,
+        idempotency_key: cfg.idempotency_key(&id),
     });
     let outcome = match timeout {
         Some(limit) => within(limit, future, &*tool.executor, &id).await,

@@ -224,13 +224,16 @@ pub fn declined_for_developer(reason: Option<&str>) -> String {
     }
 }
 
-/// Model: a call that started was stopped before it finished (the run was aborted, or in stop
-/// mode another call failed). It may have had effects, and the next turn must not assume either way.
-pub fn interrupted_for_model(name: &str) -> String {
-    format!(
-        "The call to {name} was started but interrupted before it finished (the run was stopped); it may or may not have taken effect. \
-         Check before calling it again."
-    )
+/// Model: a call that started was stopped before it finished (an abort, a failed stop-mode
+/// sibling; or, `taken_over`, its process stopped and its tool asks not to be run again).
+pub fn interrupted_for_model(name: &str, taken_over: bool) -> String {
+    let why = ["the run was stopped", "the process running it stopped"][usize::from(taken_over)];
+    format!("The call to {name} was started but interrupted before it finished ({why}); it may or may not have taken effect. Check before calling it again.")
+}
+
+/// Developer: a call started by a process that stopped, not run again (`onInterrupted: "report"`).
+pub fn taken_over_interrupted_for_developer(name: &str, attempts: u32) -> String {
+    format!("{name} was started {attempts} time(s) by a process that stopped before it finished; not run again (onInterrupted: \"report\"): the model was told so.")
 }
 
 /// Model: this exact call has failed too often to be run again.

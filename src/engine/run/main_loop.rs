@@ -110,7 +110,9 @@ async fn run_loop(
         events,
     };
     let mut talk = Conversation::new(client, run, messages, call_ids, &changes);
-    resume::resume(&mut talk, waiting).await?;
+    if let Some(paused) = resume::resume(&mut talk, waiting).await? {
+        return Ok(paused);
+    }
     loop {
         let response = talk.send().await?;
         let reply = talk.take_reply(response)?;

@@ -13,6 +13,7 @@
 pub mod budget;
 pub mod call_counts;
 pub mod call_outcome;
+pub mod call_record;
 pub mod call_records;
 pub mod check_call;
 pub mod config;

@@ -6,6 +6,7 @@
 use serde_json::value::RawValue;
 
 use crate::engine::error::RunError;
+use crate::engine::output::run_output::RunOutput;
 use crate::engine::run::config::RunConfig;
 use crate::engine::run::conversation::Conversation;
 use crate::engine::run::feedback as fb;
@@ -31,11 +32,29 @@ pub struct Waiting {
 /// The resume prologue, before the first request: if the history ends paused, its waiting
 /// calls run (or are declined) by the decisions given, and their results join the history.
 /// Decisions without a paused history are refused.
-pub async fn resume(talk: &mut Conversation<'_>, waiting: Option<Waiting>) -> Result<(), RunError> {
+///
+/// A run taken over (`RunConfig::taken_over`) whose last reply's round had not finished, with
+/// no decisions to apply, runs that round again: the journal tells which calls finished.
+pub async fn resume(
+    talk: &mut Conversation<'_>,
+    waiting: Option<Waiting>,
+) -> Result<Option<RunOutput>, RunError> {
     let cfg = talk.cfg();
+    if let Some(progress) = &cfg.taken_over {
+        talk.go_on_from(progress);
+        if cfg.approvals.is_empty() {
+            return match waiting {
+                Some(w) if !w.partial_user => talk.retake_round().await,
+                Some(_) => Err(RunError::internal(
+                    "a run taken over ends with some of its round's results",
+                )),
+                None => Ok(None),
+            };
+        }
+    }
     let Some(mut waiting) = waiting else {
         if cfg.approvals.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         return Err(RunError::invalid_request(
             "Option approvals was given, but the prompt's history has no tool call waiting for approval: resume with data.messages of the run that stopped with approval_required. Nothing was sent.",
@@ -46,7 +65,7 @@ pub async fn resume(talk: &mut Conversation<'_>, waiting: Option<Waiting>) -> Re
     match talk.tool_round(calls, Some(&decided)).await? {
         RoundOutcome::Done(answers) => {
             waiting.answer(&mut talk.messages, &answers);
-            Ok(())
+            Ok(None)
         }
         // Every call of a resumed round has its decision: none can wait again.
         RoundOutcome::Paused { .. } => Err(RunError::internal(

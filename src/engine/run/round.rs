@@ -225,11 +225,22 @@ async fn execute_all(
             .map(|(i, r)| async move { (i, execute_call(r, cfg, log, i).await) })
             .collect();
         while let Some((i, settled)) = running.next().await {
+            let settled = match settled {
+                Ok(settled) => settled,
+                // The journal failed: nothing more may run unrecorded.
+                Err(failure) => {
+                    drop(running);
+                    tell_interrupted(log.interrupt(fb::ABORTED_CALL), answers.events());
+                    return Err(failure);
+                }
+            };
             if stop && settled.failure.is_some() {
                 // Calls that finished by now keep their results; dropping the others cancels
                 // them (their executors abort `ctx.signal`).
                 while let Some(Some((j, done))) = running.next().now_or_never() {
-                    answers.settle(j, done);
+                    if let Ok(done) = done {
+                        answers.settle(j, done);
+                    }
                 }
                 drop(running);
                 let why = fb::interrupted_by(&settled.call.tool_name);
@@ -244,7 +255,7 @@ async fn execute_all(
             let Some((i, r)) = dispatch(i, r, cfg, answers) else {
                 continue;
             };
-            let settled = execute_call(r, cfg, log, i).await;
+            let settled = execute_call(r, cfg, log, i).await?;
             if stop && settled.failure.is_some() {
                 return Err(answers.stop_here(i, settled));
             }

@@ -198,7 +198,7 @@ pub fn tell_interrupted(calls: Vec<ToolCall>, events: Option<&dyn EventSink>) {
     };
     for call in calls {
         log_call(&call, "interrupted");
-        let model_text = fb::interrupted_for_model(&call.tool_name);
+        let model_text = fb::interrupted_for_model(&call.tool_name, false);
         sink.emit(RunEvent::ToolResult {
             call,
             model_text: Some(model_text),

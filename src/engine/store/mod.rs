@@ -6,9 +6,11 @@
 //! The operations (`threads`) are written once, against [`Tx`]; each backend runs them in a
 //! transaction of its own kind.
 
+mod committer;
 mod database;
 mod new_turn;
 mod postgres;
+mod run_log;
 mod runs;
 mod schema;
 mod sqlite;
@@ -18,7 +20,8 @@ mod tx;
 mod url;
 
 pub use database::{random_id, Store, StoreOptions, DEFAULT_LEASE_MS};
-pub use thread_run::{run_in_thread, ThreadRef};
+pub use run_log::{RunLog, TakeOver};
+pub use thread_run::{run_in_thread, DurableRun, ThreadRef};
 pub use threads::{ThreadRecord, ThreadSummary};
 pub use tx::StoreError;
 pub use url::StoreUrl;

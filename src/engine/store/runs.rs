@@ -3,6 +3,7 @@
 //! the run still holds the thread, so a run whose lease ran out writes nothing over another's.
 
 use super::database::{now_ms, Store};
+use super::run_log::{self, run_of};
 use super::threads::{find, insert};
 use super::tx::{StoreError, Tx, Val};
 
@@ -72,11 +73,15 @@ impl Store {
     /// `lease_ms` from now, unless another live run holds it. `prepare` turns what is stored into
     /// the run's history, in the same transaction: a decision it consumes is gone before any
     /// call runs.
+    ///
+    /// `run` names the holder (see `run_log::holder`); the run's log begins here, with
+    /// `options` (JSON, no secret).
     pub async fn take_thread<E, P>(
         &self,
         id: String,
         owner: String,
         run: String,
+        options: String,
         lease_ms: i64,
         prepare: P,
     ) -> Result<Taken<E>, StoreError>
@@ -129,6 +134,8 @@ impl Store {
                     .take_while(|(a, b)| a == b)
                     .count();
                 write_from(tx, &id, same, &history[same..]).await?;
+                let superseded = if active.is_empty() { "" } else { active.as_str() };
+                run_log::begin(tx, run_of(&run), &id, &options, history.len(), superseded).await?;
                 tx.execute(
                     "UPDATE atc_threads SET active_run = $2, lease_until = $3, pending = $4, updated_at = $5 WHERE id = $1",
                     &[id.into(), run.into(), (now + lease_ms).into(), pending.into(), now.into()],
@@ -143,6 +150,7 @@ impl Store {
     /// Writes the history from message `at` on, if `run` still holds the thread; whether it did.
     /// `appends`: the store holds exactly `at` messages of the history (what the run committed
     /// so far), so nothing is deleted first.
+    /// `progress`: how far the run got (JSON), kept in its log.
     pub async fn write_history(
         &self,
         id: String,
@@ -150,6 +158,7 @@ impl Store {
         at: usize,
         messages: Vec<String>,
         appends: bool,
+        progress: String,
     ) -> Result<bool, StoreError> {
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
@@ -158,7 +167,7 @@ impl Store {
                 let held = tx
                     .execute(
                         "UPDATE atc_threads SET updated_at = $3 WHERE id = $1 AND active_run = $2",
-                        &[id.as_str().into(), run.into(), now_ms().into()],
+                        &[id.as_str().into(), run.as_str().into(), now_ms().into()],
                     )
                     .await?;
                 if held == 0 {
@@ -169,6 +178,7 @@ impl Store {
                 } else {
                     write_from(tx, &id, at, &messages).await?;
                 }
+                run_log::note_progress(tx, run_of(&run), &progress).await?;
                 Ok(true)
             })
         }))
@@ -198,6 +208,8 @@ impl Store {
 
     /// The run is over: its history from `at` on is written, `pending` (a JSON array) is what
     /// waits for a person, and the thread is let go.
+    /// The run's log ends with `result` (`{ data }` or `{ error }`, JSON).
+    #[allow(clippy::too_many_arguments)]
     pub async fn release_thread(
         &self,
         id: String,
@@ -205,6 +217,7 @@ impl Store {
         at: usize,
         messages: Vec<String>,
         pending: String,
+        result: String,
     ) -> Result<bool, StoreError> {
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
@@ -212,13 +225,14 @@ impl Store {
                 let held = tx
                     .execute(
                         "UPDATE atc_threads SET active_run = '', lease_until = 0, pending = $3, updated_at = $4 WHERE id = $1 AND active_run = $2",
-                        &[id.as_str().into(), run.into(), pending.into(), now_ms().into()],
+                        &[id.as_str().into(), run.as_str().into(), pending.into(), now_ms().into()],
                     )
                     .await?;
                 if held == 0 {
                     return Ok(false);
                 }
                 write_from(tx, &id, at, &messages).await?;
+                run_log::end(tx, run_of(&run), &result).await?;
                 Ok(true)
             })
         }))

@@ -6,12 +6,13 @@ use super::tx::StoreError;
 use super::tx::{Dialect, Tx, Val};
 
 /// The version this package writes.
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
 
 /// The statements that take a store from version `n - 1` to `n`, at index `n - 1`. Written in
 /// the SQL both databases take; `BIGINT` is SQLite's INTEGER.
-const MIGRATIONS: &[&[&str]] = &[&[
-    "CREATE TABLE IF NOT EXISTS atc_threads (
+const MIGRATIONS: &[&[&str]] = &[
+    &[
+        "CREATE TABLE IF NOT EXISTS atc_threads (
         id TEXT PRIMARY KEY,
         owner TEXT NOT NULL,
         metadata TEXT NOT NULL,
@@ -23,14 +24,42 @@ const MIGRATIONS: &[&[&str]] = &[&[
         created_at BIGINT NOT NULL,
         updated_at BIGINT NOT NULL
     )",
-    "CREATE INDEX IF NOT EXISTS atc_threads_by_owner ON atc_threads (owner, updated_at, id)",
-    "CREATE TABLE IF NOT EXISTS atc_messages (
+        "CREATE INDEX IF NOT EXISTS atc_threads_by_owner ON atc_threads (owner, updated_at, id)",
+        "CREATE TABLE IF NOT EXISTS atc_messages (
         thread_id TEXT NOT NULL,
         seq BIGINT NOT NULL,
         message TEXT NOT NULL,
         PRIMARY KEY (thread_id, seq)
     )",
-]];
+    ],
+    &[
+        // Version 2: durable runs. A run's log: its options (no secret), where in its thread it
+        // began, how far it got (usage, rounds), how it ended, and each tool call's records.
+        "CREATE TABLE IF NOT EXISTS atc_runs (
+        id TEXT PRIMARY KEY,
+        thread_id TEXT NOT NULL,
+        options TEXT NOT NULL,
+        started_at_seq BIGINT NOT NULL,
+        progress TEXT NOT NULL,
+        status TEXT NOT NULL,
+        result TEXT NOT NULL,
+        resumed BIGINT NOT NULL,
+        stop_requested BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    )",
+        "CREATE INDEX IF NOT EXISTS atc_runs_by_status ON atc_runs (status, updated_at)",
+        "CREATE TABLE IF NOT EXISTS atc_calls (
+        run_id TEXT NOT NULL,
+        tool_use_id TEXT NOT NULL,
+        attempts BIGINT NOT NULL,
+        started_at BIGINT NOT NULL,
+        finished TEXT NOT NULL,
+        PRIMARY KEY (run_id, tool_use_id)
+    )",
+        "CREATE INDEX IF NOT EXISTS atc_threads_by_lease ON atc_threads (lease_until)",
+    ],
+];
 
 /// Brings the store to [`VERSION`], in one transaction (the caller's).
 pub async fn migrate(tx: &mut dyn Tx) -> Result<(), StoreError> {

@@ -11,15 +11,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::committer::{store_failed, stored_result, Committer, Kept, LOST_HOLD};
 use super::database::Store;
 use super::new_turn::{bad, error_result, prepare, unanswered};
+use super::run_log::{holder, RunLog};
 use super::runs::Taken;
-use super::tx::StoreError;
 use crate::engine::error::RunError;
 use crate::engine::output::run_output::RunOutput;
 use crate::engine::report::calls::ToolOutput;
@@ -28,7 +28,7 @@ use crate::engine::run::feedback::NOT_RUN_RUN_ENDED;
 use crate::engine::run::main_loop::run_observed;
 use crate::engine::tools::approval::{Signer, DEFAULT_APPROVAL_TTL};
 use crate::engine::tools::tool::Tool;
-use crate::engine::trace::events::{EventSink, Journal, JournalRef, RunEvent};
+use crate::engine::trace::events::{EventSink, JournalRef, RunEvent};
 use crate::engine::wire::client::ApiClient;
 use crate::engine::wire::protocol::RawMessage;
 use crate::engine::Secret;
@@ -42,10 +42,6 @@ pub struct ThreadRef {
     pub id: String,
     /// Its owner, `""` for none.
     pub owner: String,
-}
-
-fn store_failed(e: StoreError) -> RunError {
-    RunError::store_unavailable(&e.0)
 }
 
 /// What the run told of each call: `(is_error, the text the model would read)`.
@@ -82,88 +78,25 @@ impl EventSink for Noting<'_> {
     }
 }
 
-/// Commits the run's history to the thread, as long as the run holds it; remembers the last
-/// message committed and the history's length then.
-struct Committer {
-    store: Store,
-    id: String,
-    run: String,
-    kept: Mutex<Kept>,
-}
+/// How often a running run looks whether it was asked to stop.
+const STOP_CHECK: Duration = Duration::from_secs(1);
 
-/// What a run's history is, as far as the store holds it or the run's ending will write it.
-#[derive(Default)]
-struct Kept {
-    /// How many messages the store holds: a commit from there on only appends.
-    end: usize,
-    /// The history's length and its last message, committed or held back.
-    last: Option<(usize, String)>,
-    /// The step the run ended with, kept for the write that lets go of the thread.
-    held_back: Option<(usize, Vec<String>)>,
-}
-
-impl Committer {
-    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
-        self.kept.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-impl Kept {
-    /// `texts` are the history from `at` on.
-    fn note(&mut self, at: usize, texts: &[String]) {
-        if let Some(last) = texts.last() {
-            self.last = Some((at + texts.len(), last.clone()));
-        }
-    }
-}
-
-const LOST_HOLD: &str =
-    "the run lost its hold on the thread (its lease ran out and another run took it)";
-
-impl Journal for Committer {
-    fn commit<'a>(
-        &'a self,
-        at: usize,
-        messages: &'a [RawMessage],
-    ) -> BoxFuture<'a, Result<(), RunError>> {
-        Box::pin(async move {
-            let texts: Vec<String> = messages.iter().map(|m| m.get().to_owned()).collect();
-            let appends = at == self.kept().end;
-            let (end, last) = (at + texts.len(), texts.last().cloned());
-            let held = self
-                .store
-                .write_history(self.id.clone(), self.run.clone(), at, texts, appends)
-                .await
-                .map_err(store_failed)?;
-            if !held {
-                return Err(RunError::store_unavailable(LOST_HOLD));
-            }
-            let mut kept = self.kept();
-            kept.end = end;
-            if let Some(last) = last {
-                kept.last = Some((end, last));
-            }
-            Ok(())
-        })
-    }
-
-    /// The last step is written with the thread let go (one transaction for both): the run
-    /// ends right after it, answered or paused.
-    fn commit_last<'a>(
-        &'a self,
-        at: usize,
-        messages: &'a [RawMessage],
-    ) -> BoxFuture<'a, Result<(), RunError>> {
-        let texts: Vec<String> = messages.iter().map(|m| m.get().to_owned()).collect();
-        let mut kept = self.kept();
-        kept.note(at, &texts);
-        kept.held_back = Some((at, texts));
-        Box::pin(std::future::ready(Ok(())))
-    }
+/// A run with a store: a new one (its id, and its options as its log keeps them), or one taken
+/// over from a process that stopped.
+pub enum DurableRun {
+    /// A run starting now.
+    New {
+        /// Its id.
+        id: String,
+        /// Its options as JSON, without a secret.
+        options: String,
+    },
+    /// A run taken over: its log.
+    TakenOver(Box<RunLog>),
 }
 
 /// Runs the conversation on in `thread`: see the module's comment. `new` is the prompt's
-/// messages (the user's new turn), `run_id` the run's id in the store.
+/// messages (the user's new turn); `run` the run as the store knows it.
 #[allow(clippy::too_many_arguments)]
 pub async fn run_in_thread(
     client: &ApiClient,
@@ -173,40 +106,65 @@ pub async fn run_in_thread(
     cancel: &CancellationToken,
     events: Option<&dyn EventSink>,
     thread: ThreadRef,
-    run_id: String,
+    run: DurableRun,
 ) -> Result<RunOutput, RunError> {
     let ThreadRef { store, id, owner } = thread;
     let lease_ms = store.lease_ms();
-    let new: Vec<String> = new.iter().map(|m| m.get().to_owned()).collect();
-    let decisions: Vec<String> = cfg
-        .approvals
-        .iter()
-        .map(|d| d.approval_id.clone())
-        .collect();
-    let taken = store
-        .take_thread(id.clone(), owner, run_id.clone(), lease_ms, move |found| {
-            prepare(found, &new, &decisions)
-        })
-        .await
-        .map_err(store_failed)?;
-    let (history, secret) = match taken {
-        Taken::Held { history, secret } => (history, secret),
-        Taken::Busy => return Err(RunError::thread_busy(&id)),
-        Taken::NoSuch => return Err(bad("no such thread. Nothing was sent.".into())),
-        Taken::Refused(why) => return Err(why),
+    let mut cfg = cfg.clone();
+    let (run_id, takes, history, secret, calls) = match run {
+        DurableRun::New {
+            id: run_id,
+            options,
+        } => {
+            let new: Vec<String> = new.iter().map(|m| m.get().to_owned()).collect();
+            let decisions: Vec<String> = cfg
+                .approvals
+                .iter()
+                .map(|d| d.approval_id.clone())
+                .collect();
+            let taken = store
+                .take_thread(
+                    id.clone(),
+                    owner,
+                    holder(&run_id, 0),
+                    options,
+                    lease_ms,
+                    move |found| prepare(found, &new, &decisions),
+                )
+                .await
+                .map_err(store_failed)?;
+            match taken {
+                Taken::Held { history, secret } => (run_id, 0, history, secret, HashMap::new()),
+                Taken::Busy => return Err(RunError::thread_busy(&id)),
+                Taken::NoSuch => return Err(bad("no such thread. Nothing was sent.".into())),
+                Taken::Refused(why) => return Err(why),
+            }
+        }
+        DurableRun::TakenOver(log) => {
+            // Decisions were applied (and used up) when the run began: they stand only while
+            // the run has not gone past the round they decide.
+            if log.messages.len() != log.start {
+                cfg.approvals.clear();
+            }
+            cfg.taken_over = Some(serde_json::from_str(&log.progress).unwrap_or_default());
+            (log.id, log.resumed, log.messages, log.secret, log.calls)
+        }
     };
+    cfg.durable_id = run_id.clone();
+    let holder_name = holder(&run_id, takes);
     // The store holds the history as taken: a first commit right after it only appends.
     let stored = history.len();
     let committer = Arc::new(Committer {
         store: store.clone(),
         id: id.clone(),
-        run: run_id.clone(),
+        run: holder_name.clone(),
+        run_id: run_id.clone(),
         kept: Mutex::new(Kept {
             end: stored,
             ..Kept::default()
         }),
+        calls,
     });
-    let mut cfg = cfg.clone();
     cfg.journal = Some(JournalRef(committer.clone()));
     cfg.approval_scope = format!("thread:{id}");
     let ttl = cfg.signer.as_ref().map_or(DEFAULT_APPROVAL_TTL, |s| s.ttl);
@@ -220,15 +178,36 @@ pub async fn run_in_thread(
         .collect();
     let len_at_start = messages.len();
 
-    // The lease is renewed while the run goes on; a renewal that fails ends the run.
+    // The lease is renewed while the run goes on; a renewal that fails ends the run. Every
+    // second (or sooner, with a short lease) the run looks whether `stopRun` asked it to stop.
     let stop = cancel.child_token();
     let lost: Mutex<Option<RunError>> = Mutex::new(None);
     let renew = async {
-        let every = Duration::from_millis((lease_ms / 3).max(1) as u64);
+        let renew_every = Duration::from_millis((lease_ms / 3).max(1) as u64);
+        let tick = renew_every.min(STOP_CHECK);
+        let mut renewed = tokio::time::Instant::now();
         loop {
-            tokio::time::sleep(every).await;
+            tokio::time::sleep(tick).await;
+            match store.asked_to_stop(run_id.clone()).await {
+                Ok(true) => {
+                    stop.cancel();
+                    std::future::pending::<()>().await;
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    lost.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get_or_insert(store_failed(e));
+                    stop.cancel();
+                    std::future::pending::<()>().await;
+                }
+            }
+            if renewed.elapsed() < renew_every {
+                continue;
+            }
+            renewed = tokio::time::Instant::now();
             let why = match store
-                .renew_lease(id.clone(), run_id.clone(), lease_ms)
+                .renew_lease(id.clone(), holder_name.clone(), lease_ms)
                 .await
             {
                 Ok(true) => continue,
@@ -251,10 +230,17 @@ pub async fn run_in_thread(
         _ = renew => unreachable!("renewing never ends"),
     };
     let seen = noting.seen.into_inner().unwrap_or_else(|p| p.into_inner());
-    let result = match (lost.into_inner().unwrap_or_else(|p| p.into_inner()), result) {
+    let mut result = match (lost.into_inner().unwrap_or_else(|p| p.into_inner()), result) {
         (Some(why), _) if !cancel.is_cancelled() => Err(why),
         (_, result) => result,
     };
+    match &mut result {
+        Ok(output) => {
+            output.run_id = Some(run_id.clone());
+            output.resumed = Some(takes);
+        }
+        Err(error) => error.run_id = Some(run_id.clone()),
+    }
     let (at, tail, pending) = match &result {
         Ok(output) => {
             let pending =
@@ -295,7 +281,10 @@ pub async fn run_in_thread(
         }
         None => (at, tail),
     };
-    let released = store.release_thread(id, run_id, at, tail, pending).await;
+    let ended = stored_result(&mut result);
+    let released = store
+        .release_thread(id, holder_name, at, tail, pending, ended)
+        .await;
     match (result, released) {
         (Ok(_), Err(e)) => Err(store_failed(e)),
         (Ok(_), Ok(false)) => Err(RunError::store_unavailable(LOST_HOLD)),

@@ -158,7 +158,7 @@ impl Store {
                         .collect(),
                     pending,
                     status: summary.status,
-                    active_run,
+                    active_run: super::run_log::run_of(&active_run).to_owned(),
                     created_at: summary.created_at,
                     updated_at: summary.updated_at,
                 }))

@@ -23,6 +23,12 @@ pub struct ToolInvocation {
     pub tool_use_id: String,
     /// The model's input as JSON text, already validated against the tool's schema.
     pub input: Arc<RawValue>,
+    /// Which attempt this is: 1, or 2, 3 … when a run taken over from a process that stopped
+    /// runs a call again that had started there.
+    pub attempt: u32,
+    /// The key a tool should make its effect idempotent by: `<runId>:<toolUseId>` in a durable
+    /// run, the `tool_use` id otherwise. The same on every attempt.
+    pub idempotency_key: String,
 }
 
 /// How a tool call ended, as the executor reports it.
@@ -128,6 +134,9 @@ pub struct Tool {
     pub executor: Arc<dyn ToolExecutor>,
     /// Set when calls may need a person's yes first (`needsApproval`).
     pub approval: Option<Arc<dyn ApprovalPolicy>>,
+    /// A call of it that started in a process that stopped is told to the model as
+    /// interrupted rather than run again (`onInterrupted: "report"`).
+    pub report_interrupted: bool,
 }
 
 impl ToolSpec {
@@ -139,6 +148,7 @@ impl ToolSpec {
             validator: self.validator.clone(),
             executor,
             approval: None,
+            report_interrupted: false,
         }
     }
 }

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures::future::BoxFuture;
 use serde_json::value::RawValue;
 
 use crate::engine::error::RunError;
@@ -124,12 +125,14 @@ impl CallOutcome {
 /// Commits a run's history as it grows (a store, for a run in a thread). The loop waits for each
 /// commit: a reply is kept before any of its calls runs.
 pub trait Journal: Send + Sync {
-    /// The history from message `at` on is now `messages`.
+    /// The history from message `at` on is now `messages`; `progress` is how far the run got
+    /// (JSON, see [`Progress`]), kept so that a run taken over goes on counting from there.
     fn commit<'a>(
         &'a self,
         at: usize,
         messages: &'a [RawMessage],
-    ) -> futures::future::BoxFuture<'a, Result<(), crate::engine::error::RunError>>;
+        progress: &'a Progress,
+    ) -> BoxFuture<'a, Result<(), RunError>>;
 
     /// The same, for the step the run ends with: the journal may keep it with the run's ending,
     /// in one write, instead of on its own. By default it is committed now.
@@ -137,9 +140,57 @@ pub trait Journal: Send + Sync {
         &'a self,
         at: usize,
         messages: &'a [RawMessage],
-    ) -> futures::future::BoxFuture<'a, Result<(), crate::engine::error::RunError>> {
-        self.commit(at, messages)
+        progress: &'a Progress,
+    ) -> BoxFuture<'a, Result<(), RunError>> {
+        self.commit(at, messages, progress)
     }
+
+    /// Call `tool_use_id` is about to run: recorded as started before it does; the attempt
+    /// this is (1 the first time, 2 … when a run taken over runs it again).
+    fn call_started<'a>(&'a self, _tool_use_id: &'a str) -> BoxFuture<'a, Result<u32, RunError>> {
+        Box::pin(std::future::ready(Ok(1)))
+    }
+
+    /// Call `tool_use_id` finished: `record` is what it came to (JSON, written and read by the
+    /// loop), so that it never runs again.
+    fn call_finished<'a>(
+        &'a self,
+        _tool_use_id: &'a str,
+        _record: String,
+    ) -> BoxFuture<'a, Result<(), RunError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// What an earlier holder of the run recorded of call `tool_use_id`, if anything.
+    fn recorded(&self, _tool_use_id: &str) -> Option<Recorded> {
+        None
+    }
+}
+
+/// How far a run got, as its journal keeps it with each step.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct Progress {
+    /// Tokens spent so far.
+    pub input_tokens: u64,
+    /// See [`Progress::input_tokens`].
+    pub output_tokens: u64,
+    /// See [`Progress::input_tokens`].
+    pub cache_read_input_tokens: u64,
+    /// See [`Progress::input_tokens`].
+    pub cache_creation_input_tokens: u64,
+    /// Tool rounds so far.
+    pub rounds: u32,
+    /// The step the run is at.
+    pub step: u32,
+}
+
+/// A call as an earlier holder of the run left it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// How many times it was started.
+    pub attempts: u32,
+    /// What it came to (the JSON `call_finished` was given), if it finished.
+    pub finished: Option<String>,
 }
 
 /// A [`Journal`] as a run's settings hold it.
@@ -189,6 +240,9 @@ pub enum Why {
     Declined,
     /// In order, an earlier call of the turn waits for approval (not run; not a failure).
     NotRunWaiting,
+    /// It started in a process that stopped, and its tool asks not to be run again
+    /// (`onInterrupted: "report"`): told to the model as interrupted (an answer, not a failure).
+    Interrupted,
 }
 
 impl Why {
@@ -205,7 +259,7 @@ impl Why {
     pub fn is_failure(self) -> bool {
         !matches!(
             self,
-            Why::Repeated | Why::Identical | Why::Declined | Why::NotRunWaiting
+            Why::Repeated | Why::Identical | Why::Declined | Why::NotRunWaiting | Why::Interrupted
         )
     }
 
@@ -222,6 +276,26 @@ impl Why {
             Why::BadOutput => "bad_output",
             Why::Declined => "declined",
             Why::NotRunWaiting => "not_run_waiting",
+            Why::Interrupted => "interrupted",
         }
+    }
+
+    /// The reason of a [`Why::label`].
+    pub fn from_label(label: &str) -> Option<Why> {
+        [
+            Why::UnknownTool,
+            Why::InvalidInput,
+            Why::Repeated,
+            Why::Identical,
+            Why::Timeout,
+            Why::ToolError,
+            Why::Threw,
+            Why::BadOutput,
+            Why::Declined,
+            Why::NotRunWaiting,
+            Why::Interrupted,
+        ]
+        .into_iter()
+        .find(|w| w.label() == label)
     }
 }

@@ -268,6 +268,15 @@ pub fn is_empty_content(content: &RawValue) -> bool {
     c.len() >= 2 && c[1..c.len() - 1].trim().is_empty()
 }
 
+/// The `content` of a message (its JSON text), as the raw JSON it holds.
+pub fn content_of(message: &str) -> Option<Box<RawValue>> {
+    #[derive(Deserialize)]
+    struct Of {
+        content: Box<RawValue>,
+    }
+    serde_json::from_str::<Of>(message).ok().map(|m| m.content)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

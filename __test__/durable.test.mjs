@@ -1,0 +1,264 @@
+// Durable runs (CONTRACT §13): a run with a store outlives its process. Each test kills a real
+// child process (SIGKILL) at a step boundary — inside a tool, while a request is in flight,
+// during a stream — and takes the run over in another process, on a SQLite file and on a real
+// PostgreSQL server; then checks the stand-in's request log (no committed reply requested
+// again) and each tool's own record (a finished call ran once; an interrupted one ran again
+// with the same idempotency key, or was told to the model as interrupted).
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createStore, resumeRun, stopRun } from 'anthropic-tool-calling'
+import { startStandIn, text, toolUse, message, slow } from 'anthropic-tool-calling/testing'
+import { startPostgres } from '../scripts/postgres.mjs'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const scratch = mkdtempSync(join(tmpdir(), 'atc-durable-'))
+let pg = null
+let count = 0
+
+before(async () => {
+  pg = await startPostgres()
+})
+after(() => {
+  pg?.stop()
+  rmSync(scratch, { recursive: true, force: true })
+})
+
+const BACKENDS = {
+  sqlite: () => `sqlite:${join(scratch, `s${++count}`, 'store.db')}`,
+  postgres: () => pg.createDatabase(`d${++count}`),
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+/** A child process running `job` (see fixtures/durable-child.mjs). */
+function child(job) {
+  const proc = spawn(process.execPath, [join(here, 'fixtures', 'durable-child.mjs'), JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  proc.stdout.on('data', (d) => (out += d))
+  const exited = new Promise((resolve) => proc.on('exit', resolve))
+  return {
+    async waitFor(line, ms = 15_000) {
+      const until = Date.now() + ms
+      while (!out.includes(line)) {
+        if (Date.now() > until) throw new Error(`the child never said ${JSON.stringify(line)}; it said: ${out}`)
+        await sleep(10)
+      }
+    },
+    async kill() {
+      proc.kill('SIGKILL')
+      await exited
+    },
+    async result() {
+      await exited
+      const line = out.split('\n').find((l) => l.startsWith('RESULT '))
+      assert.ok(line, `the child printed no result: ${out}`)
+      return JSON.parse(line.slice('RESULT '.length))
+    },
+  }
+}
+
+/** Each tool's own record: one entry per event, in order. */
+const records = (file) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [])
+
+/** The thread's run id while a run holds it. */
+async function activeRun(url, thread) {
+  const store = createStore(url)
+  try {
+    for (let i = 0; i < 500; i++) {
+      const t = await store.getThread(thread)
+      if (t && t.activeRunId) return t.activeRunId
+      await sleep(10)
+    }
+    throw new Error('no run holds the thread')
+  } finally {
+    await store.close()
+  }
+}
+
+async function standIn(t, script) {
+  const s = await startStandIn({
+    replies: async (request) => {
+      const next = script.shift()
+      if (next === undefined) throw new Error('the script ran out')
+      return typeof next === 'function' ? next(request) : next
+    },
+  })
+  t.after(() => s.close())
+  return s
+}
+
+/** The requests' histories, as JSON text, in order. */
+const histories = (s) => s.requests.map((r) => JSON.stringify(r.messages))
+
+for (const [backend, fresh] of Object.entries(BACKENDS)) {
+  describe(backend, () => {
+    test('killed inside a tool: the run is taken over in another process; the finished call is not run again, the interrupted one runs again with the same key', async (t) => {
+      const url = fresh()
+      const file = join(scratch, `records-${++count}.jsonl`)
+      const s = await standIn(t, [message([toolUse('lookup', { id: 'a' }), toolUse('charge', { id: 'b' })]), text('all done')])
+      const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
+      const first = child({ ...base, mode: 'run', thread: 'order-1', prompt: 'charge it', hang: ['charge'] })
+      await first.waitFor('hanging charge')
+      const runId = await activeRun(url, 'order-1')
+      while (!records(file).some((r) => r.tool === 'lookup' && r.phase === 'done')) await sleep(10)
+      await sleep(300) // the finished call's record is committed right after it returns
+      await first.kill()
+      await sleep(700) // the lease (600 ms) runs out
+
+      const second = child({ ...base, mode: 'resume', runId })
+      const result = await second.result()
+      assert.equal(result.error, null, JSON.stringify(result.error))
+      assert.equal(result.data.text, 'all done')
+      assert.equal(result.data.runId, runId)
+      assert.equal(result.data.resumed, 1)
+
+      const seen = records(file)
+      const lookups = seen.filter((r) => r.tool === 'lookup' && r.phase === 'start')
+      const charges = seen.filter((r) => r.tool === 'charge' && r.phase === 'start')
+      assert.equal(lookups.length, 1, 'the finished call ran once')
+      assert.deepEqual(charges.map((r) => r.attempt), [1, 2])
+      assert.equal(charges[0].key, charges[1].key)
+      assert.equal(charges[0].key, `${runId}:${charges[0].toolUseId}`)
+      assert.notEqual(charges[0].pid, charges[1].pid)
+      // Two requests in all: the committed reply was never requested again.
+      assert.equal(s.requests.length, 2)
+      const resultsSent = s.requests[1].messages.at(-1).content.filter((b) => b.type === 'tool_result')
+      assert.equal(resultsSent.length, 2)
+      assert.ok(result.data.toolCalls.some((c) => c.toolName === 'charge' && !c.isError))
+    })
+
+    test('killed while a request is in flight: that request is sent again, nothing runs twice', async (t) => {
+      const url = fresh()
+      const file = join(scratch, `records-${++count}.jsonl`)
+      const s = await standIn(t, [slow(60_000, text('never seen')), (r) => toolUse('lookup', { id: 'x' }), text('found it')])
+      const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
+      const first = child({ ...base, mode: 'run', thread: 'inflight', prompt: 'find x' })
+      while (s.requests.length < 1) await sleep(10)
+      const runId = await activeRun(url, 'inflight')
+      await first.kill()
+      await sleep(700)
+      const result = await child({ ...base, mode: 'resume', runId }).result()
+      assert.equal(result.error, null, JSON.stringify(result.error))
+      assert.equal(result.data.text, 'found it')
+      const h = histories(s)
+      assert.equal(h.length, 3)
+      assert.equal(h[0], h[1], 'the request that was in flight is sent again as it was')
+      assert.equal(records(file).filter((r) => r.phase === 'start').length, 1)
+    })
+
+    test('killed during a stream: the run goes on, unstreamed, from its last committed step', async (t) => {
+      const url = fresh()
+      const file = join(scratch, `records-${++count}.jsonl`)
+      const s = await standIn(t, [toolUse('lookup', { id: 'y' }), slow(60_000, text('never seen')), text('streamed on')])
+      const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
+      const first = child({ ...base, mode: 'stream', thread: 'stream', prompt: 'find y' })
+      while (s.requests.length < 2) await sleep(10)
+      const runId = await activeRun(url, 'stream')
+      await first.kill()
+      await sleep(700)
+      const result = await child({ ...base, mode: 'resume', runId }).result()
+      assert.equal(result.error, null, JSON.stringify(result.error))
+      assert.equal(result.data.text, 'streamed on')
+      const h = histories(s).map((m) => JSON.parse(m))
+      assert.equal(h.length, 3)
+      // The request cut with the process is sent again: the whole history this time (a new API
+      // thread), ending with the same new turn.
+      assert.deepEqual(h[2].at(-1), h[1].at(-1))
+      assert.equal(h[2].length, 3)
+      assert.equal(records(file).filter((r) => r.phase === 'start').length, 1)
+    })
+
+    test('a tool registered with onInterrupted: "report" is not run again: the model is told it was interrupted', async (t) => {
+      const url = fresh()
+      const file = join(scratch, `records-${++count}.jsonl`)
+      const s = await standIn(t, [toolUse('notify', { id: 'n' }), text('told')])
+      const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
+      const first = child({ ...base, mode: 'run', thread: 'report', prompt: 'notify', hang: ['notify'] })
+      await first.waitFor('hanging notify')
+      const runId = await activeRun(url, 'report')
+      await first.kill()
+      await sleep(700)
+      const result = await child({ ...base, mode: 'resume', runId }).result()
+      assert.equal(result.error, null, JSON.stringify(result.error))
+      assert.equal(records(file).filter((r) => r.phase === 'start').length, 1)
+      const told = s.requests[1].messages.at(-1).content.find((b) => b.type === 'tool_result')
+      assert.equal(told.is_error, true)
+      assert.match(told.content, /interrupted .*may or may not have taken effect/)
+    })
+
+    test('resumeRun of a run still held is thread_busy; of a finished run, its stored result, and nothing runs', async (t) => {
+      const url = fresh()
+      const file = join(scratch, `records-${++count}.jsonl`)
+      const s = await standIn(t, [toolUse('charge', { id: 'c' }), text('charged')])
+      const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
+      const first = child({ ...base, mode: 'run', thread: 'held', prompt: 'charge', hang: ['charge'], leaseMs: 30_000 })
+      await first.waitFor('hanging charge')
+      const runId = await activeRun(url, 'held')
+      const store = createStore(url)
+      t.after(() => store.close())
+      const busy = await resumeRun(runId, { store, apiKey: s.apiKey })
+      assert.equal(busy.error.code, 'thread_busy')
+      assert.equal(busy.data, null)
+      // Stopped where it runs: the holder sees it within a second, its tool's signal fires.
+      const asked = Date.now()
+      assert.equal(await stopRun(runId, { store }), true)
+      const stopped = await first.result()
+      assert.ok(Date.now() - asked < 3000)
+      assert.equal(stopped.error.code, 'aborted')
+      assert.equal(stopped.error.runId, runId)
+      assert.ok(records(file).some((r) => r.phase === 'aborted'), 'the running tool saw its signal')
+      assert.equal(await stopRun(runId, { store }), false, 'a finished run is left as it is')
+      const again = await resumeRun(runId, { store, apiKey: s.apiKey })
+      assert.equal(again.error.code, 'aborted', 'a finished run resolves with its stored result')
+      assert.equal(again.error.runId, runId)
+      assert.equal(s.requests.length, 1)
+      assert.equal(records(file).filter((r) => r.phase === 'start').length, 1)
+      const missing = await resumeRun('run_nope', { store, apiKey: s.apiKey })
+      assert.equal(missing.error.code, 'invalid_request')
+    })
+
+    test('a finished run: data.runId, and resumeRun returns the same result without a request', async (t) => {
+      const url = fresh()
+      const file = join(scratch, `records-${++count}.jsonl`)
+      const s = await standIn(t, [toolUse('lookup', { id: 'z' }), text('found z')])
+      const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
+      const done = await child({ ...base, mode: 'run', thread: 'done', prompt: 'find z' }).result()
+      assert.match(done.data.runId, /^run_[0-9a-f]{32}$/)
+      assert.equal(done.data.resumed, 0)
+      const store = createStore(url)
+      t.after(() => store.close())
+      const again = await resumeRun(done.data.runId, { store, apiKey: s.apiKey })
+      assert.equal(again.error, null)
+      assert.equal(again.data.text, 'found z')
+      assert.deepEqual(again.data.toolCalls.map((c) => [c.toolName, c.output]), [['lookup', { tool: 'lookup', id: 'z' }]])
+      assert.deepEqual(again.data.messages, (await store.getThread('done')).messages)
+      assert.equal(s.requests.length, 2)
+    })
+
+    test('two processes racing recoverRuns never take the same run; each expired run is resumed once', async (t) => {
+      const url = fresh()
+      const file = join(scratch, `records-${++count}.jsonl`)
+      const s = await standIn(t, [toolUse('charge', { id: '1' }), toolUse('charge', { id: '2' }), text('one'), text('two')])
+      const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
+      const a = child({ ...base, mode: 'run', thread: 'r1', prompt: 'one', hang: ['charge'] })
+      await a.waitFor('hanging charge')
+      const b = child({ ...base, mode: 'run', thread: 'r2', prompt: 'two', hang: ['charge'] })
+      await b.waitFor('hanging charge')
+      const ids = [await activeRun(url, 'r1'), await activeRun(url, 'r2')]
+      await a.kill()
+      await b.kill()
+      await sleep(700)
+      const [x, y] = await Promise.all([child({ ...base, mode: 'recover' }).result(), child({ ...base, mode: 'recover' }).result()])
+      const taken = [...x, ...y].map((r) => r.runId)
+      assert.deepEqual([...taken].sort(), [...ids].sort(), 'every expired run was taken, none twice')
+      for (const { result } of [...x, ...y]) assert.equal(result.error, null, JSON.stringify(result.error))
+      const seconds = records(file).filter((r) => r.phase === 'start' && r.attempt === 2)
+      assert.equal(seconds.length, 2, 'each interrupted charge ran again exactly once')
+    })
+  })
+}

@@ -1,0 +1,13 @@
+// app/api/chat/stop/route.ts: a stop button that really stops the server's work, wherever it
+// runs; closing the response does not.
+import { stopRun } from "anthropic-tool-calling";
+import { store } from "@/lib/store";
+import { currentUserId } from "@/lib/session";
+
+export async function POST(req: Request) {
+  const { id } = (await req.json()) as { id: string };
+  const thread = await store.getThread(id, { owner: await currentUserId() });
+  if (!thread || !thread.activeRunId) return new Response(null, { status: 204 });
+  await stopRun(thread.activeRunId, { store });
+  return new Response(null, { status: 204 });
+}

@@ -1,0 +1,359 @@
+//! Durable runs: each run's log (its options, how far it got, each tool call's records, how it
+//! ended), and taking over a run whose process stopped. A run holds its thread (one run per
+//! thread) by a lease, as `runs.rs` does; the thread's `active_run` names the holder as
+//! `<runId>.<n>`, `n` the times the run was taken over, so a process that lost a run to
+//! another can never write over it (every write of a run checks its holder).
+
+use std::collections::HashMap;
+
+use super::database::{now_ms, Store};
+use super::tx::{StoreError, Tx, Val};
+use crate::engine::trace::events::Recorded;
+
+/// The holder of a run, as a thread's `active_run` names it.
+pub fn holder(run_id: &str, takes: u32) -> String {
+    format!("{run_id}.{takes}")
+}
+
+/// The run a holder is of.
+pub fn run_of(holder: &str) -> &str {
+    holder.rsplit_once('.').map_or(holder, |(run, _)| run)
+}
+
+/// A run's log, as a process taking it over (or asking for its result) reads it.
+#[derive(Debug, Clone, Default)]
+pub struct RunLog {
+    /// The run's id.
+    pub id: String,
+    /// Its thread.
+    pub thread_id: String,
+    /// The thread's owner, `""` for none.
+    pub owner: String,
+    /// The run's options as JSON (no secret).
+    pub options: String,
+    /// The history's length when the run began (its new turn written).
+    pub start: usize,
+    /// How far it got (`Progress` as JSON).
+    pub progress: String,
+    /// How it ended (`{ data }` or `{ error }` as JSON); `""` while it goes on.
+    pub result: String,
+    /// How many times it was taken over (this take included).
+    pub resumed: u32,
+    /// The thread's history.
+    pub messages: Vec<String>,
+    /// The thread's approval secret.
+    pub secret: String,
+    /// Each call's records, by `tool_use` id.
+    pub calls: HashMap<String, Recorded>,
+}
+
+/// How asking to take a run over went.
+#[derive(Debug)]
+pub enum TakeOver {
+    /// This process holds it now.
+    Taken(RunLog),
+    /// A live process holds it.
+    Busy,
+    /// It ended: its log holds its result.
+    Ended(RunLog),
+    /// No run of this id.
+    NoSuch,
+}
+
+/// A run superseded while nobody held it (its process stopped, then a new run took the thread)
+/// ends with this.
+const SUPERSEDED: &str = r#"{"data":null,"error":{"code":"aborted","message":"The run was interrupted (the process running it stopped) and its thread went on with a newer run before it was resumed; it was not resumed."}}"#;
+
+/// Starts the log of run `run_id` in thread `thread_id`, in the transaction that took the
+/// thread: its options, and where in the history it began. A run the thread was held by whose
+/// lease ran out (`superseded`: its holder) ends as superseded.
+pub(super) async fn begin(
+    tx: &mut dyn Tx,
+    run_id: &str,
+    thread_id: &str,
+    options: &str,
+    start: usize,
+    superseded: &str,
+) -> Result<(), StoreError> {
+    if !superseded.is_empty() {
+        end_superseded(tx, run_of(superseded)).await?;
+    }
+    let now = now_ms();
+    tx.execute(
+        "INSERT INTO atc_runs (id, thread_id, options, started_at_seq, progress, status, result, resumed, stop_requested, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, '{}', 'running', '', 0, 0, $5, $5)",
+        &[run_id.into(), thread_id.into(), options.into(), (start as i64).into(), now.into()],
+    )
+    .await?;
+    Ok(())
+}
+
+async fn end_superseded(tx: &mut dyn Tx, run_id: &str) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE atc_runs SET status = 'done', result = $2, updated_at = $3 WHERE id = $1 AND status = 'running'",
+        &[run_id.into(), SUPERSEDED.into(), now_ms().into()],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Records the run's end (`result`), in the transaction that lets go of its thread.
+pub(super) async fn end(tx: &mut dyn Tx, run_id: &str, result: &str) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE atc_runs SET status = 'done', result = $2, updated_at = $3 WHERE id = $1",
+        &[run_id.into(), result.into(), now_ms().into()],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Keeps how far the run got, in the transaction that commits its step.
+pub(super) async fn note_progress(
+    tx: &mut dyn Tx,
+    run_id: &str,
+    progress: &str,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE atc_runs SET progress = $2 WHERE id = $1",
+        &[run_id.into(), progress.into()],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Whether `holder` holds thread `thread_id`, its time moved on (one statement; it locks the
+/// row).
+pub(super) async fn holds(
+    tx: &mut dyn Tx,
+    thread_id: &str,
+    holder: &str,
+) -> Result<bool, StoreError> {
+    let held = tx
+        .execute(
+            "UPDATE atc_threads SET updated_at = $3 WHERE id = $1 AND active_run = $2",
+            &[thread_id.into(), holder.into(), now_ms().into()],
+        )
+        .await?;
+    Ok(held == 1)
+}
+
+async fn messages(tx: &mut dyn Tx, thread_id: &str) -> Result<Vec<String>, StoreError> {
+    let rows = tx
+        .query(
+            "SELECT message FROM atc_messages WHERE thread_id = $1 ORDER BY seq",
+            &[thread_id.into()],
+        )
+        .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().map(Val::into_text))
+        .collect())
+}
+
+async fn calls(tx: &mut dyn Tx, run_id: &str) -> Result<HashMap<String, Recorded>, StoreError> {
+    let rows = tx
+        .query(
+            "SELECT tool_use_id, attempts, finished FROM atc_calls WHERE run_id = $1",
+            &[run_id.into()],
+        )
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            let mut row = row.into_iter();
+            let mut next = || row.next().unwrap_or(Val::Int(0));
+            let (id, attempts, finished) = (next().into_text(), next().int(), next().into_text());
+            let recorded = Recorded {
+                attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
+                finished: (!finished.is_empty()).then_some(finished),
+            };
+            (id, recorded)
+        })
+        .collect())
+}
+
+impl Store {
+    /// Takes run `run_id` over for this process until `lease_ms` from now, if its lease ran out
+    /// (only one of many processes asking together wins); reads its log.
+    pub async fn take_over(&self, run_id: String, lease_ms: i64) -> Result<TakeOver, StoreError> {
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                let rows = tx
+                    .query(
+                        "SELECT thread_id, options, started_at_seq, progress, status, result, resumed FROM atc_runs WHERE id = $1",
+                        &[run_id.as_str().into()],
+                    )
+                    .await?;
+                let Some(row) = rows.into_iter().next() else {
+                    return Ok(TakeOver::NoSuch);
+                };
+                let mut row = row.into_iter();
+                let mut next = || row.next().unwrap_or(Val::Int(0));
+                let mut log = RunLog {
+                    id: run_id.clone(),
+                    thread_id: next().into_text(),
+                    options: next().into_text(),
+                    start: usize::try_from(next().int()).unwrap_or(0),
+                    progress: next().into_text(),
+                    ..RunLog::default()
+                };
+                let (status, result, takes) = (next().into_text(), next().into_text(), next().int());
+                let takes = u32::try_from(takes).unwrap_or(0);
+                let sql = format!(
+                    "SELECT active_run, lease_until, secret, owner FROM atc_threads WHERE id = $1{}",
+                    tx.for_update()
+                );
+                let thread = tx.query(&sql, &[log.thread_id.as_str().into()]).await?;
+                let mut thread = thread.into_iter().next().unwrap_or_default().into_iter();
+                let mut next = || thread.next().unwrap_or(Val::Int(0));
+                let (active, lease) = (next().into_text(), next().int());
+                log.secret = next().into_text();
+                log.owner = next().into_text();
+                let now = now_ms();
+                let current = holder(&run_id, takes);
+                if status == "done" || active != current {
+                    if status != "done" {
+                        end_superseded(tx, &run_id).await?;
+                    }
+                    log.result = if status == "done" { result } else { SUPERSEDED.to_owned() };
+                    log.messages = messages(tx, &log.thread_id).await?;
+                    return Ok(TakeOver::Ended(log));
+                }
+                if lease > now {
+                    return Ok(TakeOver::Busy);
+                }
+                let taken = tx
+                    .execute(
+                        "UPDATE atc_threads SET active_run = $3, lease_until = $4, updated_at = $5
+                         WHERE id = $1 AND active_run = $2 AND lease_until <= $5",
+                        &[log.thread_id.as_str().into(), current.into(), holder(&run_id, takes + 1).into(), (now + lease_ms).into(), now.into()],
+                    )
+                    .await?;
+                if taken != 1 {
+                    return Ok(TakeOver::Busy);
+                }
+                tx.execute(
+                    "UPDATE atc_runs SET resumed = resumed + 1, updated_at = $2 WHERE id = $1",
+                    &[run_id.as_str().into(), now.into()],
+                )
+                .await?;
+                log.resumed = takes + 1;
+                log.messages = messages(tx, &log.thread_id).await?;
+                log.calls = calls(tx, &run_id).await?;
+                Ok(TakeOver::Taken(log))
+            })
+        }))
+        .await
+    }
+
+    /// The runs whose lease ran out, the longest expired first: at most `limit`.
+    pub async fn expired_runs(&self, limit: u32) -> Result<Vec<String>, StoreError> {
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                let rows = tx
+                    .query(
+                        "SELECT active_run FROM atc_threads WHERE active_run <> '' AND lease_until <= $1
+                         ORDER BY lease_until LIMIT $2",
+                        &[now_ms().into(), i64::from(limit.clamp(1, 10_000)).into()],
+                    )
+                    .await?;
+                Ok(rows
+                    .into_iter()
+                    .filter_map(|r| r.into_iter().next())
+                    .map(|v| run_of(v.text()).to_owned())
+                    .collect())
+            })
+        }))
+        .await
+    }
+
+    /// Asks run `run_id` to stop, wherever it runs; whether it was going on.
+    pub async fn ask_to_stop(&self, run_id: String) -> Result<bool, StoreError> {
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                let changed = tx
+                    .execute(
+                        "UPDATE atc_runs SET stop_requested = 1 WHERE id = $1 AND status = 'running'",
+                        &[run_id.into()],
+                    )
+                    .await?;
+                Ok(changed == 1)
+            })
+        }))
+        .await
+    }
+
+    /// Whether run `run_id` was asked to stop.
+    pub async fn asked_to_stop(&self, run_id: String) -> Result<bool, StoreError> {
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                let rows = tx
+                    .query(
+                        "SELECT stop_requested FROM atc_runs WHERE id = $1",
+                        &[run_id.into()],
+                    )
+                    .await?;
+                Ok(rows
+                    .first()
+                    .and_then(|r| r.first())
+                    .is_some_and(|v| v.int() != 0))
+            })
+        }))
+        .await
+    }
+
+    /// Records call `tool_use_id` of run `run_id` as started, if `holder` still holds its
+    /// thread: the attempt this is, or `None` when the run was lost.
+    pub async fn call_started(
+        &self,
+        thread_id: String,
+        holder: String,
+        run_id: String,
+        tool_use_id: String,
+    ) -> Result<Option<u32>, StoreError> {
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                if !holds(tx, &thread_id, &holder).await? {
+                    return Ok(None);
+                }
+                let rows = tx
+                    .query(
+                        "INSERT INTO atc_calls (run_id, tool_use_id, attempts, started_at, finished) VALUES ($1, $2, 1, $3, '')
+                         ON CONFLICT (run_id, tool_use_id) DO UPDATE SET attempts = atc_calls.attempts + 1, started_at = $3
+                         RETURNING attempts",
+                        &[run_id.into(), tool_use_id.into(), now_ms().into()],
+                    )
+                    .await?;
+                let attempts = rows.first().and_then(|r| r.first()).map_or(1, Val::int);
+                Ok(Some(u32::try_from(attempts).unwrap_or(u32::MAX)))
+            })
+        }))
+        .await
+    }
+
+    /// Records what call `tool_use_id` of run `run_id` came to, if `holder` still holds its
+    /// thread; whether it did.
+    pub async fn call_finished(
+        &self,
+        thread_id: String,
+        holder: String,
+        run_id: String,
+        tool_use_id: String,
+        record: String,
+    ) -> Result<bool, StoreError> {
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                if !holds(tx, &thread_id, &holder).await? {
+                    return Ok(false);
+                }
+                tx.execute(
+                    "UPDATE atc_calls SET finished = $3 WHERE run_id = $1 AND tool_use_id = $2",
+                    &[run_id.into(), tool_use_id.into(), record.into()],
+                )
+                .await?;
+                Ok(true)
+            })
+        }))
+        .await
+    }
+}

@@ -1,0 +1,92 @@
+// Keeps a test run of the official cloud clients on this machine: the AWS and Google credential
+// chains look in env vars, files and metadata servers, so each is emptied or pointed at nothing
+// before any client is built, and every fetch is held to loopback. Imported first by the
+// platform tests (each test file is its own process, so this touches no other suite).
+
+import { createHash, createHmac, generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const UNSET = [
+  'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_REGION', 'AWS_DEFAULT_REGION',
+  'AWS_BEARER_TOKEN_BEDROCK', 'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_ROLE_ARN', 'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_CREDENTIAL_EXPIRATION', 'GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_CLOUD_PROJECT',
+  'GCLOUD_PROJECT', 'CLOUD_ML_REGION', 'ANTHROPIC_PROFILE', 'ANTHROPIC_CUSTOM_HEADERS', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN',
+  'ANTHROPIC_BASE_URL', 'ANTHROPIC_BEDROCK_BASE_URL',
+];
+for (const name of UNSET) delete process.env[name];
+for (const name of Object.keys(process.env)) {
+  if (/^ANTHROPIC_(AWS|VERTEX|GOOGLE_CLOUD|FOUNDRY)_/.test(name)) delete process.env[name];
+}
+const empty = mkdtempSync(join(tmpdir(), 'atc-platforms-'));
+writeFileSync(join(empty, 'aws-credentials'), '');
+writeFileSync(join(empty, 'aws-config'), '');
+Object.assign(process.env, {
+  AWS_SHARED_CREDENTIALS_FILE: join(empty, 'aws-credentials'),
+  AWS_CONFIG_FILE: join(empty, 'aws-config'),
+  AWS_EC2_METADATA_DISABLED: 'true',
+  CLOUDSDK_CONFIG: join(empty, 'gcloud'),
+  METADATA_SERVER_DETECTION: 'none',
+  GCE_METADATA_HOST: '127.0.0.1:9',
+  GCE_METADATA_IP: '127.0.0.1:9',
+  ANTHROPIC_CONFIG_DIR: join(empty, 'anthropic'),
+});
+
+/** Every URL a fetch in this process tried; a non-loopback one is refused before it leaves. */
+export const fetched = [];
+const realFetch = globalThis.fetch;
+globalThis.fetch = (input, init) => {
+  const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+  fetched.push(url.href);
+  if (url.hostname !== '127.0.0.1') return Promise.reject(new Error(`test run left the machine: ${url.href}`));
+  return realFetch(input, init);
+};
+
+/** A service-account key file made at test start (the private key is never written to disk). */
+export function serviceAccount(tokenUri) {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const email = 'standin-runner@standin-project.iam.gserviceaccount.com';
+  return {
+    keyFile: {
+      type: 'service_account',
+      project_id: 'standin-project',
+      private_key_id: 'standin-key-1',
+      private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }),
+      client_email: email,
+      client_id: '100000000000000000001',
+      token_uri: tokenUri,
+      universe_domain: 'googleapis.com',
+    },
+    account: { client_email: email, public_key: publicKey.export({ type: 'spki', format: 'pem' }) },
+    privateKey,
+  };
+}
+
+/**
+ * Google's library always exchanges a key file's JWT at https://oauth2.googleapis.com/token; this
+ * transporter option sends that one request to the stand-in's token endpoint instead (the JWT
+ * is unchanged; the stand-in accepts Google's `aud`).
+ */
+export function toLocalTokenEndpoint(baseUrl) {
+  return {
+    adapter: (options, next) => {
+      const url = new URL(options.url);
+      if (url.href === 'https://oauth2.googleapis.com/token') options.url = new URL(`${baseUrl}/token`);
+      return next(options);
+    },
+  };
+}
+
+/** SHA-256 (and HMAC) in the shape smithy's signer asks of a hash constructor, from node:crypto. */
+export class NodeSha256 {
+  constructor(secret) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', secret);
+  }
+  update(data) {
+    this.hash.update(typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+  }
+  async digest() {
+    return new Uint8Array(this.hash.digest());
+  }
+}

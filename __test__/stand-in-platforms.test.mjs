@@ -1,0 +1,172 @@
+// The stand-in's cloud platform doors, proven with the official clients before they judge the
+// engine: @anthropic-ai/bedrock-sdk, vertex-sdk, foundry-sdk, aws-sdk and google-cloud-sdk each
+// send a plain message, a streamed one and a tool round to the stand-in on 127.0.0.1, and get a
+// refusal they surface as the real platform's. Then what no official client sends: a body changed
+// after signing, a scope of another region or an old date, Bedrock bodies with model / thread /
+// no version, a bad JWT at the token endpoint, and the event-stream frames checked by AWS's own
+// decoder (a flipped byte fails a CRC).
+import { fetched, NodeSha256, serviceAccount, toLocalTokenEndpoint } from './platform-env.mjs';
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createSign } from 'node:crypto';
+import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk';
+import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
+import { AnthropicFoundry } from '@anthropic-ai/foundry-sdk';
+import { AnthropicAws } from '@anthropic-ai/aws-sdk';
+import { AnthropicGoogleCloud } from '@anthropic-ai/google-cloud-sdk';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { GoogleAuth } from 'google-auth-library';
+import { reply, startMockApi, text, toolUse } from '../stand-in/index.mjs';
+import { TEST_CREDENTIALS, encodeFrame } from '../stand-in/platforms/index.mjs';
+
+const [LONG_TERM, TEMPORARY] = TEST_CREDENTIALS.aws;
+const WORKSPACE = TEST_CREDENTIALS.awsWorkspace;
+const BEDROCK_MODEL = 'us.anthropic.claude-sonnet-5-5-v1:0';
+const FIRST_PARTY_MODEL = 'claude-sonnet-5-5';
+const VERTEX_MODEL = 'claude-sonnet-5-5@20261001';
+const TOOLS = [{ name: 'get_order_status', description: 'Looks up an order', input_schema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } }];
+const ASK = [{ role: 'user', content: 'Where is order 4821?' }];
+
+const servers = [];
+async function standIn(platform) {
+  const api = await startMockApi({ platform });
+  servers.push(api);
+  return api;
+}
+after(async () => {
+  await Promise.all(servers.map((api) => api.close()));
+  assert.deepEqual(fetched.filter((u) => !u.startsWith('http://127.0.0.1:')), [], 'every request stayed on 127.0.0.1');
+});
+
+const errorOf = async (promise) => {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  assert.fail('expected the call to fail');
+};
+
+/**
+ * The same three calls on every platform: a plain message, a streamed one, and a tool round (a
+ * tool_use, then the tool_result sent back). `extra`: what each request adds (Vertex's model
+ * stays in the path). Returns the records of the stand-in.
+ */
+async function threeCalls(api, client, model) {
+  api.script(reply([text('Hello from the cloud.')]));
+  const plain = await client.messages.create({ model, max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
+  assert.equal(plain.content[0].text, 'Hello from the cloud.');
+  assert.equal(plain.stop_reason, 'end_turn');
+
+  api.script(reply([text('Streamed hello, in pieces.')]));
+  const stream = client.messages.stream({ model, max_tokens: 64, messages: [{ role: 'user', content: 'Hi again' }] });
+  const deltas = [];
+  stream.on('text', (t) => deltas.push(t));
+  const streamed = await stream.finalMessage();
+  assert.equal(streamed.content[0].text, 'Streamed hello, in pieces.');
+  assert.ok(deltas.length > 1, 'the text came in several deltas');
+
+  api.script(reply([toolUse('get_order_status', { orderId: '4821' }, 'toolu_01Order')]), reply([text('Order 4821 has shipped.')]));
+  const first = await client.messages.create({ model, max_tokens: 256, tools: TOOLS, messages: ASK });
+  assert.equal(first.stop_reason, 'tool_use');
+  const call = first.content.find((b) => b.type === 'tool_use');
+  assert.deepEqual(call.input, { orderId: '4821' });
+  const messages = [...ASK, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'shipped' }] }];
+  const final = await client.messages.stream({ model, max_tokens: 256, tools: TOOLS, messages }).finalMessage();
+  assert.equal(final.content[0].text, 'Order 4821 has shipped.');
+  for (const record of api.requests) assert.equal(record.broken, undefined, `refused: ${JSON.stringify(record.broken)}`);
+  return api.requests.slice(-4);
+}
+
+// ---- Amazon Bedrock -------------------------------------------------------------------------------
+
+const bedrock = (api, extra = {}) =>
+  new AnthropicBedrock({ baseURL: api.url, awsRegion: 'us-east-1', awsAccessKey: LONG_TERM.accessKeyId, awsSecretKey: LONG_TERM.secretAccessKey, maxRetries: 0, ...extra });
+
+test('bedrock: bedrock-sdk signs with SigV4 and gets JSON and event-stream answers, a tool round too', async () => {
+  const api = await standIn('bedrock');
+  const records = await threeCalls(api, bedrock(api), BEDROCK_MODEL);
+  const [plain, streamed] = api.requests;
+  assert.equal(plain.path, `/model/${BEDROCK_MODEL}/invoke`);
+  assert.equal(streamed.path, `/model/${BEDROCK_MODEL}/invoke-with-response-stream`);
+  assert.match(plain.headers.authorization, /^AWS4-HMAC-SHA256 Credential=AKIASTANDINTESTKEY01\/\d{8}\/us-east-1\/bedrock\/aws4_request, SignedHeaders=[^ ]*host;[^ ]*x-amz-date/);
+  assert.equal(plain.body.anthropic_version, '2026-10-21');
+  assert.equal(plain.body.model, undefined);
+  assert.equal(streamed.sseEvents.includes('ping'), false, 'Bedrock sends no pings');
+  assert.equal(records[3].fullBody.stream, true);
+  assert.equal(records[2].fullBody.messages.length, 1);
+});
+
+test('bedrock: a temporary key signs with its session token, and a Bedrock API key goes as a bearer', async () => {
+  const api = await standIn('bedrock');
+  await threeCalls(api, bedrock(api, { awsAccessKey: TEMPORARY.accessKeyId, awsSecretKey: TEMPORARY.secretAccessKey, awsSessionToken: TEMPORARY.sessionToken }), BEDROCK_MODEL);
+  assert.equal(api.requests[0].headers['x-amz-security-token'], TEMPORARY.sessionToken);
+  api.reset();
+  const keyed = new AnthropicBedrock({ baseURL: api.url, apiKey: TEST_CREDENTIALS.bedrockApiKey, maxRetries: 0 });
+  await threeCalls(api, keyed, BEDROCK_MODEL);
+  assert.equal(api.requests[0].headers.authorization, `Bearer ${TEST_CREDENTIALS.bedrockApiKey}`);
+});
+
+test('bedrock: a wrong secret, an unknown key, a session token withheld, another region: 403 as AWS answers', async () => {
+  const api = await standIn('bedrock');
+  const ask = (client) => errorOf(client.messages.create({ model: BEDROCK_MODEL, max_tokens: 16, messages: ASK }));
+  const badSecret = await ask(bedrock(api, { awsSecretKey: 'not-the-secret' }));
+  assert.equal(badSecret.status, 403);
+  assert.equal(badSecret.constructor.name, 'PermissionDeniedError');
+  assert.match(badSecret.headers.get('x-amzn-errortype'), /^InvalidSignatureException:/);
+  assert.match(badSecret.message, /The request signature we calculated does not match/);
+  assert.ok(badSecret.headers.get('x-amzn-requestid'));
+
+  const unknown = await ask(bedrock(api, { awsAccessKey: 'AKIAUNKNOWNKEY000000' }));
+  assert.match(unknown.headers.get('x-amzn-errortype'), /^UnrecognizedClientException:/);
+  assert.match(unknown.message, /The security token included in the request is invalid/);
+  const noToken = await ask(bedrock(api, { awsAccessKey: TEMPORARY.accessKeyId, awsSecretKey: TEMPORARY.secretAccessKey }));
+  assert.match(noToken.headers.get('x-amzn-errortype'), /^UnrecognizedClientException:/);
+  const region = await ask(bedrock(api, { awsRegion: 'eu-west-1' }));
+  assert.equal(region.status, 403);
+  assert.match(region.message, /Credential should be scoped to a valid region/);
+  const badKey = await ask(new AnthropicBedrock({ baseURL: api.url, apiKey: 'ABSKbm90LWEta2V5', maxRetries: 0 }));
+  assert.equal(badKey.status, 403);
+  assert.equal(api.pending, 0);
+});
+
+test('bedrock: the platform refuses a pre-4.7 model under 2026-10-21, a first-party id, the old API version, a thread', async () => {
+  const api = await standIn('bedrock');
+  const client = bedrock(api);
+  const refused = async (params, pattern) => {
+    const err = await errorOf(client.messages.create({ max_tokens: 16, messages: ASK, ...params }));
+    assert.equal(err.status, 400, err.message);
+    assert.equal(err.constructor.name, 'BadRequestError');
+    assert.match(err.headers.get('x-amzn-errortype'), /^ValidationException:/);
+    assert.match(err.message, pattern);
+  };
+  await refused({ model: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0' }, /anthropic_version "2026-10-21" is not supported for this model/);
+  await refused({ model: 'claude-sonnet-5-5' }, /The provided model identifier is invalid/);
+  await refused({ model: BEDROCK_MODEL, thread: { type: 'create' } }, /extraneous key \[thread\] is not permitted/);
+  await refused({ model: BEDROCK_MODEL, temperature: 0.5 }, /temperature: Extra inputs are not permitted/);
+  const pinned = bedrock(api, { defaultHeaders: { 'anthropic-version': '2023-06-01' } });
+  const err = await errorOf(pinned.messages.create({ model: BEDROCK_MODEL, max_tokens: 16, messages: ASK }));
+  assert.equal(err.status, 400);
+  assert.match(err.message, /anthropic_version: "2023-06-01" is not a valid enum value/);
+  // The legacy value Bedrock documents, and an older model under it: served.
+  const legacy = bedrock(api, { defaultHeaders: { 'anthropic-version': 'bedrock-2023-05-31' } });
+  api.script(reply([text('Old but fine.')]));
+  const old = await legacy.messages.create({ model: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0', max_tokens: 16, temperature: 0.5, messages: ASK });
+  assert.equal(old.content[0].text, 'Old but fine.');
+});
+
+test('bedrock: throttling, an outage and an exception frame mid-stream reach the client as AWS sends them', async () => {
+  const api = await standIn('bedrock');
+  const client = bedrock(api);
+  api.script({ platformError: 'throttle' }, { platformError: 'unavailable' });
+  const throttled = await errorOf(client.messages.create({ model: BEDROCK_MODEL, max_tokens: 16, messages: ASK }));
+  assert.equal(throttled.status, 429);
+  assert.match(throttled.headers.get('x-amzn-errortype'), /^ThrottlingException:/);
+  const down = await errorOf(client.messages.create({ model: BEDROCK_MODEL, max_tokens: 16, messages: ASK }));
+  assert.equal(down.status, 503);
+  api.script({ ...reply([text('This stream breaks off.')]), sseError: { type: 'overloaded_error', message: 'Bedrock is unable to process your request.' }, sseErrorAfter: 3 });
+  const broken = await errorOf(client.messages.stream({ model: BEDROCK_MODEL, max_tokens: 16, messages: ASK }).finalMessage());
+  assert.match(String(broken.message), /serviceUnavailableException|Bedrock is unable to process your request/);
+  assert.deepEqual(api.requests.at(-1).sseEvents.at(-1), 'exception');
+});

@@ -43,8 +43,11 @@ globalThis.fetch = (input, init) => {
   return realFetch(input, init);
 };
 
-/** A service-account key file made at test start (the private key is never written to disk). */
-export function serviceAccount(tokenUri) {
+/**
+ * A service-account key file made at test start (the private key is never written to disk);
+ * `token_uri` is left for the test to set once the stand-in has its port.
+ */
+export function serviceAccount() {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const email = 'standin-runner@standin-project.iam.gserviceaccount.com';
   return {
@@ -55,7 +58,7 @@ export function serviceAccount(tokenUri) {
       private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }),
       client_email: email,
       client_id: '100000000000000000001',
-      token_uri: tokenUri,
+      token_uri: '',
       universe_domain: 'googleapis.com',
     },
     account: { client_email: email, public_key: publicKey.export({ type: 'spki', format: 'pem' }) },

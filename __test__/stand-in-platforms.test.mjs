@@ -170,3 +170,107 @@ test('bedrock: throttling, an outage and an exception frame mid-stream reach the
   assert.match(String(broken.message), /serviceUnavailableException|Bedrock is unable to process your request/);
   assert.deepEqual(api.requests.at(-1).sseEvents.at(-1), 'exception');
 });
+
+// ---- Google Vertex AI --------------------------------------------------------------------------
+
+/** A stand-in for a Google platform that knows a fresh service account, and a GoogleAuth for it. */
+async function googleStandIn(type) {
+  const sa = serviceAccount();
+  const ready = await standIn({ type, serviceAccounts: [sa.account] });
+  sa.keyFile.token_uri = `${ready.url}/token`;
+  const googleAuth = new GoogleAuth({
+    credentials: sa.keyFile,
+    scopes: ['https://www.googleapis.com/auth/cloud-platform'],
+    clientOptions: { transporterOptions: toLocalTokenEndpoint(ready.url) },
+  });
+  return { api: ready, sa, googleAuth };
+}
+
+const vertex = (api, googleAuth, extra = {}) =>
+  new AnthropicVertex({ baseURL: `${api.url}/v1`, region: 'us-east5', projectId: TEST_CREDENTIALS.googleProject, googleAuth, maxRetries: 0, ...extra });
+
+test('vertex: vertex-sdk exchanges a signed JWT at the token endpoint, then rawPredict and streamRawPredict', async () => {
+  const { api, googleAuth } = await googleStandIn('vertex');
+  const records = await threeCalls(api, vertex(api, googleAuth), VERTEX_MODEL);
+  const base = `/v1/projects/${TEST_CREDENTIALS.googleProject}/locations/us-east5/publishers/anthropic/models/${VERTEX_MODEL}`;
+  assert.equal(api.requests[0].path, '/token', 'the first request is the token exchange');
+  assert.equal(api.requests[1].path, `${base}:rawPredict`);
+  assert.equal(api.requests[2].path, `${base}:streamRawPredict`);
+  assert.match(api.requests[1].headers.authorization, /^Bearer ya29\.standin\./);
+  assert.equal(api.requests[1].body.anthropic_version, '2026-10-21');
+  assert.equal(api.requests[1].body.model, undefined);
+  assert.ok(api.requests[2].sseEvents.includes('ping'), 'Vertex streams as the Messages API, pings too');
+  assert.equal(records.length, 4);
+  assert.equal(api.platform.tokensIssued, 1, 'one token served every call');
+});
+
+test('vertex: an expired token is 401 UNAUTHENTICATED, a project not granted 403, a thread or the old version 400', async () => {
+  const { api, googleAuth } = await googleStandIn('vertex');
+  const client = vertex(api, googleAuth);
+  api.script(reply([text('First.')]));
+  await client.messages.create({ model: VERTEX_MODEL, max_tokens: 16, messages: ASK });
+  api.platform.expireTokens();
+  const expired = await errorOf(client.messages.create({ model: VERTEX_MODEL, max_tokens: 16, messages: ASK }));
+  assert.equal(expired.status, 401);
+  assert.equal(expired.constructor.name, 'AuthenticationError');
+  assert.equal(expired.error.error.status, 'UNAUTHENTICATED');
+  assert.match(expired.headers.get('www-authenticate'), /^Bearer realm="https:\/\/accounts\.google\.com\/"/);
+
+  const fresh = await googleStandIn('vertex');
+  const other = vertex(fresh.api, fresh.googleAuth, { projectId: 'someone-elses-project' });
+  const denied = await errorOf(other.messages.create({ model: VERTEX_MODEL, max_tokens: 16, messages: ASK }));
+  assert.equal(denied.status, 403);
+  assert.match(denied.message, /Permission 'aiplatform\.endpoints\.predict' denied on resource/);
+
+  const good = vertex(fresh.api, fresh.googleAuth);
+  const thread = await errorOf(good.messages.create({ model: VERTEX_MODEL, max_tokens: 16, messages: ASK, thread: { type: 'create' } }));
+  assert.equal(thread.status, 400);
+  assert.equal(thread.error.error.type, 'invalid_request_error');
+  assert.match(thread.message, /thread: Extra inputs are not permitted/);
+  const pinned = vertex(fresh.api, fresh.googleAuth, { defaultHeaders: { 'anthropic-version': '2023-06-01' } });
+  const version = await errorOf(pinned.messages.create({ model: VERTEX_MODEL, max_tokens: 16, messages: ASK }));
+  assert.match(version.message, /anthropic_version: Input should be 'vertex-2023-10-16' or '2026-10-21'/);
+  const legacy = vertex(fresh.api, fresh.googleAuth, { defaultHeaders: { 'anthropic-version': 'vertex-2023-10-16' } });
+  fresh.api.script(reply([text('Legacy is served.')]));
+  assert.equal((await legacy.messages.create({ model: VERTEX_MODEL, max_tokens: 16, messages: ASK })).content[0].text, 'Legacy is served.');
+  fresh.api.script({ platformError: 'throttle' });
+  const throttled = await errorOf(good.messages.create({ model: VERTEX_MODEL, max_tokens: 16, messages: ASK }));
+  assert.equal(throttled.status, 429);
+  assert.equal(throttled.error.error.status, 'RESOURCE_EXHAUSTED');
+});
+
+test('the token endpoint refuses a JWT signed by another key, for another audience, long-lived, or without the scope', async () => {
+  const { api, sa } = await googleStandIn('vertex');
+  const stranger = serviceAccount();
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { iss: sa.keyFile.client_email, scope: 'https://www.googleapis.com/auth/cloud-platform', aud: `${api.url}/token`, iat: now, exp: now + 3600 };
+  const jwt = (key, over = {}) => {
+    const head = Buffer.from(JSON.stringify({ alg: 'RS256' })).toString('base64url');
+    const body = Buffer.from(JSON.stringify({ ...claims, ...over })).toString('base64url');
+    return `${head}.${body}.${createSign('RSA-SHA256').update(`${head}.${body}`).sign(key).toString('base64url')}`;
+  };
+  const exchange = async (assertion, grant = 'urn:ietf:params:oauth:grant-type:jwt-bearer') => {
+    const res = await fetch(`${api.url}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: grant, assertion }),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  const ok = await exchange(jwt(sa.privateKey));
+  assert.equal(ok.status, 200);
+  assert.equal(ok.body.token_type, 'Bearer');
+  assert.equal(ok.body.expires_in, 3600);
+  assert.deepEqual(await exchange(jwt(stranger.privateKey)), { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } });
+  assert.match((await exchange(jwt(sa.privateKey, { aud: 'https://example.com/token' }))).body.error_description, /audience/);
+  assert.match((await exchange(jwt(sa.privateKey, { exp: now + 7200 }))).body.error_description, /short-lived token/);
+  assert.match((await exchange(jwt(sa.privateKey, { iat: now - 7200, exp: now - 3600 }))).body.error_description, /short-lived token/);
+  assert.equal((await exchange(jwt(sa.privateKey, { scope: 'email' }))).body.error, 'invalid_scope');
+  assert.equal((await exchange(jwt(sa.privateKey), 'client_credentials')).body.error, 'unsupported_grant_type');
+  // A token it did not issue, and a Google API key, are not bearer tokens of the platform.
+  const path = `/v1/projects/${TEST_CREDENTIALS.googleProject}/locations/global/publishers/anthropic/models/${VERTEX_MODEL}:rawPredict`;
+  const forged = await fetch(`${api.url}${path}`, { method: 'POST', headers: { authorization: 'Bearer ya29.forged', 'content-type': 'application/json' }, body: '{}' });
+  assert.equal(forged.status, 401);
+  const keyed = await fetch(`${api.url}${path}?key=AIzaStandIn`, { method: 'POST', headers: { authorization: `Bearer ${ok.body.access_token}`, 'content-type': 'application/json' }, body: '{}' });
+  assert.match((await keyed.json()).error.message, /API keys are not supported by this API/);
+});

@@ -274,3 +274,118 @@ test('the token endpoint refuses a JWT signed by another key, for another audien
   const keyed = await fetch(`${api.url}${path}?key=AIzaStandIn`, { method: 'POST', headers: { authorization: `Bearer ${ok.body.access_token}`, 'content-type': 'application/json' }, body: '{}' });
   assert.match((await keyed.json()).error.message, /API keys are not supported by this API/);
 });
+
+// ---- The first-party API behind a cloud's door: Foundry, Claude Platform on AWS, Claude on Google Cloud
+
+/** A tool round as a thread: the first turn creates it, the second sends only the tool result. */
+async function threadRound(api, client, model) {
+  api.script(reply([toolUse('get_order_status', { orderId: '4821' }, 'toolu_01Thread')]), reply([text('Shipped, by thread.')]));
+  const thread = client.beta.messages.thread({ model, max_tokens: 256, tools: TOOLS });
+  const first = await thread.send(ASK[0]);
+  assert.equal(first.stop_reason, 'tool_use');
+  const second = await thread.stream({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01Thread', content: 'shipped' }] }).finalMessage();
+  assert.equal(second.content[0].text, 'Shipped, by thread.');
+  const [create, cont] = api.requests.slice(-2);
+  assert.deepEqual(create.body.thread, { type: 'create' });
+  assert.deepEqual(cont.body.thread, { type: 'continue', previous_message_id: first.id });
+  assert.equal(cont.body.messages.length, 1, 'the continue sends only the new message');
+  assert.equal(cont.fullBody.messages.length, 3, 'the stand-in holds the rest');
+  for (const record of api.requests) assert.equal(record.broken, undefined, `refused: ${JSON.stringify(record.broken)}`);
+}
+
+test('foundry: foundry-sdk with a resource key and with an Entra ID token, threads included; a wrong key is Azure 401', async () => {
+  const api = await standIn('foundry');
+  const client = new AnthropicFoundry({ baseURL: `${api.url}/anthropic/`, apiKey: TEST_CREDENTIALS.foundryApiKey, maxRetries: 0 });
+  await threeCalls(api, client, FIRST_PARTY_MODEL);
+  assert.equal(api.requests[0].path, '/anthropic/v1/messages');
+  assert.equal(api.requests[0].headers['x-api-key'], TEST_CREDENTIALS.foundryApiKey);
+  assert.equal(api.requests[0].headers['anthropic-version'], '2026-10-21');
+  await threadRound(api, client, FIRST_PARTY_MODEL);
+
+  let calls = 0;
+  const entra = new AnthropicFoundry({ baseURL: `${api.url}/anthropic/`, azureADTokenProvider: async () => (calls++, TEST_CREDENTIALS.entraToken), maxRetries: 0 });
+  api.reset();
+  await threeCalls(api, entra, FIRST_PARTY_MODEL);
+  assert.equal(api.requests[0].headers.authorization, `Bearer ${TEST_CREDENTIALS.entraToken}`);
+  assert.equal(calls, 4, 'the token provider is asked on every request');
+
+  const wrong = new AnthropicFoundry({ baseURL: `${api.url}/anthropic/`, apiKey: 'not-the-key', maxRetries: 0 });
+  const err = await errorOf(wrong.messages.create({ model: FIRST_PARTY_MODEL, max_tokens: 16, messages: ASK }));
+  assert.equal(err.status, 401);
+  assert.equal(err.constructor.name, 'AuthenticationError');
+  assert.equal(err.error.error.code, '401');
+  assert.match(err.error.error.message, /Access denied due to invalid subscription key/);
+  api.script({ platformError: 'throttle' });
+  const throttled = await errorOf(client.messages.create({ model: FIRST_PARTY_MODEL, max_tokens: 16, messages: ASK }));
+  assert.equal(throttled.status, 429);
+});
+
+const awsClient = (api, extra = {}) =>
+  new AnthropicAws({
+    baseURL: api.url, awsRegion: WORKSPACE.region, awsAccessKey: LONG_TERM.accessKeyId, awsSecretAccessKey: LONG_TERM.secretAccessKey,
+    workspaceId: WORKSPACE.id, maxRetries: 0, ...extra,
+  });
+
+test('aws: aws-sdk signs for aws-external-anthropic with the workspace header, or sends the workspace key; threads too', async () => {
+  const api = await standIn('aws');
+  await threeCalls(api, awsClient(api), FIRST_PARTY_MODEL);
+  const [first] = api.requests;
+  assert.equal(first.path, '/v1/messages');
+  assert.equal(first.headers['anthropic-workspace-id'], WORKSPACE.id);
+  assert.match(first.headers.authorization, /Credential=AKIASTANDINTESTKEY01\/\d{8}\/us-west-2\/aws-external-anthropic\/aws4_request, SignedHeaders=[^ ]*anthropic-workspace-id/);
+  await threadRound(api, awsClient(api), FIRST_PARTY_MODEL);
+  api.reset();
+  await threeCalls(api, new AnthropicAws({ baseURL: api.url, apiKey: WORKSPACE.apiKey, workspaceId: WORKSPACE.id, maxRetries: 0 }), FIRST_PARTY_MODEL);
+  assert.equal(api.requests[0].headers.authorization, `Bearer ${WORKSPACE.apiKey}`);
+});
+
+test('aws: a bad signature or key is 401 authentication_error; another workspace 404; another region 401', async () => {
+  const api = await standIn('aws');
+  const ask = (client) => errorOf(client.messages.create({ model: FIRST_PARTY_MODEL, max_tokens: 16, messages: ASK }));
+  const bad = await ask(awsClient(api, { awsSecretAccessKey: 'not-the-secret' }));
+  assert.equal(bad.status, 401);
+  assert.equal(bad.constructor.name, 'AuthenticationError');
+  assert.equal(bad.error.error.type, 'authentication_error');
+  assert.match(bad.error.error.message, /^InvalidSignatureException: The request signature we calculated does not match/);
+  assert.equal((await ask(new AnthropicAws({ baseURL: api.url, apiKey: 'sk-ant-wrong', workspaceId: WORKSPACE.id, maxRetries: 0 }))).status, 401);
+  const elsewhere = await ask(awsClient(api, { workspaceId: 'wrkspc_01NotHere' }));
+  assert.equal(elsewhere.status, 404);
+  assert.equal(elsewhere.error.error.type, 'not_found_error');
+  const region = await ask(awsClient(api, { awsRegion: 'eu-west-1' }));
+  assert.equal(region.status, 401);
+  assert.match(region.message, /Credential should be scoped to a valid region/);
+  const body = await ask(awsClient(api, { defaultHeaders: { 'anthropic-version': '2099-01-01' } }));
+  assert.equal(body.status, 400);
+});
+
+const googleCloud = (api, googleAuth, extra = {}) =>
+  new AnthropicGoogleCloud({
+    baseURL: `${api.url}/v1/projects/${TEST_CREDENTIALS.googleProject}/locations/global/workspaces/${TEST_CREDENTIALS.googleWorkspace}/invoke`,
+    googleAuth, maxRetries: 0, ...extra,
+  });
+
+test('google-cloud: google-cloud-sdk with a Google token on the workspace path, threads included; refusals in Google shape', async () => {
+  const { api, googleAuth } = await googleStandIn('google-cloud');
+  await threeCalls(api, googleCloud(api, googleAuth), FIRST_PARTY_MODEL);
+  const sent = api.requests[1];
+  assert.equal(api.requests[0].path, '/token');
+  assert.equal(sent.path, `/v1/projects/${TEST_CREDENTIALS.googleProject}/locations/global/workspaces/${TEST_CREDENTIALS.googleWorkspace}/invoke/v1/messages`);
+  assert.match(sent.headers.authorization, /^Bearer ya29\.standin\./);
+  assert.equal(sent.headers['anthropic-workspace-id'], undefined);
+  assert.equal(sent.headers['x-api-key'], undefined);
+  await threadRound(api, googleCloud(api, googleAuth), FIRST_PARTY_MODEL);
+
+  const other = new AnthropicGoogleCloud({
+    baseURL: `${api.url}/v1/projects/${TEST_CREDENTIALS.googleProject}/locations/global/workspaces/wrkspc_01NotOurs/invoke`, googleAuth, maxRetries: 0,
+  });
+  const denied = await errorOf(other.messages.create({ model: FIRST_PARTY_MODEL, max_tokens: 16, messages: ASK }));
+  assert.equal(denied.status, 403);
+  assert.equal(denied.error.error.status, 'PERMISSION_DENIED');
+  assert.match(denied.message, /Permission 'claude\.messages\.create' denied/);
+  api.platform.expireTokens();
+  const expired = await errorOf(googleCloud(api, googleAuth).messages.create({ model: FIRST_PARTY_MODEL, max_tokens: 16, messages: ASK }));
+  assert.equal(expired.status, 401);
+  assert.equal(expired.constructor.name, 'AuthenticationError');
+  const forged = googleCloud(api, undefined, { googleAuth: undefined, bearerTokenProvider: async () => 'ya29.forged' });
+  assert.equal((await errorOf(forged.messages.create({ model: FIRST_PARTY_MODEL, max_tokens: 16, messages: ASK }))).status, 401);
+});

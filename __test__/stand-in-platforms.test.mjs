@@ -389,3 +389,161 @@ test('google-cloud: google-cloud-sdk with a Google token on the workspace path, 
   const forged = googleCloud(api, undefined, { googleAuth: undefined, bearerTokenProvider: async () => 'ya29.forged' });
   assert.equal((await errorOf(forged.messages.create({ model: FIRST_PARTY_MODEL, max_tokens: 16, messages: ASK }))).status, 401);
 });
+
+// ---- What no official client sends: checked on the wire ------------------------------------------
+
+/**
+ * A Bedrock request signed by smithy's SigV4 signer (the one the AWS SDKs use): the stand-in
+ * recomputes the signature on its own, so this cross-checks the two. `change(request)` may alter
+ * the request after signing.
+ */
+async function signedPost(api, path, body, { region = 'us-east-1', service = 'bedrock', creds = LONG_TERM, signingDate, change } = {}) {
+  const url = new URL(`${api.url}${path}`);
+  const signer = new SignatureV4({ service, region, credentials: creds, sha256: NodeSha256 });
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const request = {
+    method: 'POST', protocol: 'http:', hostname: url.hostname, port: Number(url.port), path: url.pathname, query: {},
+    headers: { host: url.host, 'content-type': 'application/json', accept: 'application/json', 'anthropic-beta': 'a-beta-2026-01-01' }, body: text,
+  };
+  const signed = await signer.sign(request, signingDate ? { signingDate } : {});
+  const sent = { headers: { ...signed.headers }, body: text };
+  delete sent.headers.host;
+  change?.(sent);
+  return fetch(url, { method: 'POST', headers: sent.headers, body: sent.body });
+}
+
+const BODY = { anthropic_version: '2026-10-21', max_tokens: 16, messages: ASK };
+const INVOKE = `/model/${BEDROCK_MODEL}/invoke`;
+
+test('bedrock on the wire: smithy-signed requests pass, an ARN with %2F too; a body or header changed after signing does not', async () => {
+  const api = await standIn('bedrock');
+  api.script(reply([text('Signed by smithy.')]), reply([text('An ARN.')]));
+  const ok = await signedPost(api, INVOKE, BODY);
+  assert.equal(ok.status, 200, await ok.clone().text());
+  assert.equal((await ok.json()).content[0].text, 'Signed by smithy.');
+  assert.match(ok.headers.get('x-amzn-bedrock-input-token-count'), /^\d+$/);
+  // The path is sent encoded, and signed encoded once more: %2F becomes %252F in the canonical URI.
+  const arn = 'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-5-5-v1:0';
+  const viaArn = await signedPost(api, `/model/${encodeURIComponent(arn)}/invoke`, BODY);
+  assert.equal(viaArn.status, 200, await viaArn.clone().text());
+
+  const tampered = await signedPost(api, INVOKE, BODY, { change: (r) => { r.body = JSON.stringify({ ...BODY, max_tokens: 4096 }); } });
+  assert.equal(tampered.status, 403);
+  assert.match(tampered.headers.get('x-amzn-errortype'), /^InvalidSignatureException:/);
+  assert.match((await tampered.json()).Message, /The Canonical String for this request should have been/);
+  const header = await signedPost(api, INVOKE, BODY, { change: (r) => { r.headers['anthropic-beta'] = 'another-beta'; } });
+  assert.equal(header.status, 403);
+  const dropped = await signedPost(api, INVOKE, BODY, { change: (r) => { delete r.headers['x-amz-date']; } });
+  assert.equal(dropped.status, 403);
+  const unsigned = await fetch(`${api.url}${INVOKE}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(BODY) });
+  assert.equal(unsigned.status, 403);
+  assert.match(unsigned.headers.get('x-amzn-errortype'), /^MissingAuthenticationTokenException:/);
+  assert.equal(api.pending, 0);
+});
+
+test('bedrock on the wire: a scope of another region or service, or a signature older than 5 minutes, is refused', async () => {
+  const api = await standIn('bedrock');
+  const message = async (res) => (await res.json()).Message;
+  const region = await signedPost(api, INVOKE, BODY, { region: 'us-west-2' });
+  assert.equal(region.status, 403);
+  assert.match(await message(region), /Credential should be scoped to a valid region/);
+  const service = await signedPost(api, INVOKE, BODY, { service: 'aws-external-anthropic' });
+  assert.match(await message(service), /Credential should be scoped to correct service: 'bedrock'/);
+  const old = await signedPost(api, INVOKE, BODY, { signingDate: new Date(Date.now() - 10 * 60 * 1000) });
+  assert.equal(old.status, 403);
+  assert.match(await message(old), /^Signature expired: \d{8}T\d{6}Z is now earlier than/);
+  const temporary = await signedPost(api, INVOKE, BODY, { creds: { accessKeyId: TEMPORARY.accessKeyId, secretAccessKey: TEMPORARY.secretAccessKey } });
+  assert.match(temporary.headers.get('x-amzn-errortype'), /^UnrecognizedClientException:/);
+});
+
+test('bedrock on the wire: model, stream or thread in the body, no anthropic_version, a bad anthropic_beta, a raw / in the id', async () => {
+  const api = await standIn('bedrock');
+  const refusal = async (body, path = INVOKE) => {
+    const res = await signedPost(api, path, body);
+    return { status: res.status, type: res.headers.get('x-amzn-errortype')?.split(':')[0], message: (await res.json()).message };
+  };
+  const malformed = (what) => `Malformed input request: ${what}, please reformat your input and try again.`;
+  assert.deepEqual(await refusal({ ...BODY, model: BEDROCK_MODEL }), { status: 400, type: 'ValidationException', message: malformed('#: extraneous key [model] is not permitted') });
+  assert.deepEqual(await refusal({ ...BODY, stream: true }), { status: 400, type: 'ValidationException', message: malformed('#: extraneous key [stream] is not permitted') });
+  assert.deepEqual(await refusal({ ...BODY, thread: { type: 'create' } }), { status: 400, type: 'ValidationException', message: malformed('#: extraneous key [thread] is not permitted') });
+  const { anthropic_version: _v, ...noVersion } = BODY;
+  assert.deepEqual(await refusal(noVersion), { status: 400, type: 'ValidationException', message: malformed('#: required key [anthropic_version] not found') });
+  assert.equal((await refusal({ ...BODY, anthropic_beta: 'one,two' })).status, 400);
+  // The API's own rules still apply, in Bedrock's shape.
+  const pairing = await refusal({ ...BODY, messages: [...ASK, { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'x', input: {} }] }, { role: 'user', content: 'no result' }] });
+  assert.equal(pairing.type, 'ValidationException');
+  assert.match(pairing.message, /tool_use/);
+  const slash = await signedPost(api, '/model/arn:aws:bedrock:us-east-1:123456789012:inference-profile/x/invoke', BODY);
+  assert.equal(slash.status, 404);
+  assert.match(slash.headers.get('x-amzn-errortype'), /^UnknownOperationException:/);
+  assert.ok(api.requests.every((r) => r.broken), 'each of them counts as refused');
+});
+
+/** Splits an event-stream body into its frames by the prelude's total length. */
+function frames(bytes) {
+  const out = [];
+  for (let at = 0; at < bytes.length;) {
+    const total = bytes.readUInt32BE(at);
+    out.push(bytes.subarray(at, at + total));
+    at += total;
+  }
+  return out;
+}
+
+test("bedrock's stream is real event-stream frames: AWS's decoder reads every one, and a flipped byte fails a CRC", async () => {
+  const api = await standIn('bedrock');
+  const codec = new EventStreamCodec((b) => Buffer.from(b).toString('utf8'), (s) => new Uint8Array(Buffer.from(s, 'utf8')));
+  api.script(reply([text('Framed.'), toolUse('get_order_status', { orderId: '4821' })]));
+  const res = await signedPost(api, `/model/${BEDROCK_MODEL}/invoke-with-response-stream`, { ...BODY, tools: TOOLS });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'application/vnd.amazon.eventstream');
+  assert.equal(res.headers.get('x-amzn-bedrock-content-type'), 'application/json');
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const events = frames(bytes).map((frame) => {
+    const message = codec.decode(frame);
+    assert.equal(message.headers[':event-type'].value, 'chunk');
+    assert.equal(message.headers[':message-type'].value, 'event');
+    assert.equal(message.headers[':content-type'].value, 'application/json');
+    const payload = JSON.parse(Buffer.from(message.body).toString('utf8'));
+    assert.equal(typeof payload.p, 'string');
+    return JSON.parse(Buffer.from(payload.bytes, 'base64').toString('utf8'));
+  });
+  assert.equal(events[0].type, 'message_start');
+  assert.equal(events.at(-1).type, 'message_stop');
+  assert.equal(typeof events.at(-1)['amazon-bedrock-invocationMetrics'].invocationLatency, 'number');
+  assert.ok(!events.some((e) => e.type === 'ping'));
+
+  const frame = encodeFrame({ ':event-type': 'chunk', ':message-type': 'event', 'x-note': 'ünïcode' }, '{"bytes":"e30="}');
+  const decoded = codec.decode(frame);
+  assert.equal(decoded.headers['x-note'].value, 'ünïcode');
+  assert.equal(Buffer.from(decoded.body).toString('utf8'), '{"bytes":"e30="}');
+  const inPayload = Buffer.from(frame);
+  inPayload[inPayload.length - 6] ^= 0x01;
+  assert.throws(() => codec.decode(inPayload), /checksum/i);
+  const inPrelude = Buffer.from(frame);
+  inPrelude[5] ^= 0x01;
+  assert.throws(() => codec.decode(inPrelude), /checksum/i);
+});
+
+test('vertex on the wire: model or anthropic_beta in the body, no anthropic_version, stream against the method: 400 in the API shape', async () => {
+  const { api, googleAuth } = await googleStandIn('vertex');
+  const token = await googleAuth.getAccessToken();
+  const base = `${api.url}/v1/projects/${TEST_CREDENTIALS.googleProject}/locations/global/publishers/anthropic/models/${VERTEX_MODEL}`;
+  const send = async (method, body) => {
+    const res = await fetch(`${base}:${method}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const json = await res.json();
+    return { status: res.status, type: json.error?.type, message: json.error?.message };
+  };
+  const body = { anthropic_version: 'vertex-2023-10-16', max_tokens: 16, messages: ASK };
+  assert.deepEqual(await send('rawPredict', { ...body, model: VERTEX_MODEL }), { status: 400, type: 'invalid_request_error', message: 'model: Extra inputs are not permitted' });
+  assert.deepEqual(await send('rawPredict', { ...body, anthropic_beta: ['x'] }), { status: 400, type: 'invalid_request_error', message: 'anthropic_beta: Extra inputs are not permitted' });
+  const { anthropic_version: _v, ...noVersion } = body;
+  assert.deepEqual(await send('rawPredict', noVersion), { status: 400, type: 'invalid_request_error', message: 'anthropic_version: Field required' });
+  assert.equal((await send('rawPredict', { ...body, stream: true })).status, 400);
+  assert.equal((await send('streamRawPredict', { ...body, stream: false })).status, 400);
+  const unknownModel = await fetch(`${api.url}/v1/projects/${TEST_CREDENTIALS.googleProject}/locations/global/publishers/anthropic/models/gpt-9:rawPredict`, {
+    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+  assert.equal(unknownModel.status, 404);
+  assert.equal((await unknownModel.json()).error.status, 'NOT_FOUND');
+});

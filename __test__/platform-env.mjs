@@ -1,11 +1,12 @@
 // Keeps a test run of the official cloud clients on this machine: the AWS and Google credential
 // chains look in env vars, files and metadata servers, so each is emptied or pointed at nothing
-// before any client is built, and every fetch is held to loopback. Imported first by the
+// before any client is built, and every connection is held to loopback. Imported first by the
 // platform tests (each test file is its own process, so this touches no other suite).
 
 import { createHash, createHmac, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import { join } from 'node:path';
 
 const UNSET = [
@@ -33,14 +34,26 @@ Object.assign(process.env, {
   ANTHROPIC_CONFIG_DIR: join(empty, 'anthropic'),
 });
 
-/** Every URL a fetch in this process tried; a non-loopback one is refused before it leaves. */
-export const fetched = [];
-const realFetch = globalThis.fetch;
-globalThis.fetch = (input, init) => {
-  const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
-  fetched.push(url.href);
-  if (url.hostname !== '127.0.0.1') return Promise.reject(new Error(`test run left the machine: ${url.href}`));
-  return realFetch(input, init);
+/**
+ * Every TCP connection this process tried to open to a host that is not loopback: refused before
+ * any name is looked up or any byte sent. All of fetch (undici), node:http(s) and the clients'
+ * own HTTP stacks (gaxios, smithy) connect through net.Socket, so this holds each of them.
+ */
+export const leftTheMachine = [];
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+const realConnect = net.Socket.prototype.connect;
+net.Socket.prototype.connect = function connect(...args) {
+  const first = Array.isArray(args[0]) ? args[0][0] : args[0];
+  const options = typeof first === 'object' && first !== null ? first : { port: first, host: typeof args[1] === 'string' ? args[1] : undefined };
+  const host = options.host ?? 'localhost';
+  // A socket path with no port is a local (IPC) connection; http(s) options carry the URL's path too.
+  const local = options.port === undefined && typeof options.path === 'string';
+  if (!local && !LOOPBACK.has(host)) {
+    leftTheMachine.push(`${host}:${options.port}`);
+    process.nextTick(() => this.destroy(new Error(`a test tried to leave the machine: ${host}:${options.port}`)));
+    return this;
+  }
+  return realConnect.apply(this, args);
 };
 
 /**
@@ -76,6 +89,7 @@ export function toLocalTokenEndpoint(baseUrl) {
     adapter: (options, next) => {
       const url = new URL(options.url);
       if (url.href === 'https://oauth2.googleapis.com/token') options.url = new URL(`${baseUrl}/token`);
+      else if (url.hostname !== '127.0.0.1') throw new Error(`google-auth-library tried to leave the machine: ${url.href}`);
       return next(options);
     },
   };

@@ -165,6 +165,19 @@ test('bedrock: throttling, an outage and an exception frame mid-stream reach the
   assert.match(throttled.headers.get('x-amzn-errortype'), /^ThrottlingException:/);
   const down = await errorOf(client.messages.create({ model: BEDROCK_MODEL, max_tokens: 16, messages: ASK }));
   assert.equal(down.status, 503);
+  api.script({ platformError: 'expired' }, { platformError: 'not-ready' }, { status: 500, error: { message: 'scripted' } });
+  const expired = await errorOf(client.messages.create({ model: BEDROCK_MODEL, max_tokens: 16, messages: ASK }));
+  assert.equal(expired.status, 403);
+  assert.match(expired.headers.get('x-amzn-errortype'), /^ExpiredTokenException:/);
+  assert.equal(expired.error.Message, 'The security token included in the request is expired');
+  const notReady = await errorOf(client.messages.create({ model: BEDROCK_MODEL, max_tokens: 16, messages: ASK }));
+  assert.equal(notReady.status, 429);
+  assert.match(notReady.headers.get('x-amzn-errortype'), /^ModelNotReadyException:/);
+  // An API error a test scripts goes out in Bedrock's shape.
+  const scripted = await errorOf(client.messages.create({ model: BEDROCK_MODEL, max_tokens: 16, messages: ASK }));
+  assert.equal(scripted.status, 500);
+  assert.deepEqual(scripted.error, { message: 'scripted' });
+  assert.match(scripted.headers.get('x-amzn-errortype'), /^InternalServerException:/);
   api.script({ ...reply([text('This stream breaks off.')]), sseError: { type: 'overloaded_error', message: 'Bedrock is unable to process your request.' }, sseErrorAfter: 3 });
   const broken = await errorOf(client.messages.stream({ model: BEDROCK_MODEL, max_tokens: 16, messages: ASK }).finalMessage());
   assert.match(String(broken.message), /serviceUnavailableException|Bedrock is unable to process your request/);
@@ -309,6 +322,8 @@ test('foundry: foundry-sdk with a resource key and with an Entra ID token, threa
   assert.equal(api.requests[0].headers.authorization, `Bearer ${TEST_CREDENTIALS.entraToken}`);
   assert.equal(calls, 4, 'the token provider is asked on every request');
 
+  const badToken = new AnthropicFoundry({ baseURL: `${api.url}/anthropic/`, azureADTokenProvider: async () => 'not-a-token', maxRetries: 0 });
+  assert.equal((await errorOf(badToken.messages.create({ model: FIRST_PARTY_MODEL, max_tokens: 16, messages: ASK }))).status, 401);
   const wrong = new AnthropicFoundry({ baseURL: `${api.url}/anthropic/`, apiKey: 'not-the-key', maxRetries: 0 });
   const err = await errorOf(wrong.messages.create({ model: FIRST_PARTY_MODEL, max_tokens: 16, messages: ASK }));
   assert.equal(err.status, 401);

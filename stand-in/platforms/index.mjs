@@ -23,7 +23,7 @@
 // events); `fault(name, record)`, what `{ platformError: name }` answers ('throttle',
 // 'unavailable', 'server', 'expired', 'denied', and Bedrock's 'quota', 'not-ready', 'timeout',
 // 'model-error'); `control`, which the server exposes as `api.platform` (`expireTokens()` on the
-// Google platforms).
+// Google platforms). Token requests are recorded in `api.requests` like the others (path `/token`).
 
 import { bedrockDoor } from './bedrock.mjs';
 import { awsDoor, foundryDoor, googleCloudDoor } from './first-party.mjs';

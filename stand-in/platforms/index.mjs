@@ -24,6 +24,9 @@
 // 'unavailable', 'server', 'expired', 'denied', and Bedrock's 'quota', 'not-ready', 'timeout',
 // 'model-error'); `control`, which the server exposes as `api.platform` (`expireTokens()` on the
 // Google platforms). Token requests are recorded in `api.requests` like the others (path `/token`).
+// A record's `body` is what was sent (Bedrock's and Vertex's without `model`), `fullBody` the
+// first-party request the API's rules judged, `platform` the door's name, and after a SigV4 check
+// `caller` ({ accessKeyId, region, date }).
 
 import { bedrockDoor } from './bedrock.mjs';
 import { awsDoor, foundryDoor, googleCloudDoor } from './first-party.mjs';

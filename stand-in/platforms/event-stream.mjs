@@ -16,6 +16,7 @@ import { echoed } from '../echo.mjs';
 import { sseEvents } from '../sse.mjs';
 import { has } from '../values.mjs';
 
+// The CRC32 table is built here (zlib.crc32 is only in newer Node releases than the package supports).
 const CRC_TABLE = (() => {
   const table = new Uint32Array(256);
   for (let n = 0; n < 256; n++) {

@@ -174,6 +174,13 @@
 // __test__/stand-in-rules.test.mjs sends. The Rust integration tests talk to this stand-in too
 // (tests/support/stand-in.mjs runs it for them).
 //
+// Cloud platforms: `startMockApi({ platform: 'bedrock' | 'vertex' | 'foundry' | 'aws' | 'google-cloud' })`
+// (or { type, …options }) makes the server play that platform's front door — its routes, its
+// authentication (SigV4 recomputed, a local Google token endpoint, keys), its body rules and its
+// error shapes — before the same rules and script as here (platforms/index.mjs;
+// docs/architecture.md lists what each door checks). `TEST_CREDENTIALS` are the keys the doors
+// know unless a test passes its own; `api.platform` holds a door's controls (`expireTokens()`).
+//
 // CLI: node stand-in/cli.mjs [--port N] [--host H] [--key K] [--demo] [--verbose]
 //
 // Layout: server.mjs (HTTP, records, routing), rules/ (what a request must meet: index.mjs runs
@@ -182,7 +189,7 @@
 // (builders), conforms.mjs (a final answer against the format), structured.mjs
 // (structuredAnswer), sse.mjs (streaming), faults.mjs, recorded.mjs (recorded replies), cache.mjs
 // (prompt-cache usage), compaction.mjs and context-editing.mjs (the long-loop simulation),
-// threads.mjs (the conversations held between turns), signatures.mjs, echo.mjs, errors.mjs, values.mjs, demo-model.mjs,
+// threads.mjs (the conversations held between turns), platforms/ (the cloud platforms' doors), signatures.mjs, echo.mjs, errors.mjs, values.mjs, demo-model.mjs,
 // default-model.mjs, cli.mjs. The package's test kit (lib/testing/, `anthropic-tool-calling/testing`)
 // starts this server with its own replies; the package ships this folder for it (all but rules.json).
 
@@ -201,3 +208,4 @@ export { demoModel } from './demo-model.mjs';
 export { defaultModel } from './default-model.mjs';
 export { structuredAnswer } from './structured.mjs';
 export { FORMAT_MISMATCH, schemaMismatch } from './conforms.mjs';
+export { PLATFORMS, TEST_CREDENTIALS } from './platforms/index.mjs';

@@ -18,13 +18,18 @@ import { CONTAINER_REQUIRED } from './rules/conversation.mjs';
 import { checkHeaders, validateBody } from './rules/index.mjs';
 import { streamMessage } from './sse.mjs';
 import { assembled, createThreads } from './threads.mjs';
+import { Answer } from './platforms/common.mjs';
+import { createDoor } from './platforms/index.mjs';
 import { has, isObject } from './values.mjs';
 
 /** The real API's request size limit. */
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 const NO_STEP_LEFT = 'mock-api: no scripted response left for this request';
 
-/** Reads the body, keeping at most MAX_BODY_BYTES; resolves null when the client went away. */
+/**
+ * Reads the body, keeping at most MAX_BODY_BYTES; resolves null when the client went away. `bytes`:
+ * the body as it arrived (a platform's signature covers the bytes, not their decoding).
+ */
 function readBody(req) {
   return new Promise((resolve) => {
     const chunks = [];
@@ -36,7 +41,8 @@ function readBody(req) {
     });
     req.on('end', () => {
       done = true;
-      resolve(size > MAX_BODY_BYTES ? { tooLarge: true, raw: '' } : { tooLarge: false, raw: Buffer.concat(chunks).toString('utf8') });
+      const bytes = size > MAX_BODY_BYTES ? Buffer.alloc(0) : Buffer.concat(chunks);
+      resolve({ tooLarge: size > MAX_BODY_BYTES, bytes, raw: bytes.toString('utf8') });
     });
     req.on('error', () => {
       if (!done) resolve(null);
@@ -58,7 +64,8 @@ function parseRetryCount(value) {
  * valid, and keys pushed onto it later too), `host` ('127.0.0.1'),
  * `port` (0 = any free port), `handler` (called when the script is empty), `logLevel`
  * ('silent' | 'info'; logs go to stderr), `streamDelayMs` (default pause between streamed events;
- * 0 = just yield to the event loop between them).
+ * 0 = just yield to the event loop between them), `platform` (null: the Anthropic API; else the
+ * cloud platform the server plays, a name or { type, …options }: platforms/index.mjs).
  */
 export async function startMockApi({
   apiKey = 'sk-ant-test-key',
@@ -67,6 +74,7 @@ export async function startMockApi({
   handler = null,
   logLevel = 'silent',
   streamDelayMs = 0,
+  platform = null,
 } = {}) {
   const queue = [];
   /** Prompt-cache prefixes seen so far (see cacheUsage). */
@@ -128,9 +136,13 @@ export async function startMockApi({
     },
     close,
   };
+  /** The platform's front door (platforms/), or null for the Anthropic API's own. */
+  const door = platform === null ? null : createDoor(platform, api);
+  /** The door's controls for tests (e.g. `expireTokens()`), or null. */
+  api.platform = door ? door.control : null;
 
   function headersFor(record, extra = {}) {
-    return { 'content-type': 'application/json', 'request-id': record.requestId, ...extra };
+    return { 'content-type': 'application/json', ...(door ? door.headers(record) : { 'request-id': record.requestId }), ...extra };
   }
 
   /** Sends `payload`; `echo`: the text is an error's, which may echo the request (see echoed). */
@@ -146,6 +158,8 @@ export async function startMockApi({
   function sendError(res, record, status, error = {}, extraHeaders = {}) {
     const type = error.type ?? ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
     const message = error.message ?? ERROR_MESSAGES[status] ?? `HTTP ${status}`;
+    const shaped = door ? door.error(status, { ...error, message }, record) : null;
+    if (shaped) return send(res, record, shaped.status, shaped.body, { ...shaped.headers, ...extraHeaders }, true);
     const headers = status === 429 ? { 'anthropic-ratelimit-requests-remaining': '0', ...extraHeaders } : extraHeaders;
     const body = { type, message, ...(has(error, 'details') ? { details: error.details } : {}) };
     send(res, record, status, { type: 'error', error: body, request_id: record.requestId }, headers, true);
@@ -155,7 +169,7 @@ export async function startMockApi({
   function messageFor(step, body, compaction = null) {
     const content = Array.isArray(step.content) ? step.content.map(signed) : step.content;
     const message = {
-      id: typeof step.id === 'string' ? step.id : `msg_${randomId(24)}`,
+      id: typeof step.id === 'string' ? step.id : `${door?.idPrefix ?? 'msg_'}${randomId(24)}`,
       type: 'message',
       role: 'assistant',
       model: step.model ?? body?.model ?? 'claude-mock',
@@ -189,6 +203,14 @@ export async function startMockApi({
     return null;
   }
 
+  /** Answers a step `{ platformError: name }` as the platform would (platforms/index.mjs). */
+  function platformFault(name, record, res) {
+    const answer = door ? door.fault(name, record) : null;
+    if (answer instanceof Answer) return send(res, record, answer.status, answer.body, answer.headers);
+    if (answer instanceof Refusal) return sendError(res, record, answer.status, { type: answer.type, message: answer.message });
+    return sendError(res, record, 500, { type: 'api_error', message: `mock-api: no platform error ${JSON.stringify(name)} on ${door?.name ?? 'the Anthropic API'}` });
+  }
+
   /** What a fault needs of the server. */
   const faultContext = { headersFor, messageFor, answer, sendError, timers };
   /** Holds a whole reply in the thread of the request it answers (threads.mjs). */
@@ -212,6 +234,7 @@ export async function startMockApi({
     if (why !== null) record.broken = { message: why };
     if (why !== null) return sendError(res, record, 400, { type: 'invalid_request_error', message: why });
     if (has(step, 'fault')) return fault(faultContext, step, body, record, req, res);
+    if (has(step, 'platformError')) return platformFault(step.platformError, record, res);
     if (isRecorded(step)) return serveRecorded(recordedContext, step, body, record, res);
     if (has(step, 'content')) {
       const compaction = compactionOf(step, body);
@@ -226,7 +249,7 @@ export async function startMockApi({
       // What was answered, for tests that hold a client's view (a trace) to the reply's id.
       record.reply = message;
       const whole = () => hold(record, message, step.threadState);
-      if (body?.stream === true) return streamMessage(message, answered, record, res, { defaultDelayMs: streamDelayMs, timers, whole });
+      if (body?.stream === true) return (door?.stream ?? streamMessage)(message, answered, record, res, { defaultDelayMs: streamDelayMs, timers, whole });
       whole();
       return send(res, record, 200, message, answered.headers);
     }
@@ -277,14 +300,25 @@ export async function startMockApi({
     }
 
     try {
-      const pathname = req.url.split('?')[0];
-      if (pathname !== '/v1/messages') throw new Refusal(404, `mock-api: no route ${req.method} ${pathname}; only POST /v1/messages exists`);
-      if (req.method !== 'POST') throw new Refusal(405, `mock-api: method ${req.method} is not allowed on /v1/messages; use POST`);
-      const version = checkHeaders(req, apiKey);
-      if (parseError) fail(`There was an error parsing the body of your request: ${parseError.message}`);
+      let version;
+      if (door) {
+        // The platform's front door: its path and caller, then the first-party request it carries.
+        record.platform = door.name;
+        ({ body: parsed, version } = door.admit(req, record, read.bytes, parsed, parseError));
+      } else {
+        const pathname = req.url.split('?')[0];
+        if (pathname !== '/v1/messages') throw new Refusal(404, `mock-api: no route ${req.method} ${pathname}; only POST /v1/messages exists`);
+        if (req.method !== 'POST') throw new Refusal(405, `mock-api: method ${req.method} is not allowed on /v1/messages; use POST`);
+        version = checkHeaders(req, apiKey);
+        if (parseError) fail(`There was an error parsing the body of your request: ${parseError.message}`);
+      }
       turn = threads.open(parsed, record.betas);
       validateBody(turn ? turn.full : parsed, record.betas, version);
     } catch (err) {
+      if (err instanceof Answer) {
+        if (err.status >= 400) record.broken = { message: err.message };
+        return send(res, record, err.status, err.body, err.headers);
+      }
       if (!(err instanceof Refusal)) {
         return sendError(res, record, 500, { type: 'api_error', message: `mock-api: internal error while validating: ${err?.message ?? err}` });
       }

@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createStore, resumeRun, stopRun } from 'anthropic-tool-calling'
+import { createStore, resumeRun, stopRun, runWithTools } from 'anthropic-tool-calling'
 import { startStandIn, text, toolUse, message, slow } from 'anthropic-tool-calling/testing'
 import { startPostgres } from '../scripts/postgres.mjs'
 
@@ -49,6 +49,7 @@ function child(job) {
         await sleep(10)
       }
     },
+    printed: () => out.includes('RESULT '),
     async kill() {
       proc.kill('SIGKILL')
       await exited
@@ -65,13 +66,14 @@ function child(job) {
 /** Each tool's own record: one entry per event, in order. */
 const records = (file) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [])
 
-/** The thread's run id while a run holds it. */
-async function activeRun(url, thread) {
+/** The thread's run id while a run holds it (null once `proc` has printed its result). */
+async function activeRun(url, thread, proc) {
   const store = createStore(url)
   try {
     for (let i = 0; i < 500; i++) {
       const t = await store.getThread(thread)
       if (t && t.activeRunId) return t.activeRunId
+      if (proc && proc.printed()) return null
       await sleep(10)
     }
     throw new Error('no run holds the thread')
@@ -106,7 +108,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       await first.waitFor('hanging charge')
       const runId = await activeRun(url, 'order-1')
       while (!records(file).some((r) => r.tool === 'lookup' && r.phase === 'done')) await sleep(10)
-      await sleep(300) // the finished call's record is committed right after it returns
+      await sleep(1000) // the finished call's record is committed right after it returns (sub-ms on SQLite, a round trip on PostgreSQL)
       await first.kill()
       await sleep(700) // the lease (600 ms) runs out
 
@@ -240,6 +242,154 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       assert.equal(s.requests.length, 2)
     })
 
+    test('two processes resuming the same run together: one takes it, the other is thread_busy, and the run stays whole', async (t) => {
+      const url = fresh()
+      const file = join(scratch, `records-${++count}.jsonl`)
+      const s = await standIn(t, [toolUse('charge', { id: 'r' }), text('raced')])
+      const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
+      const first = child({ ...base, mode: 'run', thread: 'race', prompt: 'charge', hang: ['charge'] })
+      await first.waitFor('hanging charge')
+      const runId = await activeRun(url, 'race')
+      await first.kill()
+      await sleep(700)
+      const results = await Promise.all([child({ ...base, mode: 'resume', runId }).result(), child({ ...base, mode: 'resume', runId }).result()])
+      // The loser found it held (thread_busy), or, coming after the winner had ended it, its
+      // stored result: either way one process ran it.
+      for (const r of results) {
+        if (r.error) assert.equal(r.error.code, 'thread_busy', JSON.stringify(r.error))
+        else assert.deepEqual([r.data.text, r.data.resumed, r.data.runId], ['raced', 1, runId])
+      }
+      assert.ok(results.some((r) => r.data !== null))
+      assert.equal(records(file).filter((r) => r.phase === 'start' && r.attempt === 2).length, 1)
+      const store = createStore(url)
+      t.after(() => store.close())
+      const after = await resumeRun(runId, { store, apiKey: s.apiKey })
+      assert.equal(after.error, null, 'the run ended answered, not superseded')
+      assert.equal(after.data.text, 'raced')
+      assert.equal(await stopRun(runId, { store }), false)
+    })
+
+    test('stopRun of a run whose process died: it is not taken over again; it ends aborted and runs nothing', async (t) => {
+      const url = fresh()
+      const file = join(scratch, `records-${++count}.jsonl`)
+      const s = await standIn(t, [toolUse('charge', { id: 's' }), text('never')])
+      const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
+      const first = child({ ...base, mode: 'run', thread: 'dead-stop', prompt: 'charge', hang: ['charge'] })
+      await first.waitFor('hanging charge')
+      const runId = await activeRun(url, 'dead-stop')
+      await first.kill()
+      const store = createStore(url)
+      t.after(() => store.close())
+      assert.equal(await stopRun(runId, { store }), true)
+      await sleep(700)
+      const recovered = await child({ ...base, mode: 'recover' }).result()
+      assert.deepEqual(recovered, [], 'a stopped run is not recovered')
+      const r = await resumeRun(runId, { store, apiKey: s.apiKey })
+      assert.equal(r.error.code, 'aborted')
+      assert.equal(r.error.runId, runId)
+      assert.equal(records(file).filter((x) => x.phase === 'start').length, 1)
+      assert.equal(s.requests.length, 1)
+      const thread = await store.getThread('dead-stop')
+      assert.equal(thread.status, 'idle')
+    })
+
+    test('a run taken over whose toolChoice names a tool not registered here ends with its error and is not taken again', async (t) => {
+      const url = fresh()
+      const file = join(scratch, `records-${++count}.jsonl`)
+      const s = await standIn(t, [toolUse('charge', { id: 'q' }), text('never')])
+      const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
+      const first = child({ ...base, mode: 'run', thread: 'choice', prompt: 'charge', hang: ['charge'] })
+      await first.waitFor('hanging charge')
+      const runId = await activeRun(url, 'choice')
+      await first.kill()
+      await sleep(700)
+      // This process registers none of the run's tools.
+      const store = createStore(url)
+      t.after(() => store.close())
+      const r = await resumeRun(runId, { store, apiKey: s.apiKey })
+      assert.equal(r.error?.code, 'tool_validation_error', JSON.stringify(r))
+      const again = await resumeRun(runId, { store, apiKey: s.apiKey })
+      assert.equal(again.error?.code, 'tool_validation_error')
+      assert.equal(s.requests.length, 1)
+    })
+
+    test('property: killed at random points, again and again, every run ends once; each call finished once or was re-attempted with its key; no committed reply requested again', async (t) => {
+      let seed = Number(process.env.DURABLE_SEED ?? Date.now() % 100_000)
+      const random = () => ((seed = (seed * 48271) % 2147483647) / 2147483647)
+      t.diagnostic(`seed ${seed} (DURABLE_SEED=${seed} repeats it)`)
+      const url = fresh()
+      let made = 0
+      const log = [] // per request: its history, and what its reply was (tool_use ids, or the text)
+      const s = await startStandIn({
+        replies: async (request) => {
+          const rounds = request.messages.filter((m) => m.role === 'user' && Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_result')).length
+          const entry = { history: JSON.stringify(request.messages), ids: [], text: null }
+          log.push(entry)
+          await sleep(Math.floor(random() * 120))
+          if (rounds >= 3) {
+            entry.text = `done ${++made}`
+            return text(entry.text)
+          }
+          entry.ids = [`toolu_p${++made}a`, `toolu_p${made}b`]
+          return message([toolUse('lookup', { id: `r${rounds}`, ms: Math.floor(random() * 150) }, entry.ids[0]), toolUse('charge', { id: `r${rounds}`, ms: Math.floor(random() * 150) }, entry.ids[1])])
+        },
+      })
+      t.after(() => s.close())
+      for (let run = 0; run < 4; run++) {
+        const file = join(scratch, `records-${++count}.jsonl`)
+        const thread = `prop-${run}`
+        const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
+        const first = log.length
+        let proc = child({ ...base, mode: 'run', thread, prompt: `run ${run}` })
+        let runId = await activeRun(url, thread, proc)
+        let result = null
+        for (let kills = 0; result === null; kills++) {
+          if (kills < 2) {
+            await sleep(50 + Math.floor(random() * 600))
+            await proc.kill()
+          }
+          const printed = await proc.result().catch(() => null)
+          if (printed !== null) {
+            result = printed
+            break
+          }
+          await sleep(700)
+          proc = child({ ...base, mode: 'resume', runId })
+        }
+        assert.equal(result.error, null, JSON.stringify(result.error))
+        runId ??= result.data.runId
+        assert.equal(result.data.runId, runId)
+        const store = createStore(url)
+        const { messages } = await store.getThread(thread)
+        await store.close()
+        // The model saw exactly one result for each call, and the run ended once, with its answer.
+        const uses = messages.flatMap((m) => (m.role === 'assistant' && Array.isArray(m.content) ? m.content.filter((b) => b.type === 'tool_use').map((b) => b.id) : []))
+        const results = messages.flatMap((m) => (m.role === 'user' && Array.isArray(m.content) ? m.content.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id) : []))
+        assert.equal(uses.length, 6)
+        assert.deepEqual([...results].sort(), [...uses].sort())
+        assert.equal(messages.at(-1).content.at(-1).text ?? messages.at(-1).content, result.data.text)
+        // Each call: one key on every attempt, attempts 1, 2 … in order, and it finished.
+        for (const id of uses) {
+          const mine = records(file).filter((r) => r.toolUseId === id)
+          const starts = mine.filter((r) => r.phase === 'start')
+          assert.ok(starts.length >= 1, `${id} never ran`)
+          // Attempts go up by one; the first one seen may be 2 or more when a process was killed
+          // after the call was recorded as started and before its tool began.
+          assert.deepEqual(starts.map((r) => r.attempt), starts.map((_, i) => starts[0].attempt + i), `${id}: attempts in order`)
+          assert.ok(mine.every((r) => r.key === `${runId}:${id}`), `${id}: one key on every attempt`)
+          assert.ok(mine.some((r) => r.phase === 'done'), `${id} never finished`)
+        }
+        // A request is sent again only while its reply was not committed.
+        const mineLog = log.slice(first)
+        const committed = (e) => (e.text !== null ? e.text === result.data.text : e.ids.every((id) => uses.includes(id)))
+        mineLog.forEach((e, i) => {
+          const before = mineLog.slice(0, i).find((o) => o.history === e.history && committed(o))
+          assert.equal(before, undefined, `request ${i} asked again for a reply already committed`)
+        })
+        runId = null
+      }
+    })
+
     test('two processes racing recoverRuns never take the same run; each expired run is resumed once', async (t) => {
       const url = fresh()
       const file = join(scratch, `records-${++count}.jsonl`)
@@ -262,3 +412,46 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
     })
   })
 }
+
+test('a streamed durable run tells its runId in its first part and in the UI stream start chunk', async (t) => {
+  const { registerTool, streamWithTools } = await import('anthropic-tool-calling')
+  registerTool({ definition: { name: 'durable_stream_lookup', description: 'Looks up', input_schema: { type: 'object' } }, execute: async () => 'ok' })
+  const s = await standIn(t, [toolUse('durable_stream_lookup', {}), text('streamed'), toolUse('durable_stream_lookup', {}), text('again')])
+  const store = createStore(BACKENDS.sqlite())
+  t.after(() => store.close())
+  const parts = []
+  const stream = streamWithTools('go', { store, thread: 'ui', baseURL: s.url, apiKey: s.apiKey, tools: ['durable_stream_lookup'] })
+  for await (const part of stream) parts.push(part)
+  const result = await stream.result
+  assert.equal(parts[0].type, 'start-step')
+  assert.equal(parts[0].runId, result.data.runId)
+  assert.match(result.data.runId, /^run_/)
+
+  const ui = streamWithTools('once more', { store, thread: 'ui', baseURL: s.url, apiKey: s.apiKey, tools: ['durable_stream_lookup'] })
+  const sse = await ui.toUIMessageStreamResponse().text()
+  const chunks = sse.split('\n\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)))
+  const again = await ui.result
+  assert.deepEqual(chunks[0], { type: 'start', messageMetadata: { runId: again.data.runId } })
+  assert.notEqual(again.data.runId, result.data.runId)
+})
+
+test("postgres: a run's log keeps no secret: not the key, the headers, the approval secret or an MCP server's token", async (t) => {
+  const url = pg.createDatabase('secrets')
+  const s = await standIn(t, [text('kept')])
+  const store = createStore(url)
+  t.after(() => store.close())
+  const secrets = { key: s.apiKey, header: 'hdr-secret-0123456789', approval: 'approval-secret-0123456789abcdef0123456789', token: 'mcp-token-0123456789' }
+  const r = await runWithTools('hi', {
+    store,
+    thread: 'secret',
+    baseURL: s.url,
+    apiKey: secrets.key,
+    headers: { 'x-team': secrets.header },
+    approvalSecret: secrets.approval,
+    mcpServers: [{ name: 'docs', url: 'https://docs.example.com/mcp', authorizationToken: secrets.token }],
+  })
+  assert.equal(r.error, null, JSON.stringify(r.error))
+  const logged = pg.sql('secrets', 'SELECT options FROM atc_runs')
+  assert.match(logged, /docs\.example\.com/)
+  for (const secret of Object.values(secrets)) assert.ok(!logged.includes(secret), `the log holds ${secret}`)
+})

@@ -220,7 +220,7 @@ async fn a_streamed_run_tells_its_events_in_order_and_ends_as_the_plain_one() {
     // The second step's text deltas add up to the answer.
     let second = events
         .iter()
-        .position(|e| matches!(e, RunEvent::StepStart { step: 1 }))
+        .position(|e| matches!(e, RunEvent::StepStart { step: 1, .. }))
         .unwrap();
     let text: String = events[second..]
         .iter()

@@ -6,7 +6,7 @@ import type { UIMessageStreamResponseInit } from './ui-chunker'
 
 /** One event of a streamed run; `O` is the type of the final result's `data.output`. */
 export type StreamPart<O = never> =
-  | { type: 'start-step'; step: number }
+  | { type: 'start-step'; step: number; /** A run with a store: its id (`data.runId`), from the first part on. */ runId?: string }
   | { type: 'text-delta'; text: string }
   | { type: 'reasoning-delta'; text: string }
   | { type: 'tool-input-start'; toolUseId: string; toolName: string }

@@ -57,6 +57,7 @@ class UIChunker {
   #lastId = 0
   /** Per toolUseId: { toolName, inputText, available }. */
   #calls = new Map()
+  #started = false
 
   constructor({ onError, messageId, sendReasoning }) {
     this.#onError = onError
@@ -65,10 +66,24 @@ class UIChunker {
   }
 
   start() {
-    return [this.#messageId === undefined ? { type: 'start' } : { type: 'start', messageId: this.#messageId }]
+    return []
+  }
+
+  /**
+   * The `start` chunk goes out with the run's first part: a durable run's first `start-step`
+   * carries its id, which the chunk gives as `messageMetadata.runId` (for `resumeStream` and
+   * `stopRun`).
+   */
+  #begin(part, out) {
+    this.#started = true
+    const chunk = { type: 'start' }
+    if (this.#messageId !== undefined) chunk.messageId = this.#messageId
+    if (part.type === 'start-step' && typeof part.runId === 'string') chunk.messageMetadata = { runId: part.runId }
+    out.push(chunk)
   }
 
   write(part, out) {
+    if (!this.#started) this.#begin(part, out)
     switch (part.type) {
       case 'start-step':
         this.#close(out)

@@ -5,14 +5,27 @@
 use serde_json::{Map, Value};
 
 use crate::binding::stores;
-use crate::engine::store::{DurableRun, TakeOver};
+use crate::engine::store::{holder, DurableRun, Store, TakeOver};
 use crate::engine::RunError;
 
 /// Options a run's log never keeps: secrets (the resuming process gives its own), and the
 /// store's handle, which means nothing to another process.
 const NOT_LOGGED: [&str; 5] = ["apiKey", "authToken", "approvalSecret", "headers", "store"];
 
-/// The run's options as its log keeps them: the request's `options` without [`NOT_LOGGED`].
+/// Options `resumeRun` may give again, over what the log keeps: the secrets, and the options
+/// that can hold one (a `baseURL` with a password or a query is not logged; an MCP server's
+/// `authorizationToken` is taken out of `mcpServers`).
+const GIVEN_AGAIN: [&str; 7] = [
+    "apiKey",
+    "authToken",
+    "approvalSecret",
+    "headers",
+    "store",
+    "baseURL",
+    "mcpServers",
+];
+
+/// The run's options as its log keeps them: the request's `options` without a secret.
 pub fn logged_options(request_json: &str) -> String {
     let options = serde_json::from_str::<Value>(request_json)
         .ok()
@@ -24,14 +37,31 @@ pub fn logged_options(request_json: &str) -> String {
     for key in NOT_LOGGED {
         options.remove(key);
     }
+    let credentialed = |url: &str| {
+        let rest = url.split_once("://").map_or(url, |(_, r)| r);
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        authority.contains('@') || url.contains('?')
+    };
+    if options
+        .get("baseURL")
+        .and_then(Value::as_str)
+        .is_some_and(credentialed)
+    {
+        options.remove("baseURL");
+    }
+    if let Some(Value::Array(servers)) = options.get_mut("mcpServers") {
+        for server in servers.iter_mut().filter_map(Value::as_object_mut) {
+            server.remove("authorizationToken");
+        }
+    }
     Value::Object(options).to_string()
 }
 
 /// What `resumeRun` comes to before anything runs.
 pub enum Resumed {
     /// The run was taken over: the request to run it with (JSON, as `runWithTools` sends it),
-    /// and its log.
-    Run(String, DurableRun),
+    /// its log, and its store.
+    Run(String, DurableRun, Store),
     /// The run had ended: its stored result and its thread's history.
     Ended {
         /// `{ data, error }` as JSON.
@@ -88,7 +118,7 @@ pub async fn take_over(mut request: Value) -> Result<Resumed, RunError> {
         }
         TakeOver::Ended(log) => {
             return Ok(Resumed::Ended {
-                result: log.result,
+                result: with_run_id(&log.result, &run_id),
                 messages: log.messages,
             })
         }
@@ -98,7 +128,7 @@ pub async fn take_over(mut request: Value) -> Result<Resumed, RunError> {
         Ok(Value::Object(o)) => o,
         _ => Map::new(),
     };
-    for key in NOT_LOGGED {
+    for key in GIVEN_AGAIN {
         if let Some(v) = given.get(key) {
             options.insert(key.to_owned(), v.clone());
         }
@@ -114,5 +144,49 @@ pub async fn take_over(mut request: Value) -> Result<Resumed, RunError> {
     );
     let env = request.get_mut("env").map(Value::take).unwrap_or_default();
     let json = serde_json::json!({ "prompt": [], "options": options, "env": env }).to_string();
-    Ok(Resumed::Run(json, DurableRun::TakenOver(Box::new(log))))
+    Ok(Resumed::Run(
+        json,
+        DurableRun::TakenOver(Box::new(log)),
+        store,
+    ))
+}
+
+/// A stored result with its run's id (`data.runId` or `error.runId`), as a run's own has it.
+fn with_run_id(result: &str, run_id: &str) -> String {
+    let Ok(mut v) = serde_json::from_str::<Value>(result) else {
+        return result.to_owned();
+    };
+    for side in ["data", "error"] {
+        if let Some(o) = v.get_mut(side).and_then(Value::as_object_mut) {
+            o.entry("runId")
+                .or_insert_with(|| Value::String(run_id.to_owned()));
+        }
+    }
+    v.to_string()
+}
+
+/// A run taken over whose options no longer hold in this process (a `toolChoice` naming a tool
+/// not registered here): it ends with `error`, so that nobody takes it over again and again.
+pub async fn give_up(store: &Store, run: &DurableRun, error: &mut RunError) {
+    let DurableRun::TakenOver(log) = run else {
+        return;
+    };
+    error.run_id = Some(log.id.clone());
+    let result = serde_json::json!({ "data": null, "error": &*error }).to_string();
+    let holder = holder(&log.id, log.resumed);
+    if let Err(e) = store.give_up(log.thread_id.clone(), holder, result).await {
+        tracing::warn!(
+            run = log.id.as_str(),
+            error = e.0.as_str(),
+            "a run taken over could not be ended"
+        );
+    }
+}
+
+/// For a run taken over, the names of `tools` this process registered: one it did not is the
+/// unknown-tool case when the model calls it, not a refusal of the whole run.
+pub fn registered_only(names: &mut Option<Vec<String>>, registered: &[crate::engine::Tool]) {
+    if let Some(names) = names {
+        names.retain(|n| registered.iter().any(|t| &t.name == n));
+    }
 }

@@ -109,8 +109,11 @@ pub async fn forward(
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 enum Part<'a> {
+    #[serde(rename_all = "camelCase")]
     StartStep {
         step: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        run_id: Option<&'a str>,
     },
     TextDelta {
         text: String,
@@ -241,7 +244,10 @@ pub fn batch_json(events: Vec<RunEvent>, trace: Option<&Traced>) -> String {
 fn part_of(event: &RunEvent) -> Option<Part<'_>> {
     let part = match event {
         RunEvent::Request(_) => return None,
-        RunEvent::StepStart { step } => Part::StartStep { step: *step },
+        RunEvent::StepStart { step, run_id } => Part::StartStep {
+            step: *step,
+            run_id: run_id.as_deref(),
+        },
         RunEvent::TextDelta(text) => Part::TextDelta { text: text.clone() },
         RunEvent::ReasoningDelta(text) => Part::ReasoningDelta { text: text.clone() },
         RunEvent::ToolInputStart { id, name } => Part::ToolInputStart {

@@ -257,7 +257,10 @@ mod tests {
         };
         let alone = parts(&batch_json(
             vec![
-                RunEvent::StepStart { step: 0 },
+                RunEvent::StepStart {
+                    step: 0,
+                    run_id: None,
+                },
                 RunEvent::TextDelta("hi".into()),
                 settled(CallOutcome::Ok, at),
             ],

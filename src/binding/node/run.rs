@@ -71,36 +71,55 @@ pub async fn run(
             panic!("panic requested by a test");
         }
         // `resumeRun`: the run is taken over (or found ended) before anything else.
-        let (request_json, durable) = match durable::resume_request(&request_json) {
+        let (request_json, taken) = match durable::resume_request(&request_json) {
             None => (request_json, None),
             Some(resume) => match durable::take_over(resume).await? {
-                Resumed::Run(json, run) => (json, Some(run)),
+                Resumed::Run(json, run, store) => (json, Some((run, store))),
                 Resumed::Ended { result, messages } => {
                     stored = Some((result, messages));
                     return Err(RunError::internal("ended"));
                 }
             },
         };
-        let mut request = parse_request(&request_json)?;
-        request.durable = match durable {
-            Some(run) => Some(run),
-            None if request.thread.is_some() => Some(DurableRun::New {
-                id: format!("run_{}", crate::engine::store::random_id()),
-                options: durable::logged_options(&request_json),
-            }),
-            None => None,
+        let prepared = (|| {
+            let mut request = parse_request(&request_json)?;
+            let registered = registry.bind(run_id, &shared);
+            if taken.is_some() {
+                durable::registered_only(&mut request.tool_names, &registered);
+            }
+            let tools = select_tools::offered(
+                registered,
+                request.tool_names.as_deref(),
+                request.config.tool_choice.as_ref(),
+            )?;
+            Ok((request, tools, client()?))
+        })();
+        let (mut request, tools, client) = match (prepared, taken) {
+            (Ok(ready), None) => {
+                let (mut request, tools, client) = ready;
+                if request.thread.is_some() {
+                    request.durable = Some(DurableRun::New {
+                        id: format!("run_{}", crate::engine::store::random_id()),
+                        options: durable::logged_options(&request_json),
+                    });
+                }
+                (request, tools, client)
+            }
+            (Ok((mut request, tools, client)), Some((run, _))) => {
+                request.durable = Some(run);
+                (request, tools, client)
+            }
+            (Err(e), None) => return Err(e),
+            (Err(mut e), Some((run, store))) => {
+                durable::give_up(&store, &run, &mut e).await;
+                return Err(e);
+            }
         };
         drop(request_json);
         let traced = parts.as_ref().is_some_and(|p| p.traced);
         if !traced {
             request.config.trace = None;
         }
-        let tools = select_tools::offered(
-            registry.bind(run_id, &shared),
-            request.tool_names.as_deref(),
-            request.config.tool_choice.as_ref(),
-        )?;
-        let client = client()?;
         let Some(parts) = parts.take() else {
             return run_on(client, request, &tools, &registry, &shared, None).await;
         };

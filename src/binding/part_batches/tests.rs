@@ -57,7 +57,10 @@ fn joins_adjacent_deltas_and_blanks_successful_outputs() {
     };
     let json = batch_json(
         vec![
-            RunEvent::StepStart { step: 0 },
+            RunEvent::StepStart {
+                step: 0,
+                run_id: None,
+            },
             RunEvent::TextDelta("Hel".into()),
             RunEvent::TextDelta("lo".into()),
             RunEvent::ToolInputStart {
@@ -107,7 +110,11 @@ async fn batches_what_comes_within_the_window_and_says_last() {
     let forwarder = tokio::spawn(forward(rx, None, move |json, last| {
         seen.lock().unwrap().push((json, last))
     }));
-    tx.send(RunEvent::StepStart { step: 0 }).unwrap();
+    tx.send(RunEvent::StepStart {
+        step: 0,
+        run_id: None,
+    })
+    .unwrap();
     tokio::time::sleep(Duration::from_millis(5)).await;
     tx.send(RunEvent::TextDelta("a".into())).unwrap();
     tokio::time::sleep(Duration::from_millis(1)).await;

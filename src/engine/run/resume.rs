@@ -42,17 +42,24 @@ pub async fn resume(
     let cfg = talk.cfg();
     if let Some(progress) = &cfg.taken_over {
         talk.go_on_from(progress);
-        if cfg.approvals.is_empty() {
-            return match waiting {
-                Some(w) if !w.partial_user => talk.retake_round().await,
-                Some(_) => Err(RunError::internal(
-                    "a run taken over ends with some of its round's results",
-                )),
-                None => Ok(None),
-            };
+        // The run's decisions stand while the calls they decide still wait; once their round
+        // was committed the history waits for none of them (or for a later round's calls).
+        let Some(waiting) = waiting else {
+            return Ok(None);
+        };
+        if !cfg.approvals.is_empty() {
+            if let Ok(decided) = decisions(&waiting, cfg) {
+                return run_decided(talk, waiting, &decided).await;
+            }
         }
+        if waiting.partial_user {
+            return Err(RunError::internal(
+                "a run taken over ends with some of its round's results and no decision for the rest",
+            ));
+        }
+        return talk.retake_round().await;
     }
-    let Some(mut waiting) = waiting else {
+    let Some(waiting) = waiting else {
         if cfg.approvals.is_empty() {
             return Ok(None);
         }
@@ -61,8 +68,17 @@ pub async fn resume(
         ));
     };
     let decided = decisions(&waiting, cfg)?;
+    run_decided(talk, waiting, &decided).await
+}
+
+/// Runs the waiting calls by their decisions; their results join the history.
+async fn run_decided(
+    talk: &mut Conversation<'_>,
+    mut waiting: Waiting,
+    decided: &[Decision],
+) -> Result<Option<RunOutput>, RunError> {
     let calls = std::mem::take(&mut waiting.calls);
-    match talk.tool_round(calls, Some(&decided)).await? {
+    match talk.tool_round(calls, Some(decided)).await? {
         RoundOutcome::Done(answers) => {
             waiting.answer(&mut talk.messages, &answers);
             Ok(None)

@@ -255,7 +255,14 @@ async fn execute_all(
             let Some((i, r)) = dispatch(i, r, cfg, answers) else {
                 continue;
             };
-            let settled = execute_call(r, cfg, log, i).await?;
+            let settled = match execute_call(r, cfg, log, i).await {
+                Ok(settled) => settled,
+                // The journal failed: the call (which may have run) is told as interrupted.
+                Err(failure) => {
+                    tell_interrupted(log.interrupt(fb::ABORTED_CALL), answers.events());
+                    return Err(failure);
+                }
+            };
             if stop && settled.failure.is_some() {
                 return Err(answers.stop_here(i, settled));
             }

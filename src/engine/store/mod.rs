@@ -6,6 +6,7 @@
 //! The operations (`threads`) are written once, against [`Tx`]; each backend runs them in a
 //! transaction of its own kind.
 
+mod call_log;
 mod committer;
 mod database;
 mod new_turn;
@@ -20,7 +21,7 @@ mod tx;
 mod url;
 
 pub use database::{random_id, Store, StoreOptions, DEFAULT_LEASE_MS};
-pub use run_log::{RunLog, TakeOver};
+pub use run_log::{holder, RunLog, TakeOver};
 pub use thread_run::{run_in_thread, DurableRun, ThreadRef};
 pub use threads::{ThreadRecord, ThreadSummary};
 pub use tx::StoreError;

@@ -97,6 +97,25 @@ async fn end_superseded(tx: &mut dyn Tx, run_id: &str) -> Result<(), StoreError>
     Ok(())
 }
 
+/// A run stopped (`stopRun`) while nobody held it ends with this when it would be taken over.
+const STOPPED: &str = r#"{"data":null,"error":{"code":"aborted","message":"The run was stopped (stopRun) while its process was gone; it was not resumed."}}"#;
+
+/// Lets go of the thread `holder` holds and ends its run with `result`, the history as it is.
+async fn let_go(
+    tx: &mut dyn Tx,
+    thread_id: &str,
+    holder: &str,
+    run_id: &str,
+    result: &str,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE atc_threads SET active_run = '', lease_until = 0, updated_at = $3 WHERE id = $1 AND active_run = $2",
+        &[thread_id.into(), holder.into(), now_ms().into()],
+    )
+    .await?;
+    end(tx, run_id, result).await
+}
+
 /// Records the run's end (`result`), in the transaction that lets go of its thread.
 pub(super) async fn end(tx: &mut dyn Tx, run_id: &str, result: &str) -> Result<(), StoreError> {
     tx.execute(
@@ -121,22 +140,6 @@ pub(super) async fn note_progress(
     Ok(())
 }
 
-/// Whether `holder` holds thread `thread_id`, its time moved on (one statement; it locks the
-/// row).
-pub(super) async fn holds(
-    tx: &mut dyn Tx,
-    thread_id: &str,
-    holder: &str,
-) -> Result<bool, StoreError> {
-    let held = tx
-        .execute(
-            "UPDATE atc_threads SET updated_at = $3 WHERE id = $1 AND active_run = $2",
-            &[thread_id.into(), holder.into(), now_ms().into()],
-        )
-        .await?;
-    Ok(held == 1)
-}
-
 async fn messages(tx: &mut dyn Tx, thread_id: &str) -> Result<Vec<String>, StoreError> {
     let rows = tx
         .query(
@@ -150,88 +153,85 @@ async fn messages(tx: &mut dyn Tx, thread_id: &str) -> Result<Vec<String>, Store
         .collect())
 }
 
-async fn calls(tx: &mut dyn Tx, run_id: &str) -> Result<HashMap<String, Recorded>, StoreError> {
-    let rows = tx
-        .query(
-            "SELECT tool_use_id, attempts, finished FROM atc_calls WHERE run_id = $1",
-            &[run_id.into()],
-        )
-        .await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| {
-            let mut row = row.into_iter();
-            let mut next = || row.next().unwrap_or(Val::Int(0));
-            let (id, attempts, finished) = (next().into_text(), next().int(), next().into_text());
-            let recorded = Recorded {
-                attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
-                finished: (!finished.is_empty()).then_some(finished),
-            };
-            (id, recorded)
-        })
-        .collect())
-}
-
 impl Store {
     /// Takes run `run_id` over for this process until `lease_ms` from now, if its lease ran out
-    /// (only one of many processes asking together wins); reads its log.
+    /// (only one of many processes asking together wins: its thread's row is locked); reads
+    /// its log. A run asked to stop while nobody held it ends here as aborted, running nothing.
     pub async fn take_over(&self, run_id: String, lease_ms: i64) -> Result<TakeOver, StoreError> {
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
-                let rows = tx
+                // The thread's row is locked before the run's is read, as every other write of
+                // a run does (PostgreSQL would find a deadlock in the other order); a second
+                // taker waits here and then reads what the first one wrote.
+                let found = tx
                     .query(
-                        "SELECT thread_id, options, started_at_seq, progress, status, result, resumed FROM atc_runs WHERE id = $1",
+                        "SELECT thread_id FROM atc_runs WHERE id = $1",
                         &[run_id.as_str().into()],
                     )
                     .await?;
-                let Some(row) = rows.into_iter().next() else {
+                let Some(thread_id) = found.into_iter().next().and_then(|r| r.into_iter().next())
+                else {
                     return Ok(TakeOver::NoSuch);
                 };
-                let mut row = row.into_iter();
+                let thread_id = thread_id.into_text();
+                let sql = format!(
+                    "SELECT active_run, lease_until, secret, owner FROM atc_threads WHERE id = $1{}",
+                    tx.for_update()
+                );
+                let thread = tx.query(&sql, &[thread_id.as_str().into()]).await?;
+                let mut thread = thread.into_iter().next().unwrap_or_default().into_iter();
+                let mut next = || thread.next().unwrap_or(Val::Int(0));
+                let (active, lease) = (next().into_text(), next().int());
+                let (secret, owner) = (next().into_text(), next().into_text());
+                let rows = tx
+                    .query(
+                        "SELECT options, started_at_seq, progress, status, result, resumed, stop_requested FROM atc_runs WHERE id = $1",
+                        &[run_id.as_str().into()],
+                    )
+                    .await?;
+                let mut row = rows.into_iter().next().unwrap_or_default().into_iter();
                 let mut next = || row.next().unwrap_or(Val::Int(0));
                 let mut log = RunLog {
                     id: run_id.clone(),
-                    thread_id: next().into_text(),
+                    thread_id,
+                    owner,
+                    secret,
                     options: next().into_text(),
                     start: usize::try_from(next().int()).unwrap_or(0),
                     progress: next().into_text(),
                     ..RunLog::default()
                 };
                 let (status, result, takes) = (next().into_text(), next().into_text(), next().int());
+                let stop = next().int() != 0;
                 let takes = u32::try_from(takes).unwrap_or(0);
-                let sql = format!(
-                    "SELECT active_run, lease_until, secret, owner FROM atc_threads WHERE id = $1{}",
-                    tx.for_update()
-                );
-                let thread = tx.query(&sql, &[log.thread_id.as_str().into()]).await?;
-                let mut thread = thread.into_iter().next().unwrap_or_default().into_iter();
-                let mut next = || thread.next().unwrap_or(Val::Int(0));
-                let (active, lease) = (next().into_text(), next().int());
-                log.secret = next().into_text();
-                log.owner = next().into_text();
                 let now = now_ms();
                 let current = holder(&run_id, takes);
-                if status == "done" || active != current {
-                    if status != "done" {
-                        end_superseded(tx, &run_id).await?;
-                    }
-                    log.result = if status == "done" { result } else { SUPERSEDED.to_owned() };
+                if status == "done" {
+                    log.result = result;
+                    log.messages = messages(tx, &log.thread_id).await?;
+                    return Ok(TakeOver::Ended(log));
+                }
+                if active != current {
+                    // Another run took the thread while nobody held this one.
+                    end_superseded(tx, &run_id).await?;
+                    log.result = SUPERSEDED.to_owned();
                     log.messages = messages(tx, &log.thread_id).await?;
                     return Ok(TakeOver::Ended(log));
                 }
                 if lease > now {
                     return Ok(TakeOver::Busy);
                 }
-                let taken = tx
-                    .execute(
-                        "UPDATE atc_threads SET active_run = $3, lease_until = $4, updated_at = $5
-                         WHERE id = $1 AND active_run = $2 AND lease_until <= $5",
-                        &[log.thread_id.as_str().into(), current.into(), holder(&run_id, takes + 1).into(), (now + lease_ms).into(), now.into()],
-                    )
-                    .await?;
-                if taken != 1 {
-                    return Ok(TakeOver::Busy);
+                if stop {
+                    log.result = STOPPED.to_owned();
+                    let_go(tx, &log.thread_id, &current, &run_id, STOPPED).await?;
+                    log.messages = messages(tx, &log.thread_id).await?;
+                    return Ok(TakeOver::Ended(log));
                 }
+                tx.execute(
+                    "UPDATE atc_threads SET active_run = $3, lease_until = $4, updated_at = $5 WHERE id = $1 AND active_run = $2",
+                    &[log.thread_id.as_str().into(), current.into(), holder(&run_id, takes + 1).into(), (now + lease_ms).into(), now.into()],
+                )
+                .await?;
                 tx.execute(
                     "UPDATE atc_runs SET resumed = resumed + 1, updated_at = $2 WHERE id = $1",
                     &[run_id.as_str().into(), now.into()],
@@ -239,8 +239,25 @@ impl Store {
                 .await?;
                 log.resumed = takes + 1;
                 log.messages = messages(tx, &log.thread_id).await?;
-                log.calls = calls(tx, &run_id).await?;
+                log.calls = super::call_log::calls(tx, &run_id).await?;
                 Ok(TakeOver::Taken(log))
+            })
+        }))
+        .await
+    }
+
+    /// A run taken over that cannot go on (its options no longer hold here): it ends with
+    /// `result`, and its thread is let go as it is (the next run answers what it left open).
+    pub async fn give_up(
+        &self,
+        thread_id: String,
+        holder: String,
+        result: String,
+    ) -> Result<(), StoreError> {
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                let run_id = run_of(&holder).to_owned();
+                let_go(tx, &thread_id, &holder, &run_id, &result).await
             })
         }))
         .await
@@ -252,7 +269,7 @@ impl Store {
             Box::pin(async move {
                 let rows = tx
                     .query(
-                        "SELECT active_run FROM atc_threads WHERE active_run <> '' AND lease_until <= $1
+                        "SELECT active_run FROM atc_threads WHERE active_run LIKE '%.%' AND lease_until <= $1
                          ORDER BY lease_until LIMIT $2",
                         &[now_ms().into(), i64::from(limit.clamp(1, 10_000)).into()],
                     )
@@ -297,61 +314,6 @@ impl Store {
                     .first()
                     .and_then(|r| r.first())
                     .is_some_and(|v| v.int() != 0))
-            })
-        }))
-        .await
-    }
-
-    /// Records call `tool_use_id` of run `run_id` as started, if `holder` still holds its
-    /// thread: the attempt this is, or `None` when the run was lost.
-    pub async fn call_started(
-        &self,
-        thread_id: String,
-        holder: String,
-        run_id: String,
-        tool_use_id: String,
-    ) -> Result<Option<u32>, StoreError> {
-        self.transact(Box::new(move |tx| {
-            Box::pin(async move {
-                if !holds(tx, &thread_id, &holder).await? {
-                    return Ok(None);
-                }
-                let rows = tx
-                    .query(
-                        "INSERT INTO atc_calls (run_id, tool_use_id, attempts, started_at, finished) VALUES ($1, $2, 1, $3, '')
-                         ON CONFLICT (run_id, tool_use_id) DO UPDATE SET attempts = atc_calls.attempts + 1, started_at = $3
-                         RETURNING attempts",
-                        &[run_id.into(), tool_use_id.into(), now_ms().into()],
-                    )
-                    .await?;
-                let attempts = rows.first().and_then(|r| r.first()).map_or(1, Val::int);
-                Ok(Some(u32::try_from(attempts).unwrap_or(u32::MAX)))
-            })
-        }))
-        .await
-    }
-
-    /// Records what call `tool_use_id` of run `run_id` came to, if `holder` still holds its
-    /// thread; whether it did.
-    pub async fn call_finished(
-        &self,
-        thread_id: String,
-        holder: String,
-        run_id: String,
-        tool_use_id: String,
-        record: String,
-    ) -> Result<bool, StoreError> {
-        self.transact(Box::new(move |tx| {
-            Box::pin(async move {
-                if !holds(tx, &thread_id, &holder).await? {
-                    return Ok(false);
-                }
-                tx.execute(
-                    "UPDATE atc_calls SET finished = $3 WHERE run_id = $1 AND tool_use_id = $2",
-                    &[run_id.into(), tool_use_id.into(), record.into()],
-                )
-                .await?;
-                Ok(true)
             })
         }))
         .await

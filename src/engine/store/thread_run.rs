@@ -141,11 +141,6 @@ pub async fn run_in_thread(
             }
         }
         DurableRun::TakenOver(log) => {
-            // Decisions were applied (and used up) when the run began: they stand only while
-            // the run has not gone past the round they decide.
-            if log.messages.len() != log.start {
-                cfg.approvals.clear();
-            }
             cfg.taken_over = Some(serde_json::from_str(&log.progress).unwrap_or_default());
             (log.id, log.resumed, log.messages, log.secret, log.calls)
         }
@@ -188,19 +183,11 @@ pub async fn run_in_thread(
         let mut renewed = tokio::time::Instant::now();
         loop {
             tokio::time::sleep(tick).await;
-            match store.asked_to_stop(run_id.clone()).await {
-                Ok(true) => {
-                    stop.cancel();
-                    std::future::pending::<()>().await;
-                }
-                Ok(false) => {}
-                Err(e) => {
-                    lost.lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .get_or_insert(store_failed(e));
-                    stop.cancel();
-                    std::future::pending::<()>().await;
-                }
+            // A look that fails is not the run's failure: the renewal below says whether the
+            // store still holds the run.
+            if let Ok(true) = store.asked_to_stop(run_id.clone()).await {
+                stop.cancel();
+                std::future::pending::<()>().await;
             }
             if renewed.elapsed() < renew_every {
                 continue;

@@ -205,7 +205,8 @@ impl Store {
         .await
     }
 
-    /// Deletes the thread and its messages; `false` if there is none `owner` may see.
+    /// Deletes the thread, its messages and its runs' logs; `false` if there is none `owner`
+    /// may see.
     pub async fn delete_thread(&self, id: String, owner: String) -> Result<bool, StoreError> {
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
@@ -214,6 +215,17 @@ impl Store {
                 }
                 tx.execute(
                     "DELETE FROM atc_messages WHERE thread_id = $1",
+                    &[id.as_str().into()],
+                )
+                .await?;
+                // Its runs' logs hold its words and its tools' outputs: they go with it.
+                tx.execute(
+                    "DELETE FROM atc_calls WHERE run_id IN (SELECT id FROM atc_runs WHERE thread_id = $1)",
+                    &[id.as_str().into()],
+                )
+                .await?;
+                tx.execute(
+                    "DELETE FROM atc_runs WHERE thread_id = $1",
                     &[id.as_str().into()],
                 )
                 .await?;

@@ -22,6 +22,8 @@ pub enum RunEvent {
     StepStart {
         /// Counted from 0.
         step: u32,
+        /// The run's id in its store (a durable run): the first part a stream shows carries it.
+        run_id: Option<String>,
     },
     /// More of the reply's text.
     TextDelta(String),

@@ -44,7 +44,11 @@ impl Conversation<'_> {
         };
         self.sending_first = std::mem::replace(&mut self.first, false);
         if let Some(sink) = self.run.events {
-            sink.emit(RunEvent::StepStart { step: self.step });
+            let run_id = Some(&cfg.durable_id).filter(|id| !id.is_empty()).cloned();
+            sink.emit(RunEvent::StepStart {
+                step: self.step,
+                run_id,
+            });
         }
         let traced = Pending::start(cfg, self.run.events, self.step, max_tokens, &self.messages);
         // The reply continues a paused turn (the last message): it joins that message.

@@ -753,7 +753,11 @@ export interface StoredThread {
   /** The calls that wait for a person's decision. */
   pendingApprovals: PendingApproval[]
   status: 'idle' | 'running' | 'paused'
-  /** The id of the run that holds the thread, while one does. */
+  /**
+   * The id of the run that holds the thread, while one does; also of a run whose process stopped
+   * while it held the thread (its lease ran out, `status` is no longer `running`) until it is
+   * resumed (`resumeRun`, `recoverRuns`) or a new run takes the thread.
+   */
   activeRunId: string | null
   /** ISO 8601. */
   createdAt: string

@@ -21,7 +21,9 @@ const SESSION_COOKIE = 'order_assistant_session'
 const SHOTS = join(app, 'test-results')
 const next = join(app, 'node_modules', 'next', 'dist', 'bin', 'next')
 
-let api, server, context, base, work, dbFile, spansFile, otlp, chromium, store
+let api, server, context, base, work, dbFile, spansFile, otlp, chromium, store, startServer
+/** How long a run holds its chat without renewing, in the example's server. */
+const LEASE_MS = 3000
 const cleanups = []
 
 before(async () => {
@@ -59,12 +61,15 @@ before(async () => {
 
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
-  server = startProcess(process.execPath, [next, 'start', '-H', '127.0.0.1', '-p', String(port)], {
-    cwd: app,
-    env: { ...env, ...tracing, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: api.url, ORDERS_DB: db, ANTHROPIC_TOOL_CALLING_STORE: storeUrl, SESSION_SECRET },
-  })
+  // A run's lease (lib/store.ts): 3 s, so that the case that kills the server sees its run
+  // taken over soon after the restart.
+  const serverEnv = { ...env, ...tracing, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: api.url, ORDERS_DB: db, ANTHROPIC_TOOL_CALLING_STORE: storeUrl, SESSION_SECRET, ORDER_ASSISTANT_LEASE_MS: String(LEASE_MS) }
+  startServer = async () => {
+    server = startProcess(process.execPath, [next, 'start', '-H', '127.0.0.1', '-p', String(port)], { cwd: app, env: serverEnv })
+    await waitForHttp(base, server)
+  }
   cleanups.push(() => server.stop())
-  await waitForHttp(base, server)
+  await startServer()
 
   ;({ chromium } = createRequire(join(app, 'package.json'))('playwright-core'))
   context = await chromium.launchPersistentContext(join(work, 'chromium-profile'), { ...BROWSER, viewport: { width: 1000, height: 900 } })
@@ -1355,6 +1360,55 @@ test('/chat: the page closed right after an approved call ran; the same approval
       const history = (next.fullBody ?? next.body).messages
       assert.ok(history.some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_result' && b.tool_use_id === pending.toolUseId)))
       assert.deepEqual(returnsOf('8080'), ['RET-8080'])
+    })
+  } finally {
+    api.handler = demoModel
+  }
+})
+
+test('/chat: the server is killed (SIGKILL) mid-answer; restarted, it takes the run over and the chat finishes', { timeout: 120_000 }, async () => {
+  api.handler = slowly(250) // the tool_use reply takes about 2.5 s
+  const from = api.requests.length
+  try {
+    await onPage('27-chat-server-killed', async (page) => {
+      await page.goto(`${base}/chat`, { waitUntil: 'networkidle' })
+      const id = chatIdOf(page)
+      await page.getByLabel('Message').fill("What's the status of order #4821?")
+      await page.getByRole('button', { name: 'Send' }).click()
+      // The model is still writing its tool call when the server dies.
+      await page.locator('[data-testid="tool-call"][data-tool="get_order_status"]').waitFor({ timeout: 15_000 })
+      assert.ok(!api.requests[from].sseEvents.includes('message_stop'), 'the reply was still streaming')
+      const running = await threadOf(id)
+      assert.equal(running.status, 'running')
+      const old = server
+      process.kill(-old.child.pid, 'SIGKILL')
+      await old.exited
+      await page.screenshot({ path: join(SHOTS, '27-chat-server-killed-dead.png'), fullPage: true })
+
+      // Back up at once: the dead server's lease is still alive, so instrumentation.ts looks
+      // again after it (lib/recover-runs.ts) and takes the run over.
+      api.handler = slowly(5)
+      await startServer()
+      let done = await threadOf(id)
+      for (let waited = 0; !(done.status === 'idle' && done.messages.at(-1).role === 'assistant') && waited < 30_000; waited += 250) {
+        await new Promise((r) => setTimeout(r, 250))
+        done = await threadOf(id)
+      }
+      assert.equal(done.status, 'idle', server.output.slice(-3000))
+      const answer = done.messages.at(-1).content.filter((b) => b.type === 'text').map((b) => b.text).join('')
+      assert.match(answer, /4821/)
+      assert.match(server.output, /\[tool-calling\] recovered run_[0-9a-f]+: answered/)
+      // The reply cut with the server was asked for again (it was never kept); nothing else twice.
+      const asked = api.requests.slice(from).map((r) => JSON.stringify((r.fullBody ?? r.body).messages))
+      assert.equal(asked.length, 3, 'the cut request, sent again, then the one after the tool')
+      assert.equal(asked[0], asked[1])
+
+      // The chat, reloaded, shows the answer the restarted server finished.
+      await page.reload({ waitUntil: 'networkidle' })
+      const reply = page.getByTestId('message-assistant').nth(0)
+      await reply.locator('[data-testid="text"][data-state="done"]').waitFor({ timeout: 10_000 })
+      assert.match(await text(reply.getByTestId('text')), /4821/)
+      assert.equal(await page.locator('[data-testid="tool-call"][data-tool="get_order_status"]').getAttribute('data-state'), 'output-available')
     })
   } finally {
     api.handler = demoModel

@@ -1,4 +1,5 @@
-// Next.js calls register() once when a server starts. It registers OpenTelemetry with
+// Next.js calls register() once when a server starts. It takes over the runs a server that died
+// left behind (lib/recover-runs.ts), and registers OpenTelemetry with
 // @vercel/otel: Next.js then traces each request, and anthropic-tool-calling (which finds the same
 // @opentelemetry/api in node_modules) adds its invoke_agent, chat and execute_tool spans under it.
 //
@@ -12,6 +13,12 @@ import { registerOTel } from '@vercel/otel'
 
 export async function register() {
   const env = process.env
+  // Runs a crash or a deploy left behind are finished here (lib/recover-runs.ts). Node.js only:
+  // the package is a native addon.
+  if (env.NEXT_RUNTIME === 'nodejs') {
+    const { recoverExpiredRuns } = await import('./lib/recover-runs')
+    recoverExpiredRuns()
+  }
   const processors: ('auto' | SpanProcessor)[] = []
   // @vercel/otel's own export: OTLP from the standard variables, or Vercel's collector when
   // deployed there. Not by default: without an endpoint it would post to localhost:4318.

@@ -120,8 +120,9 @@ impl NativeStore {
                 .iter()
                 .filter_map(|m| serde_json::from_str(m).ok())
                 .collect();
-            let active =
-                (!t.active_run.is_empty() && t.status == "running").then_some(&t.active_run);
+            // The run that holds the thread, or whose process stopped holding it (its lease ran
+            // out): the one `resumeRun` would take over.
+            let active = (!t.active_run.is_empty()).then_some(&t.active_run);
             Ok(Some(
                 json!({
                     "id": t.id,

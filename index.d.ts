@@ -562,7 +562,11 @@ export interface RunOptions<C = unknown> {
    * your users' data). Default: spans without content; nothing at all without a provider.
    */
   telemetry?: boolean | TelemetryOptions
-  /** The store (`createStore`) that keeps the run's thread. Needs `thread`. Default: none. */
+  /**
+   * The store (`createStore`) that keeps the run: its thread (`thread`), or without one a thread of
+   * the run's own that no owner can read. Every run with a store is durable: it has a `runId`, and
+   * when its process dies another takes it over (`resumeRun`, `recoverRuns`). Default: none.
+   */
   store?: Store
   /**
    * The stored thread the run goes on in: its id (1–200 characters), or `{ id, owner }` to bind it

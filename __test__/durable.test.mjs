@@ -70,7 +70,8 @@ const records = (file) => (existsSync(file) ? readFileSync(file, 'utf8').trim().
 async function activeRun(url, thread, proc) {
   const store = createStore(url)
   try {
-    for (let i = 0; i < 500; i++) {
+    // Up to 30 s: a child on a busy machine can take seconds to start.
+    for (let i = 0; i < 3000; i++) {
       const t = await store.getThread(thread)
       if (t && t.activeRunId) return t.activeRunId
       if (proc && proc.printed()) return null
@@ -132,6 +133,49 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const resultsSent = s.requests[1].messages.at(-1).content.filter((b) => b.type === 'tool_result')
       assert.equal(resultsSent.length, 2)
       assert.ok(result.data.toolCalls.some((c) => c.toolName === 'charge' && !c.isError))
+    })
+
+    test('killed between a reply and its tools: the reply is not requested again, the call runs once, as attempt 1', async (t) => {
+      const url = fresh()
+      const file = join(scratch, `records-${++count}.jsonl`)
+      const s = await standIn(t, [toolUse('gated', { id: 'g' }), text('gated done')])
+      const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
+      const first = child({ ...base, mode: 'run', thread: 'between', prompt: 'go', holdBeforeTools: true })
+      await first.waitFor('between the reply and its tools')
+      const runId = await activeRun(url, 'between')
+      await first.kill()
+      assert.deepEqual(records(file), [], 'no tool had started')
+      await sleep(700)
+      const result = await child({ ...base, mode: 'resume', runId }).result()
+      assert.equal(result.error, null, JSON.stringify(result.error))
+      assert.equal(result.data.text, 'gated done')
+      assert.deepEqual(records(file).filter((r) => r.phase === 'start').map((r) => r.attempt), [1])
+      assert.equal(s.requests.length, 2, 'the committed reply was not asked for again')
+    })
+
+    test('a run with a store and no thread is durable too: its own thread, taken over by recoverRuns', async (t) => {
+      const url = fresh()
+      const file = join(scratch, `records-${++count}.jsonl`)
+      const s = await standIn(t, [toolUse('charge', { id: 'o' }), text('own thread done')])
+      const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
+      // A whole history as the prompt, as a run without a store takes it.
+      const first = child({ ...base, mode: 'run', prompt: [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'Hi, how can I help?' }, { role: 'user', content: 'charge it' }], hang: ['charge'] })
+      await first.waitFor('hanging charge')
+      await first.kill()
+      const store = createStore(url)
+      t.after(() => store.close())
+      assert.deepEqual(await store.listThreads(), [], 'a run\'s own thread is listed for nobody')
+      await sleep(700)
+      const recovered = await child({ ...base, mode: 'recover' }).result()
+      assert.equal(recovered.length, 1)
+      const { runId, result } = recovered[0]
+      assert.equal(result.error, null, JSON.stringify(result.error))
+      assert.equal(result.data.text, 'own thread done')
+      assert.equal(result.data.runId, runId)
+      assert.equal(result.data.resumed, 1)
+      assert.equal(result.data.messages.length, 6)
+      assert.deepEqual(records(file).filter((r) => r.phase === 'start').map((r) => r.attempt), [1, 2])
+      assert.equal(s.requests.length, 2)
     })
 
     test('killed while a request is in flight: that request is sent again, nothing runs twice', async (t) => {

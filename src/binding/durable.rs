@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::binding::stores;
-use crate::engine::store::{holder, DurableRun, Store, TakeOver};
+use crate::engine::store::{holder, DurableRun, Store, TakeOver, OWN_THREAD_OWNER};
 use crate::engine::RunError;
 
 /// Options a run's log never keeps: secrets (the resuming process gives its own), and the
@@ -133,17 +133,23 @@ pub async fn take_over(mut request: Value) -> Result<Resumed, RunError> {
             options.insert(key.to_owned(), v.clone());
         }
     }
-    let owner = if log.owner.is_empty() {
-        Value::Null
-    } else {
-        Value::String(log.owner.clone())
-    };
-    options.insert(
-        "thread".into(),
-        serde_json::json!({ "id": log.thread_id, "owner": owner }),
-    );
     let env = request.get_mut("env").map(Value::take).unwrap_or_default();
-    let json = serde_json::json!({ "prompt": [], "options": options, "env": env }).to_string();
+    let json = if log.owner == OWN_THREAD_OWNER {
+        // A run with a store and no thread: its thread of its own.
+        serde_json::json!({ "prompt": [], "options": options, "env": env, "ownThread": log.thread_id })
+    } else {
+        let owner = if log.owner.is_empty() {
+            Value::Null
+        } else {
+            Value::String(log.owner.clone())
+        };
+        options.insert(
+            "thread".into(),
+            serde_json::json!({ "id": log.thread_id, "owner": owner }),
+        );
+        serde_json::json!({ "prompt": [], "options": options, "env": env })
+    }
+    .to_string();
     Ok(Resumed::Run(
         json,
         DurableRun::TakenOver(Box::new(log)),

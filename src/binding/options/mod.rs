@@ -56,6 +56,10 @@ struct Incoming<'a> {
     options: Option<&'a RawValue>,
     #[serde(default)]
     env: BTreeMap<String, Value>,
+    /// A run taken over whose run had a thread of its own (no `thread`): that thread. Set only
+    /// by the binding (`resumeRun`), never from a caller's options.
+    #[serde(default, rename = "ownThread")]
+    own_thread: Option<String>,
 }
 
 /// Parses `{ prompt, options, env }`, the JSON the JS layer sends.
@@ -74,15 +78,19 @@ pub fn parse_request(json: &str) -> Result<RunRequest, RunError> {
     };
     // In a stored thread an empty prompt resumes a pause (with `approvals`): the history is the
     // store's, so there is nothing else to send.
-    let resumes_thread =
-        options.thread.raw().is_some() && incoming.prompt.is_some_and(|p| p.get().trim() == "[]");
+    let resumes_thread = (options.thread.raw().is_some() || incoming.own_thread.is_some())
+        && incoming.prompt.is_some_and(|p| p.get().trim() == "[]");
     let prompt = if resumes_thread {
         prompt::Prompt::default()
     } else {
         prompt::parse_prompt(incoming.prompt)?
     };
     let (config, tool_names) = parse_options(&options, &incoming.env, &prompt)?;
-    let thread = thread::thread(options.store, options.thread)?;
+    let thread = thread::thread(
+        options.store,
+        options.thread,
+        incoming.own_thread.as_deref(),
+    )?;
     Ok(RunRequest {
         config,
         messages: prompt.messages,

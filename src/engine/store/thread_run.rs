@@ -42,7 +42,18 @@ pub struct ThreadRef {
     pub id: String,
     /// Its owner, `""` for none.
     pub owner: String,
+    /// The run's own thread (a run with a store and no `thread`): its history is the prompt's,
+    /// as for a run without a store, and its approvals are the caller's (`approvalSecret`).
+    pub own: bool,
 }
+
+/// The owner of a run's own thread: longer than any owner a caller may name (200 characters),
+/// so no `getThread`, `listThreads` or `deleteThread` ever reaches it.
+pub const OWN_THREAD_OWNER: &str = concat!(
+    "(a run's own thread: no caller can name this owner, which is longer than any they may give) ",
+    "(a run's own thread: no caller can name this owner, which is longer than any they may give) ",
+    "(a run's own thread)"
+);
 
 /// What the run told of each call: `(is_error, the text the model would read)`.
 #[derive(Default)]
@@ -108,7 +119,12 @@ pub async fn run_in_thread(
     thread: ThreadRef,
     run: DurableRun,
 ) -> Result<RunOutput, RunError> {
-    let ThreadRef { store, id, owner } = thread;
+    let ThreadRef {
+        store,
+        id,
+        owner,
+        own,
+    } = thread;
     let lease_ms = store.lease_ms();
     let mut cfg = cfg.clone();
     let (run_id, takes, history, secret, calls) = match run {
@@ -129,7 +145,14 @@ pub async fn run_in_thread(
                     holder(&run_id, 0),
                     options,
                     lease_ms,
-                    move |found| prepare(found, &new, &decisions),
+                    move |found| {
+                        if own {
+                            // A new thread of the run's own: the prompt is its whole history.
+                            Ok((new, "[]".to_owned()))
+                        } else {
+                            prepare(found, &new, &decisions)
+                        }
+                    },
                 )
                 .await
                 .map_err(store_failed)?;
@@ -161,12 +184,14 @@ pub async fn run_in_thread(
         calls,
     });
     cfg.journal = Some(JournalRef(committer.clone()));
-    cfg.approval_scope = format!("thread:{id}");
-    let ttl = cfg.signer.as_ref().map_or(DEFAULT_APPROVAL_TTL, |s| s.ttl);
-    cfg.signer = Some(Signer {
-        secret: Secret::from(secret),
-        ttl,
-    });
+    if !own {
+        cfg.approval_scope = format!("thread:{id}");
+        let ttl = cfg.signer.as_ref().map_or(DEFAULT_APPROVAL_TTL, |s| s.ttl);
+        cfg.signer = Some(Signer {
+            secret: Secret::from(secret),
+            ttl,
+        });
+    }
     let messages: Vec<RawMessage> = history
         .into_iter()
         .filter_map(|m| RawValue::from_string(m).ok().map(RawMessage::from))

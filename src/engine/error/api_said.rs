@@ -24,6 +24,32 @@ impl RunError {
         error
     }
 
+    /// A cloud platform (`platform`: its name as messages say it) answered HTTP `status` with an
+    /// error of its own type (`kind`, Bedrock's `ThrottlingException` …): the code and advice of
+    /// the API error it stands for (`twin`: that error's status; `None` for a model timeout, a
+    /// `network_error`), and the status the platform answered.
+    pub fn platform_http(
+        platform: &str,
+        status: u16,
+        twin: Option<u16>,
+        kind: &str,
+        api_message: &str,
+        retry_after: Option<Duration>,
+    ) -> Self {
+        let as_status = twin.unwrap_or(408);
+        let mut error = RunError::http(as_status, kind, api_message, retry_after);
+        error.message = error.message.replacen(
+            &format!("The Anthropic API answered HTTP {as_status}"),
+            &format!("{platform} answered HTTP {status}"),
+            1,
+        );
+        error.status = Some(status);
+        if twin.is_none() {
+            error.code = ErrorCode::NetworkError;
+        }
+        error
+    }
+
     /// The API sent an `event: error` in a streamed reply, after HTTP 200: the code and advice
     /// of the HTTP answer of its type ([`twin_status`]), but no status (the answer was a 200).
     pub fn stream_error_event(kind: &str, api_message: &str) -> Self {

@@ -199,6 +199,9 @@ test('a wrong Bedrock key is refused by the platform as UnrecognizedClientExcept
   const r = await runWithTools('Hi', { ...PLATFORMS.bedrock.options(api), apiKey: 'ABSK-not-a-known-key', tools: [] })
   assert.equal(r.error.code, 'authentication_error')
   assert.match(r.error.message, /UnrecognizedClientException/)
+  // The advice points at the platform's credentials, not at ANTHROPIC_API_KEY.
+  assert.doesNotMatch(r.error.message, /ANTHROPIC_API_KEY/)
+  assert.match(r.error.message, /platform's credentials/)
   assert.equal(api.requests.length, 1)
 })
 

@@ -20,10 +20,10 @@ const IS_KIND = { any: () => true, abort_signal: isAbortSignal, hook: (value) =>
 
 /**
  * Checks and splits the options of a run. Returns a failed RunResult (`{ data: null, error }`,
- * nothing sent) for options JS refuses, else `{ signal, context, hooks, request, timed, output, telemetry, model }`:
+ * nothing sent) for options JS refuses, else `{ signal, context, hooks, request, timed, output, telemetry, model, provider }`:
  * `hooks` is null when no hook is given, `request` the JSON of `{ prompt, options, env }` for the
  * engine, `timed` whether the run has a `toolTimeoutMs`, `output` the `output` Standard Schema's
- * props (null for none, or a JSON Schema), `telemetry` and `model` those options as given (the engine
+ * props (null for none, or a JSON Schema), `telemetry`, `model` and `provider` those options as given (the engine
  * checks them; tracing reads them). process.env is read now, at each call.
  */
 function readOptions(prompt, options) {
@@ -97,7 +97,7 @@ function readOptions(prompt, options) {
     return binding.jsFailure('not_json', String(e.message))
   }
   const timed = rest.toolTimeoutMs !== undefined && rest.toolTimeoutMs !== null
-  return { signal: kept.signal, context: kept.context, hooks: hooked ? hooks : null, request, timed, output, telemetry: rest.telemetry, model: rest.model }
+  return { signal: kept.signal, context: kept.context, hooks: hooked ? hooks : null, request, timed, output, telemetry: rest.telemetry, model: rest.model, provider: rest.provider }
 }
 
 /** The run's failure when the JS layer itself fails: `unknown_error`, worded by Rust, with what was thrown. */

@@ -50,6 +50,21 @@ impl RunError {
         error
     }
 
+    /// This error as a run on a cloud platform (`platform`, as messages name it) tells it: the
+    /// platform named where the message says the Anthropic API answered, and an authentication
+    /// failure's advice pointing at the platform's credentials rather than ANTHROPIC_API_KEY.
+    pub fn on_platform(mut self, platform: &str) -> Self {
+        self.message = self.message.replacen("The Anthropic API", platform, 1);
+        if self.code == ErrorCode::AuthenticationError {
+            self.message = self.message.replacen(
+                ErrorCode::AuthenticationError.advice(),
+                " Check the platform's credentials (the apiKey / authToken options or the platform's environment variables) and their permissions.",
+                1,
+            );
+        }
+        self
+    }
+
     /// The API sent an `event: error` in a streamed reply, after HTTP 200: the code and advice
     /// of the HTTP answer of its type ([`twin_status`]), but no status (the answer was a 200).
     pub fn stream_error_event(kind: &str, api_message: &str) -> Self {

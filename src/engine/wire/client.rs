@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use reqwest::header::HeaderMap;
 
 use crate::engine::error::{source_chain, Chain, RunError};
-use crate::engine::wire::platform::errors::renamed;
 use crate::engine::wire::platform::kind::Platform;
 use crate::engine::wire::protocol::MessageResponse;
 use crate::engine::wire::redact::{shown_url, Redactor};
@@ -143,7 +142,7 @@ impl ApiClient {
                 Err(failure) => {
                     let mut error = secrets.error(failure.error);
                     if target.platform != Platform::Anthropic {
-                        error.message = renamed(&target.platform, &error.message);
+                        error = error.on_platform(target.platform.display_name());
                     }
                     AttemptFailure { error, ..failure }
                 }

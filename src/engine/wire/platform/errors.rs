@@ -31,11 +31,6 @@ pub(crate) fn bedrock_answer(
     Some(aws_answer(status, headers, body, &aws_type, hint, secrets))
 }
 
-/// `message` saying which platform answered, where it says the Anthropic API did.
-pub(crate) fn renamed(platform: &Platform, message: &str) -> String {
-    message.replacen("The Anthropic API", platform.display_name(), 1)
-}
-
 /// What a Bedrock error of an AWS type stands for: the API error type it is the twin of (its
 /// code, and whether it is retried, follow), `None` for `ModelTimeoutException` (a
 /// `network_error`, retried as a timeout is).

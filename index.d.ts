@@ -348,6 +348,33 @@ export interface CacheControl {
 }
 
 /** The `stop_reason` of the final reply, or one of the run's own. */
+/**
+ * Where the Messages API is reached (the `provider` option): Anthropic's API, or a cloud platform
+ * that serves the same models. Each setting not given is read from the platform's environment
+ * variables (docs/platforms.md).
+ */
+export type Provider =
+  | 'anthropic'
+  | 'bedrock'
+  | 'vertex'
+  | 'foundry'
+  | 'aws'
+  | 'google-cloud'
+  | { type: 'anthropic' }
+  | { type: 'bedrock'; /** Else `AWS_REGION` / `AWS_DEFAULT_REGION` (not needed with `baseURL`). */ region?: string }
+  | { type: 'vertex'; /** Else `CLOUD_ML_REGION`. */ region?: string; /** Else `ANTHROPIC_VERTEX_PROJECT_ID`. */ projectId?: string }
+  | { type: 'foundry'; /** `{resource}.services.ai.azure.com`; else `ANTHROPIC_FOUNDRY_RESOURCE` (not needed with `baseURL`). */ resource?: string }
+  | { type: 'aws'; /** Else `AWS_REGION` / `AWS_DEFAULT_REGION` (not needed with `baseURL`). */ region?: string; /** Else `ANTHROPIC_AWS_WORKSPACE_ID`. */ workspaceId?: string }
+  | {
+      type: 'google-cloud'
+      /** Else `ANTHROPIC_GOOGLE_CLOUD_PROJECT`, else `GOOGLE_CLOUD_PROJECT`. */
+      projectId?: string
+      /** Else `ANTHROPIC_GOOGLE_CLOUD_LOCATION`, else `"global"`. */
+      location?: string
+      /** Else `ANTHROPIC_GOOGLE_CLOUD_WORKSPACE_ID`. */
+      workspaceId?: string
+    }
+
 export type StopReason =
   | 'end_turn'
   | 'stop_sequence'
@@ -439,6 +466,16 @@ export interface RunOptions<C = unknown> {
    * Default: `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`.
    */
   baseURL?: string
+  /**
+   * Where the Messages API is reached: `"anthropic"`, `"bedrock"`, `"vertex"`, `"foundry"`, `"aws"`
+   * (Claude Platform on AWS), `"google-cloud"` (Claude on Google Cloud), or `{ type, ...settings }`
+   * (`region`, `projectId`, `location`, `workspaceId`, `resource`), each setting else read from the
+   * platform's environment variables. `baseURL` then replaces only the platform's `https://{host}`;
+   * `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN` and `ANTHROPIC_BASE_URL` are not read. Credentials:
+   * `apiKey` (Bedrock API key, Foundry key, workspace key) or `authToken` (an Entra ID or Google
+   * access token). What works so far: docs/platforms.md. Default: `"anthropic"`.
+   */
+  provider?: Provider
   /**
    * The `anthropic-version` header: a version date `YYYY-MM-DD`, sent as given (a version newer
    * than this package knows is not blocked). `"2023-06-01"` keeps `temperature`, `topP` and `topK`,

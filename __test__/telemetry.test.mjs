@@ -562,3 +562,26 @@ test("an MCP server's tool: an execute_tool span from when the engine sent it, w
   assert.equal(failing.attributes['error.type'], 'tool_error')
   assert.equal(calls.find((c) => parentOf(c) === failing.spanContext().spanId).status.code, SpanStatusCode.ERROR)
 })
+
+test('gen_ai.provider.name is aws.bedrock on Bedrock (anthropic on the platforms that run Anthropic\'s API)', async (t) => {
+  const { startMockApi } = await import('../stand-in/index.mjs')
+  const { TEST_CREDENTIALS } = await import('../stand-in/platforms/index.mjs')
+  const bedrock = await startMockApi({ platform: 'bedrock' })
+  t.after(() => bedrock.close())
+  bedrock.script(reply([text('From Bedrock.')]))
+  const model = 'us.anthropic.claude-sonnet-5-5-v1:0'
+  const r = await runWithTools('Hi', { provider: 'bedrock', baseURL: bedrock.url, apiKey: TEST_CREDENTIALS.bedrockApiKey, model, tools: [] })
+  assert.equal(r.error, null, JSON.stringify(r.error))
+  const [agent] = named('invoke_agent')
+  assert.equal(agent.attributes['gen_ai.provider.name'], 'aws.bedrock')
+  const [chat] = named('chat')
+  assert.equal(chat.attributes['gen_ai.provider.name'], 'aws.bedrock')
+
+  exporter.reset()
+  const foundry = await startMockApi({ platform: 'foundry' })
+  t.after(() => foundry.close())
+  foundry.script(reply([text('From Foundry.')]))
+  const f = await runWithTools('Hi', { provider: 'foundry', baseURL: foundry.url, apiKey: TEST_CREDENTIALS.foundryApiKey, model: 'claude-sonnet-5-5', tools: [] })
+  assert.equal(f.error, null, JSON.stringify(f.error))
+  assert.equal(named('chat')[0].attributes['gen_ai.provider.name'], 'anthropic')
+})

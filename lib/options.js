@@ -20,10 +20,10 @@ const IS_KIND = { any: () => true, abort_signal: isAbortSignal, hook: (value) =>
 
 /**
  * Checks and splits the options of a run. Returns a failed RunResult (`{ data: null, error }`,
- * nothing sent) for options JS refuses, else `{ signal, context, hooks, request, timed, output, telemetry, model }`:
+ * nothing sent) for options JS refuses, else `{ signal, context, hooks, request, timed, output, telemetry, model, provider }`:
  * `hooks` is null when no hook is given, `request` the JSON of `{ prompt, options, env }` for the
  * engine, `timed` whether the run has a `toolTimeoutMs`, `output` the `output` Standard Schema's
- * props (null for none, or a JSON Schema), `telemetry` and `model` those options as given (the engine
+ * props (null for none, or a JSON Schema), `telemetry`, `model` and `provider` those options as given (the engine
  * checks them; tracing reads them). process.env is read now, at each call.
  */
 function readOptions(prompt, options) {
@@ -75,6 +75,20 @@ function readOptions(prompt, options) {
     ANTHROPIC_BASE_URL: process.env.ANTHROPIC_BASE_URL,
     ANTHROPIC_MODEL: process.env.ANTHROPIC_MODEL,
     ANTHROPIC_TOOL_CALLING_SECRET: process.env.ANTHROPIC_TOOL_CALLING_SECRET,
+    // The cloud platforms' settings (the `provider` option; CONTRACT §14).
+    AWS_BEARER_TOKEN_BEDROCK: process.env.AWS_BEARER_TOKEN_BEDROCK,
+    AWS_REGION: process.env.AWS_REGION,
+    AWS_DEFAULT_REGION: process.env.AWS_DEFAULT_REGION,
+    ANTHROPIC_AWS_API_KEY: process.env.ANTHROPIC_AWS_API_KEY,
+    ANTHROPIC_AWS_WORKSPACE_ID: process.env.ANTHROPIC_AWS_WORKSPACE_ID,
+    ANTHROPIC_FOUNDRY_API_KEY: process.env.ANTHROPIC_FOUNDRY_API_KEY,
+    ANTHROPIC_FOUNDRY_RESOURCE: process.env.ANTHROPIC_FOUNDRY_RESOURCE,
+    ANTHROPIC_VERTEX_PROJECT_ID: process.env.ANTHROPIC_VERTEX_PROJECT_ID,
+    CLOUD_ML_REGION: process.env.CLOUD_ML_REGION,
+    ANTHROPIC_GOOGLE_CLOUD_PROJECT: process.env.ANTHROPIC_GOOGLE_CLOUD_PROJECT,
+    GOOGLE_CLOUD_PROJECT: process.env.GOOGLE_CLOUD_PROJECT,
+    ANTHROPIC_GOOGLE_CLOUD_LOCATION: process.env.ANTHROPIC_GOOGLE_CLOUD_LOCATION,
+    ANTHROPIC_GOOGLE_CLOUD_WORKSPACE_ID: process.env.ANTHROPIC_GOOGLE_CLOUD_WORKSPACE_ID,
   }
   let request
   try {
@@ -83,7 +97,7 @@ function readOptions(prompt, options) {
     return binding.jsFailure('not_json', String(e.message))
   }
   const timed = rest.toolTimeoutMs !== undefined && rest.toolTimeoutMs !== null
-  return { signal: kept.signal, context: kept.context, hooks: hooked ? hooks : null, request, timed, output, telemetry: rest.telemetry, model: rest.model }
+  return { signal: kept.signal, context: kept.context, hooks: hooked ? hooks : null, request, timed, output, telemetry: rest.telemetry, model: rest.model, provider: rest.provider }
 }
 
 /** The run's failure when the JS layer itself fails: `unknown_error`, worded by Rust, with what was thrown. */

@@ -75,7 +75,7 @@ async function startRun(prompt, options, streaming, resume) {
     }
     const runId = nextRunId()
     const control = new binding.RunControl()
-    const trace = traceRun(telemetry, read.model)
+    const trace = traceRun(telemetry, read.model, read.provider)
     // Trace parts only for a trace that records (a sampled-out run keeps just its context).
     const traced = trace !== null && trace.recording
     // The engine calls a tool from where the tool was registered (the first request that

@@ -51,6 +51,18 @@ function modelOf(model) {
 }
 
 /**
+ * `gen_ai.provider.name` of a run on `provider` (the option as given), as the official clients
+ * report it: `aws.bedrock` on Bedrock, `gcp.vertex_ai` on Vertex AI, else `anthropic` (the
+ * platforms that run Anthropic's own API included).
+ */
+function providerName(provider) {
+  const type = typeof provider === 'string' ? provider : provider !== null && typeof provider === 'object' ? provider.type : undefined
+  if (type === 'bedrock') return 'aws.bedrock'
+  if (type === 'vertex') return 'gcp.vertex_ai'
+  return 'anthropic'
+}
+
+/**
  * The trace of a run about to start, with its `invoke_agent` span a child of the span active
  * now; null when it is not traced (`telemetry: false`, no API, no provider). A run a sampler
  * drops gets a trace that only keeps the context, so the spans its tools make are dropped with
@@ -58,7 +70,7 @@ function modelOf(model) {
  * checks the option; a bad one fails the run before anything is recorded). `model` is the option
  * as given.
  */
-function traceRun(telemetry, model) {
+function traceRun(telemetry, model, provider) {
   if (telemetry === false) return null
   const otel = api()
   if (otel === null) return null
@@ -70,11 +82,12 @@ function traceRun(telemetry, model) {
     if (tracer === null) return null
     const clock = new RunClock()
     // The model at the span's start, for samplers (the engine's requests say it again).
-    const attributes = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'anthropic', 'gen_ai.request.model': modelOf(model) }
+    const providerNamed = providerName(provider)
+    const attributes = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': providerNamed, 'gen_ai.request.model': modelOf(model) }
     const span = tracer.startSpan('invoke_agent', { kind: otel.SpanKind.INTERNAL, startTime: clock.now(), attributes }, parent)
     if (!otel.trace.isSpanContextValid(span.spanContext())) return null
     const content = telemetry !== null && typeof telemetry === 'object' && telemetry.recordContent === true
-    return new RunTrace(otel, tracer, span, otel.trace.setSpan(parent, span), clock, content)
+    return new RunTrace(otel, tracer, span, otel.trace.setSpan(parent, span), clock, content, providerNamed)
   } catch (e) {
     report(e)
     return null
@@ -118,8 +131,10 @@ function report(e) {
 }
 
 class RunTrace {
-  constructor(api, tracer, span, ctx, clock, content) {
+  constructor(api, tracer, span, ctx, clock, content, providerName = 'anthropic') {
     this.api = api
+    /** `gen_ai.provider.name` of the run's `chat` spans. */
+    this.providerName = providerName
     this.tracer = tracer
     this.span = span
     this.ctx = ctx
@@ -188,7 +203,7 @@ class RunTrace {
     }
     const attributes = {
       'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.provider.name': this.providerName,
       'gen_ai.request.model': part.model,
       'gen_ai.request.max_tokens': part.maxTokens,
     }

@@ -157,6 +157,23 @@ impl RunError {
         )
     }
 
+    /// `authentication_error`: a run on a cloud platform (`platform`, as messages name it) has
+    /// no credential; `looked_for` says where one is looked for.
+    pub fn no_platform_credentials(platform: &str, looked_for: &str) -> Self {
+        RunError::new(
+            ErrorCode::AuthenticationError,
+            format!("No credentials for {platform}: looked for {looked_for}. ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN never apply to a platform. Nothing was sent."),
+        )
+    }
+
+    /// `authentication_error`: a platform's credential (`what`) cannot be written into a header.
+    pub fn unsendable_platform_credential(what: &str) -> Self {
+        RunError::new(
+            ErrorCode::AuthenticationError,
+            format!("The {what} contains characters that cannot be sent in an HTTP header."),
+        )
+    }
+
     /// `authentication_error`: the credential (`what`: "API key", "auth token") cannot be
     /// written into a header.
     pub fn unsendable_credential(what: &str) -> Self {

@@ -87,6 +87,7 @@ run_options! {
     api_key: "apiKey",
     auth_token: "authToken",
     base_url: "baseURL",
+    provider: "provider",
     api_version: "apiVersion",
     max_retries: "maxRetries",
     timeout_ms: "timeoutMs",

@@ -15,6 +15,7 @@ mod connection;
 pub mod list;
 mod output;
 mod prompt;
+mod provider;
 pub mod read;
 mod telemetry;
 mod thread;
@@ -110,8 +111,22 @@ fn parse_options(
     if let Some(unknown) = &o.unknown {
         return Err(unknown_option(unknown));
     }
-    let (api_key, auth_token) = connection::credentials(o.api_key, o.auth_token, env)?;
-    let base_url = connection::base_url(o.base_url, env, DEFAULT_BASE_URL)?;
+    let provider = provider::provider(o.provider)?;
+    let (api_key, auth_token, base_url) = if provider.is_anthropic() {
+        let (api_key, auth_token) = connection::credentials(o.api_key, o.auth_token, env)?;
+        let base_url = connection::base_url(o.base_url, env, DEFAULT_BASE_URL)?;
+        (api_key, auth_token, base_url)
+    } else {
+        // A platform's settings come from its own variables: never ANTHROPIC_API_KEY,
+        // ANTHROPIC_AUTH_TOKEN or ANTHROPIC_BASE_URL.
+        provider.check_credentials(o.api_key, o.auth_token)?;
+        let api_key = provider.api_key(o.api_key.secret()?, env);
+        let base_url = match o.base_url.string()? {
+            Some(_) => connection::base_url(o.base_url, &BTreeMap::new(), "")?,
+            None => provider.default_base_url(env)?,
+        };
+        (api_key, o.auth_token.secret()?, base_url)
+    };
     let mut cfg = RunConfig::new(api_key, base_url);
     cfg.api.auth_token = auth_token;
     cfg.model = o
@@ -119,6 +134,7 @@ fn parse_options(
         .string()?
         .or_else(|| env_str(env, "ANTHROPIC_MODEL").map(str::to_owned))
         .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+    cfg.api.platform = provider.platform(env, &cfg.model)?;
     if let Some(version) = api_version::api_version(o.api_version)? {
         cfg.api.api_version = version;
     }

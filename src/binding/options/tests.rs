@@ -436,7 +436,7 @@ fn an_unknown_option_is_told_every_known_one() {
         err.message,
         "Unknown option \"approvalz\". Did you mean \"approvals\"? Known options: model, maxTokens, system, temperature, \
          toolChoice, tools, maxToolIterations, onMaxIterations, onToolError, maxToolFailures, \
-         toolTimeoutMs, parallelToolCalls, maxTotalTokens, maxIdenticalCalls, apiKey, authToken, baseURL, apiVersion, maxRetries, \
+         toolTimeoutMs, parallelToolCalls, maxTotalTokens, maxIdenticalCalls, apiKey, authToken, baseURL, provider, apiVersion, maxRetries, \
          timeoutMs, serverTools, mcpServers, betas, headers, extraBody, apiThreads, container, approvals, approvalSecret, \
          approvalTtlMs, approvalScope, thinking, stopSequences, topP, topK, metadata, serviceTier, \
          cacheControl, outputConfig, contextManagement, output, telemetry, store, thread, signal, context, onToolCall, \
@@ -548,6 +548,82 @@ fn api_threads_is_on_unless_turned_off() {
     assert!(on.config.api_threads);
     let off = parse(r#"{"prompt":"hi","options":{"apiThreads":false}}"#).unwrap();
     assert!(!off.config.api_threads);
+}
+
+#[test]
+fn provider_picks_the_platform_and_its_settings_from_options_or_env() {
+    use crate::engine::wire::platform::Platform;
+    // The Anthropic API by default; a platform never reads ANTHROPIC_* credentials or base URL.
+    let env = r#""env":{"ANTHROPIC_API_KEY":"sk-1","ANTHROPIC_BASE_URL":"http://gw","AWS_REGION":"eu-west-1","AWS_BEARER_TOKEN_BEDROCK":"absk-1"}"#;
+    let r = parse(&format!(r#"{{"prompt":"hi","options":{{}},{env}}}"#)).unwrap();
+    assert_eq!(r.config.api.platform, Platform::Anthropic);
+    let r = parse(&format!(
+        r#"{{"prompt":"hi","options":{{"provider":"bedrock","model":"us.anthropic.claude-x-v1:0"}},{env}}}"#
+    ))
+    .unwrap();
+    assert_eq!(
+        r.config.api.platform,
+        Platform::Bedrock {
+            model: "us.anthropic.claude-x-v1:0".into()
+        }
+    );
+    assert_eq!(
+        r.config.api.base_url,
+        "https://bedrock-runtime.eu-west-1.amazonaws.com"
+    );
+    assert_eq!(r.config.api.api_key.as_ref().unwrap().expose(), "absk-1");
+    let r = parse(
+        r#"{"prompt":"hi","options":{"provider":{"type":"foundry","resource":"acme"}},"env":{"ANTHROPIC_API_KEY":"sk-1"}}"#,
+    )
+    .unwrap();
+    assert_eq!(r.config.api.base_url, "https://acme.services.ai.azure.com");
+    assert!(r.config.api.api_key.is_none());
+    let r = parse(
+        r#"{"prompt":"hi","options":{"provider":{"type":"google-cloud","projectId":"p","workspaceId":"w"},"authToken":"ya29"}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        r.config.api.platform,
+        Platform::GoogleCloud {
+            project: "p".into(),
+            location: "global".into(),
+            workspace: "w".into()
+        }
+    );
+}
+
+#[test]
+fn provider_settings_that_are_missing_or_unknown_are_refused() {
+    let e = refused(r#"{"provider":"bedrock"}"#, "needs an AWS region");
+    assert!(
+        e.message
+            .contains("provider.region or AWS_REGION / AWS_DEFAULT_REGION"),
+        "{}",
+        e.message
+    );
+    // With baseURL the host needs no region.
+    assert!(parse(
+        r#"{"prompt":"hi","options":{"provider":"bedrock","baseURL":"http://127.0.0.1:1"}}"#
+    )
+    .is_ok());
+    refused(
+        r#"{"provider":{"type":"aws"},"baseURL":"http://127.0.0.1:1"}"#,
+        "provider.workspaceId or ANTHROPIC_AWS_WORKSPACE_ID",
+    );
+    refused(
+        r#"{"provider":"foundry"}"#,
+        "provider.resource or ANTHROPIC_FOUNDRY_RESOURCE",
+    );
+    refused(
+        r#"{"provider":{"type":"vertex","region":"global"}}"#,
+        "provider.projectId or ANTHROPIC_VERTEX_PROJECT_ID",
+    );
+    refused(r#"{"provider":"azure"}"#, "Option provider must be");
+    refused(
+        r#"{"provider":{"type":"foundry","region":"x"}}"#,
+        "no setting \"region\" for \"foundry\"",
+    );
+    refused(r#"{"provider":"vertex","apiKey":"k"}"#, "takes no apiKey");
 }
 
 /// One row of the table of options, `options.json`, as far as the code checks it.

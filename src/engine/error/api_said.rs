@@ -24,6 +24,47 @@ impl RunError {
         error
     }
 
+    /// A cloud platform (`platform`: its name as messages say it) answered HTTP `status` with an
+    /// error of its own type (`kind`, Bedrock's `ThrottlingException` …): the code and advice of
+    /// the API error it stands for (`twin`: that error's status; `None` for a model timeout, a
+    /// `network_error`), and the status the platform answered.
+    pub fn platform_http(
+        platform: &str,
+        status: u16,
+        twin: Option<u16>,
+        kind: &str,
+        api_message: &str,
+        retry_after: Option<Duration>,
+    ) -> Self {
+        let as_status = twin.unwrap_or(408);
+        let mut error = RunError::http(as_status, kind, api_message, retry_after);
+        error.message = error.message.replacen(
+            &format!("The Anthropic API answered HTTP {as_status}"),
+            &format!("{platform} answered HTTP {status}"),
+            1,
+        );
+        error.status = Some(status);
+        if twin.is_none() {
+            error.code = ErrorCode::NetworkError;
+        }
+        error
+    }
+
+    /// This error as a run on a cloud platform (`platform`, as messages name it) tells it: the
+    /// platform named where the message says the Anthropic API answered, and an authentication
+    /// failure's advice pointing at the platform's credentials rather than ANTHROPIC_API_KEY.
+    pub fn on_platform(mut self, platform: &str) -> Self {
+        self.message = self.message.replacen("The Anthropic API", platform, 1);
+        if self.code == ErrorCode::AuthenticationError {
+            self.message = self.message.replacen(
+                ErrorCode::AuthenticationError.advice(),
+                " Check the platform's credentials (the apiKey / authToken options or the platform's environment variables) and their permissions.",
+                1,
+            );
+        }
+        self
+    }
+
     /// The API sent an `event: error` in a streamed reply, after HTTP 200: the code and advice
     /// of the HTTP answer of its type ([`twin_status`]), but no status (the answer was a 200).
     pub fn stream_error_event(kind: &str, api_message: &str) -> Self {

@@ -280,6 +280,7 @@ impl RunConfig {
                 unsent_secrets: Vec::new(),
                 body_secrets: Vec::new(),
                 timeout: DEFAULT_TIMEOUT,
+                platform: Default::default(),
             },
         }
     }

@@ -105,7 +105,7 @@ impl<'r> Conversation<'r> {
             definitions: run.tools.iter().map(|t| &*t.definition).collect(),
             none_choice: RawValue::from_string(r#"{"type":"none"}"#.to_owned())
                 .expect("a JSON object"),
-            thread: ApiThread::new(run.cfg.api_threads),
+            thread: ApiThread::new(run.cfg.api_threads && run.cfg.api.platform.has_threads()),
             run,
             committed: messages.len(),
             messages,

@@ -9,11 +9,12 @@ use std::time::{Duration, Instant};
 use reqwest::header::HeaderMap;
 
 use crate::engine::error::{source_chain, Chain, RunError};
+use crate::engine::wire::platform::kind::Platform;
 use crate::engine::wire::protocol::MessageResponse;
 use crate::engine::wire::redact::{shown_url, Redactor};
 use crate::engine::wire::request::Outgoing;
 use crate::engine::wire::retry::AttemptFailure;
-use crate::engine::wire::settings::{auth_headers, messages_url, ApiConfig};
+use crate::engine::wire::settings::ApiConfig;
 use crate::engine::wire::stream::StreamEvent;
 
 /// An HTTP client with its keep-alive connection pool. Build one per process (or per runtime,
@@ -138,10 +139,13 @@ impl ApiClient {
                     return Ok(response);
                 }
                 // Everything below quotes the error (log line, the run's error, a stream part).
-                Err(failure) => AttemptFailure {
-                    error: secrets.error(failure.error),
-                    ..failure
-                },
+                Err(failure) => {
+                    let mut error = secrets.error(failure.error);
+                    if target.platform != Platform::Anthropic {
+                        error = error.on_platform(target.platform.display_name());
+                    }
+                    AttemptFailure { error, ..failure }
+                }
             };
             tracing::info!(
                 retry = retries_done,
@@ -178,27 +182,49 @@ impl ApiClient {
 /// secrets to take out of what comes back. Derived from the run's [`ApiConfig`] (and whether the
 /// request continues an API thread, which adds a beta header).
 pub(crate) struct Target {
+    /// Where a request goes: `[0]` not streamed, `[1]` streamed (they differ on Bedrock and
+    /// Vertex only).
+    to: [Endpoint; 2],
+    headers: HeaderMap,
+    secrets: Redactor,
+    platform: Platform,
+}
+
+/// One URL a run's requests go to.
+struct Endpoint {
     url: String,
     /// `url` parsed once, as reqwest would parse it for each attempt (`None`: it cannot be,
     /// and each attempt fails as reqwest fails it).
     parsed: Option<reqwest::Url>,
     /// `url` as messages show it: without the user, password and query, which may be credentials.
     shown: String,
-    headers: HeaderMap,
-    secrets: Redactor,
+}
+
+impl Endpoint {
+    fn new(url: String) -> Self {
+        Endpoint {
+            parsed: reqwest::Url::parse(&url).ok(),
+            shown: shown_url(&url),
+            url,
+        }
+    }
 }
 
 impl Target {
     /// Where the requests of a run with `cfg` go; an error when its credential or version
     /// cannot be sent.
     pub(crate) fn new(cfg: &ApiConfig, threaded: bool) -> Result<Self, RunError> {
-        let url = messages_url(&cfg.base_url);
+        let platform = &cfg.platform;
         Ok(Target {
-            parsed: reqwest::Url::parse(&url).ok(),
-            shown: shown_url(&url),
-            url,
-            headers: auth_headers(cfg, threaded)?,
+            to: [false, true].map(|stream| Endpoint::new(platform.url(&cfg.base_url, stream))),
+            headers: platform.headers(cfg, threaded)?,
             secrets: Redactor::of(cfg),
+            platform: platform.clone(),
         })
+    }
+
+    /// Where a request goes, streamed or not.
+    fn endpoint(&self, stream: bool) -> &Endpoint {
+        &self.to[usize::from(stream)]
     }
 }

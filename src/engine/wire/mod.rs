@@ -5,12 +5,14 @@
 //! streamed reply assembled (`stream.rs`, `stream/`), the API versions (`api_version.rs`), and
 //! the run's secrets kept out of what the API says back (`secret.rs`, `redact.rs`).
 //!
-//! A cloud platform that serves the same models (Bedrock, Vertex) would sit beside this
-//! folder, as another way of sending a body.
+//! A cloud platform that serves the same models (Bedrock, Vertex, Foundry, Claude Platform on
+//! AWS, Claude on Google Cloud) is a [`platform::Platform`]: where a request goes, how its body
+//! and headers are shaped, how a streamed reply is framed and how errors map (`platform/`).
 
 pub mod api_mcp_servers;
 pub mod api_version;
 pub mod client;
+pub mod platform;
 pub mod protocol;
 pub mod redact;
 pub mod request;

@@ -155,9 +155,10 @@ pub struct ContentBlock<'a> {
 
 /// The `request-id` header of an answer: what Anthropic's support asks for to find a request.
 pub fn request_id(headers: &reqwest::header::HeaderMap) -> Option<String> {
-    headers
-        .get("request-id")
-        .and_then(|v| v.to_str().ok())
+    // Bedrock names it `x-amzn-requestid`.
+    ["request-id", "x-amzn-requestid"]
+        .iter()
+        .find_map(|name| headers.get(*name)?.to_str().ok())
         .map(str::to_owned)
 }
 

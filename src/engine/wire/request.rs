@@ -219,12 +219,22 @@ pub fn body(cfg: &RunConfig, tools: &[&RawValue], messages: &[RawMessage], turn:
             .sum::<usize>();
     // A continue's thread holds the system prompt and the tools.
     let continues = matches!(turn.thread, Some(ThreadField::Continue(_)));
+    // A platform may leave fields out (Bedrock: `model`, `stream`) and start with its own
+    // (`anthropic_version`); the Anthropic API's body is unchanged.
+    let platform = &cfg.api.platform;
+    let mut omitted: Vec<&str> = platform.omitted_fields().to_vec();
+    if continues {
+        omitted.extend(["system", "tools"]);
+    }
     let mut o = Object {
         out: Vec::with_capacity(size),
         empty: true,
         replaced: &cfg.extra_body,
-        omitted: if continues { &["system", "tools"] } else { &[] },
+        omitted: &omitted,
     };
+    for (key, json) in platform.leading_fields(&cfg.api) {
+        o.raw(key, &json);
+    }
     o.value("model", &cfg.model);
     o.value("max_tokens", &turn.max_tokens);
     if let Some(system) = &cfg.system {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 
 use crate::engine::error::RunError;
+use crate::engine::wire::platform::kind::Platform;
 use crate::engine::wire::secret::Secret;
 use crate::engine::wire::threads::THREADS_BETA;
 
@@ -22,7 +23,7 @@ pub struct ApiConfig {
     /// `ANTHROPIC_AUTH_TOKEN`).
     pub auth_token: Option<Secret>,
     /// Where the API is (`baseURL`), without the `/v1` suffix; `/v1/messages` is added to its
-    /// path, before its query ([`messages_url`]).
+    /// path, before its query (on a platform, the platform's path: [`Platform::url`]).
     pub base_url: String,
     /// The `anthropic-version` header.
     pub api_version: String,
@@ -40,20 +41,8 @@ pub struct ApiConfig {
     /// Secrets the request body carries (the MCP connector's authorization tokens): they go to
     /// the API and nowhere else, and are taken out of what it says back like the key is.
     pub body_secrets: Vec<Secret>,
-}
-
-/// Where `POST /v1/messages` goes for a `baseURL`: after its path, before its query (a gateway
-/// may take its key as a query parameter: `https://gw/proxy?key=…` is `/proxy/v1/messages?key=…`).
-pub fn messages_url(base_url: &str) -> String {
-    match reqwest::Url::parse(base_url) {
-        Ok(mut url) => {
-            let path = format!("{}/v1/messages", url.path().trim_end_matches('/'));
-            url.set_path(&path);
-            url.set_fragment(None);
-            url.into()
-        }
-        Err(_) => format!("{}/v1/messages", base_url.trim_end_matches('/')),
-    }
+    /// Where the Messages API is reached (`provider`): the Anthropic API by default.
+    pub platform: Platform,
 }
 
 /// The headers every attempt sends: the caller's extra ones, then ours (content type, version,
@@ -95,7 +84,7 @@ pub(crate) fn auth_headers(cfg: &ApiConfig, threaded: bool) -> Result<HeaderMap,
 
 /// Adds the Threads beta to `anthropic-beta`: appended to the first such header (as sensitive as
 /// it was), unless one names it already; or as a header of its own.
-fn with_threads_beta(headers: &mut HeaderMap) {
+pub(crate) fn with_threads_beta(headers: &mut HeaderMap) {
     let named = headers
         .get_all("anthropic-beta")
         .iter()

@@ -4,8 +4,8 @@
 //! kept in its order), and what arrives early handed to the caller as [`StreamEvent`]s. What
 //! can go wrong is a [`StreamFailure`]; its code is given in `error.rs`.
 //!
-//! SSE framing is left to `eventsource-stream`; this file only reads the body and hands each
-//! event on.
+//! SSE framing is left to `eventsource-stream`, Bedrock's event-stream framing to
+//! `platform/bedrock.rs`; this file only reads the body and hands each event on.
 
 mod assemble;
 mod block;
@@ -15,6 +15,7 @@ use futures::StreamExt;
 use reqwest::header::HeaderMap;
 
 use crate::engine::error::{source_chain, twin_status, Chain, RunError};
+use crate::engine::wire::platform::bedrock;
 use crate::engine::wire::protocol::{self, ErrorBody, MessageResponse};
 use crate::engine::wire::redact::Redactor;
 use crate::engine::wire::retry;
@@ -107,15 +108,30 @@ impl StreamFailure {
     }
 }
 
-/// Reads a 2xx `text/event-stream` response to its end and assembles the reply, calling
-/// `events` as deltas arrive. `ping` and unknown event names are ignored. An error event whose
-/// data is not the API's JSON is quoted with `secrets` taken out.
+/// One event of a streamed reply, as the SSE framing gives it (Bedrock's event-stream frames
+/// are read into the same: `platform/bedrock.rs`): its name and its JSON data.
+pub struct Frame {
+    /// The event's name (`message_start`, `content_block_delta`, `error` …).
+    pub event: String,
+    /// The event's data.
+    pub data: String,
+}
+
+/// Reads a 2xx streamed response (`text/event-stream`, or Bedrock's
+/// `application/vnd.amazon.eventstream`) to its end and assembles the reply, calling `events` as
+/// deltas arrive. `ping` and unknown event names are ignored. An error event whose data is not
+/// the API's JSON is quoted with `secrets` taken out.
 pub async fn read_reply(
     response: reqwest::Response,
     events: &mut (dyn FnMut(StreamEvent) + Send),
     secrets: &Redactor,
 ) -> Result<MessageResponse, StreamError> {
     let request_id = protocol::request_id(response.headers());
+    let aws_frames = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with(bedrock::EVENT_STREAM));
     let started = std::sync::atomic::AtomicBool::new(false);
     let fail = |failure| StreamError {
         failure,
@@ -131,23 +147,43 @@ pub async fn read_reply(
         }
         Ok(chunk)
     });
-    let mut sse = body.eventsource();
-    let mut reply = assemble::Assembly::default();
-    while let Some(event) = sse.next().await {
-        let event = event.map_err(|e| {
-            fail(match e {
-                EventStreamError::Transport(Body::Http(e)) => {
-                    // reqwest's own sentence ("error decoding response body") is kept: it says
-                    // what was being done when the connection failed. Not its URL: the query
-                    // of a baseURL may hold a key.
-                    StreamFailure::Connection(source_chain(&e.without_url(), Chain::Whole))
-                }
-                EventStreamError::Transport(Body::TooLarge) => StreamFailure::TooLarge,
-                other => {
-                    StreamFailure::Malformed(format!("bad server-sent events framing: {other}"))
-                }
+    let mut frames: futures::stream::BoxStream<'_, Result<Frame, StreamFailure>> = if aws_frames {
+        bedrock::frames(body, secrets)
+            .map(|frame| match frame {
+                Ok((event, data)) => Ok(Frame { event, data }),
+                Err(bedrock::Failure::Body(body)) => Err(body.failure()),
+                Err(bedrock::Failure::Exception {
+                    twin: Some(kind),
+                    message,
+                }) => Err(StreamFailure::Api {
+                    kind: kind.to_owned(),
+                    message,
+                    code: None,
+                }),
+                Err(bedrock::Failure::Exception {
+                    twin: None,
+                    message,
+                }) => Err(StreamFailure::Connection(message)),
+                Err(bedrock::Failure::Malformed(why)) => Err(StreamFailure::Malformed(why)),
             })
-        })?;
+            .boxed()
+    } else {
+        body.eventsource()
+            .map(|event| match event {
+                Ok(event) => Ok(Frame {
+                    event: event.event,
+                    data: event.data,
+                }),
+                Err(EventStreamError::Transport(body)) => Err(body.failure()),
+                Err(other) => Err(StreamFailure::Malformed(format!(
+                    "bad server-sent events framing: {other}"
+                ))),
+            })
+            .boxed()
+    };
+    let mut reply = assemble::Assembly::default();
+    while let Some(event) = frames.next().await {
+        let event = event.map_err(fail)?;
         if event.event == "error" {
             return Err(fail(api_failure(&event.data, secrets)));
         }
@@ -168,6 +204,21 @@ pub async fn read_reply(
 enum Body {
     Http(reqwest::Error),
     TooLarge,
+}
+
+impl Body {
+    /// What the body's error means for the reply.
+    fn failure(self) -> StreamFailure {
+        match self {
+            // reqwest's own sentence ("error decoding response body") is kept: it says what
+            // was being done when the connection failed. Not its URL: the query of a baseURL
+            // may hold a key.
+            Body::Http(e) => {
+                StreamFailure::Connection(source_chain(&e.without_url(), Chain::Whole))
+            }
+            Body::TooLarge => StreamFailure::TooLarge,
+        }
+    }
 }
 
 impl std::fmt::Display for Body {

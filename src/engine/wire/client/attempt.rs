@@ -6,6 +6,7 @@ use reqwest::StatusCode;
 
 use super::{ApiClient, Target};
 use crate::engine::error::RunError;
+use crate::engine::wire::platform::{bedrock::EVENT_STREAM, errors::bedrock_answer};
 use crate::engine::wire::protocol::{self, ErrorBody, MessageResponse};
 use crate::engine::wire::redact::Redactor;
 use crate::engine::wire::request::Body;
@@ -25,9 +26,10 @@ impl ApiClient {
         events: Option<&mut (dyn FnMut(StreamEvent) + Send + '_)>,
     ) -> Result<MessageResponse, AttemptFailure> {
         let secrets = &target.secrets;
-        let post = match &target.parsed {
+        let to = target.endpoint(events.is_some());
+        let post = match &to.parsed {
             Some(url) => self.http.post(url.clone()),
-            None => self.http.post(target.url.as_str()),
+            None => self.http.post(to.url.as_str()),
         };
         let sent = post
             .headers(target.headers.clone())
@@ -37,7 +39,7 @@ impl ApiClient {
             .send()
             .await;
         let network = |e: reqwest::Error| {
-            AttemptFailure::network(RunError::network(&e, &target.shown, cfg.timeout))
+            AttemptFailure::network(RunError::network(&e, &to.shown, cfg.timeout))
         };
         let response = sent.map_err(network)?;
         let status = response.status();
@@ -46,7 +48,7 @@ impl ApiClient {
         let event_stream = headers
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|t| t.starts_with("text/event-stream"));
+            .is_some_and(|t| t.starts_with("text/event-stream") || t.starts_with(EVENT_STREAM));
         if let (true, true, Some(events)) = (status.is_success(), event_stream, events) {
             return read_streamed(response, status, secrets, events).await;
         }
@@ -75,10 +77,18 @@ impl ApiClient {
             return Err(AttemptFailure::fatal(error.or_request_id(request_id)));
         }
         let hint = retry::server_hint(&headers);
-        let error = http_error(status, &body, hint, secrets).or_request_id(request_id);
+        let platform = &target.platform;
+        let (error, retryable) =
+            match bedrock_answer(platform, status, &headers, &body, hint, secrets) {
+                Some(mapped) => mapped,
+                None => (
+                    http_error(status, &body, hint, secrets),
+                    retry::should_retry(status, &headers),
+                ),
+            };
         Err(AttemptFailure {
-            error,
-            retryable: retry::should_retry(status, &headers),
+            error: error.or_request_id(request_id),
+            retryable,
             hint,
             reply_started: false,
         })

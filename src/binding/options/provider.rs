@@ -1,0 +1,249 @@
+//! `provider`: where the Messages API is reached (CONTRACT §14) — `"anthropic"` (the default),
+//! `"bedrock"`, `"vertex"`, `"foundry"`, `"aws"`, `"google-cloud"`, or an object with `type` and
+//! that platform's settings, each else read from the environment the JS layer passed. A missing
+//! setting is `invalid_request` naming the option and the variables; on a platform,
+//! `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY` and `ANTHROPIC_AUTH_TOKEN` are never read.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::read::{bad_kind, env_str, Given};
+use crate::engine::wire::platform::Platform;
+use crate::engine::{RunError, Secret};
+
+/// The platforms `provider` names.
+const TYPES: &[&str] = &[
+    "anthropic",
+    "bedrock",
+    "vertex",
+    "foundry",
+    "aws",
+    "google-cloud",
+];
+
+/// The settings each platform's object takes besides `type`.
+fn keys_of(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "bedrock" => &["region"],
+        "vertex" => &["region", "projectId"],
+        "foundry" => &["resource"],
+        "aws" => &["region", "workspaceId"],
+        "google-cloud" => &["projectId", "location", "workspaceId"],
+        _ => &[],
+    }
+}
+
+/// A `provider` read: its type and its object's settings.
+pub struct Provider {
+    kind: &'static str,
+    settings: Map<String, Value>,
+}
+
+impl Provider {
+    /// Whether the run talks to the Anthropic API itself.
+    pub fn is_anthropic(&self) -> bool {
+        self.kind == "anthropic"
+    }
+}
+
+/// Reads `provider`: a type's name, or `{ type, …settings }` with only that type's settings.
+pub fn provider(option: Given) -> Result<Provider, RunError> {
+    let expected = r#"one of "anthropic", "bedrock", "vertex", "foundry", "aws", "google-cloud", or an object { type, …settings }"#;
+    let named = |name: &str| TYPES.iter().copied().find(|t| *t == name);
+    match option.value() {
+        None => Ok(Provider {
+            kind: "anthropic",
+            settings: Map::new(),
+        }),
+        Some(Value::String(name)) => match named(&name) {
+            Some(kind) => Ok(Provider {
+                kind,
+                settings: Map::new(),
+            }),
+            None => Err(option.bad(expected, &Value::String(name))),
+        },
+        Some(Value::Object(settings)) => {
+            let kind = match settings.get("type") {
+                Some(Value::String(name)) => named(name),
+                _ => None,
+            };
+            let Some(kind) = kind else {
+                let got = settings.get("type").cloned().unwrap_or(Value::Null);
+                return Err(bad_kind(
+                    "provider.type",
+                    r#"one of "anthropic", "bedrock", "vertex", "foundry", "aws", "google-cloud""#,
+                    &got,
+                ));
+            };
+            let known = keys_of(kind);
+            if let Some(key) = settings
+                .keys()
+                .find(|k| *k != "type" && !known.contains(&k.as_str()))
+            {
+                let takes = if known.is_empty() {
+                    "no settings".to_owned()
+                } else {
+                    known.join(", ")
+                };
+                return Err(RunError::invalid_request(format!(
+                    "Option provider has no setting {key:?} for {kind:?} (it takes {takes}). Nothing was sent."
+                )));
+            }
+            for (key, value) in &settings {
+                if key != "type" && !matches!(value, Value::String(s) if !s.trim().is_empty()) {
+                    return Err(bad_kind(
+                        &format!("provider.{key}"),
+                        "a non-empty string",
+                        value,
+                    ));
+                }
+            }
+            Ok(Provider { kind, settings })
+        }
+        Some(other) => Err(option.bad(expected, &other)),
+    }
+}
+
+impl Provider {
+    /// A setting: the object's, else the first of `vars` set in the environment.
+    fn setting<'e>(
+        &'e self,
+        key: &str,
+        env: &'e BTreeMap<String, Value>,
+        vars: &[&str],
+    ) -> Option<&'e str> {
+        self.settings
+            .get(key)
+            .and_then(Value::as_str)
+            .or_else(|| vars.iter().find_map(|v| env_str(env, v)))
+    }
+
+    /// A setting the platform cannot do without: `invalid_request` naming it and the variables.
+    fn required<'e>(
+        &'e self,
+        key: &str,
+        env: &'e BTreeMap<String, Value>,
+        vars: &[&str],
+        what: &str,
+    ) -> Result<&'e str, RunError> {
+        self.setting(key, env, vars).ok_or_else(|| {
+            RunError::invalid_request(format!(
+                "provider {:?} needs {what}: set provider.{key} or {}. Nothing was sent.",
+                self.kind,
+                vars.join(" / ")
+            ))
+        })
+    }
+
+    /// Refuses a credential option the platform has no use for (Google's take a token, no key;
+    /// Bedrock's and Claude Platform on AWS's a key, no token).
+    pub fn check_credentials(&self, api_key: Given, auth_token: Given) -> Result<(), RunError> {
+        let (refused, instead) = match self.kind {
+            "vertex" | "google-cloud" => (api_key, "pass an OAuth access token as authToken"),
+            "bedrock" | "aws" => (auth_token, "pass the key as apiKey"),
+            _ => return Ok(()),
+        };
+        if refused.value().is_some_and(|v| !v.is_null()) {
+            return Err(RunError::invalid_request(format!(
+                "provider {:?} takes no {}: {instead}. Nothing was sent.",
+                self.kind, refused.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// The platform's key (the `apiKey` option, else its own variable), or `None`.
+    pub fn api_key(&self, option: Option<Secret>, env: &BTreeMap<String, Value>) -> Option<Secret> {
+        let var = match self.kind {
+            "bedrock" => "AWS_BEARER_TOKEN_BEDROCK",
+            "foundry" => "ANTHROPIC_FOUNDRY_API_KEY",
+            "aws" => "ANTHROPIC_AWS_API_KEY",
+            _ => return option,
+        };
+        option.or_else(|| env_str(env, var).map(Secret::from))
+    }
+
+    /// The platform's default `baseURL` (its `https://{host}`), or an `invalid_request` naming
+    /// the setting the host is made from. `None` on the Anthropic API (its own default).
+    pub fn default_base_url(&self, env: &BTreeMap<String, Value>) -> Result<String, RunError> {
+        let aws_region = ["AWS_REGION", "AWS_DEFAULT_REGION"];
+        Ok(match self.kind {
+            "bedrock" => {
+                let region = self.required("region", env, &aws_region, "an AWS region")?;
+                format!("https://bedrock-runtime.{region}.amazonaws.com")
+            }
+            "aws" => {
+                let region = self.required("region", env, &aws_region, "an AWS region")?;
+                format!("https://aws-external-anthropic.{region}.api.aws")
+            }
+            "vertex" => match self.vertex_region(env)? {
+                "global" => "https://aiplatform.googleapis.com".to_owned(),
+                region => format!("https://{region}-aiplatform.googleapis.com"),
+            },
+            "foundry" => {
+                let resource = self.required(
+                    "resource",
+                    env,
+                    &["ANTHROPIC_FOUNDRY_RESOURCE"],
+                    "a Foundry resource (or the baseURL option)",
+                )?;
+                format!("https://{resource}.services.ai.azure.com")
+            }
+            _ => "https://claude.googleapis.com".to_owned(),
+        })
+    }
+
+    fn vertex_region<'e>(&'e self, env: &'e BTreeMap<String, Value>) -> Result<&'e str, RunError> {
+        self.required("region", env, &["CLOUD_ML_REGION"], "a Google Cloud region")
+    }
+
+    /// The engine's platform for a run of `model`; an `invalid_request` for a missing setting.
+    pub fn platform(
+        &self,
+        env: &BTreeMap<String, Value>,
+        model: &str,
+    ) -> Result<Platform, RunError> {
+        let project = |vars: &[&str]| {
+            self.required("projectId", env, vars, "a Google Cloud project")
+                .map(str::to_owned)
+        };
+        Ok(match self.kind {
+            "bedrock" => Platform::Bedrock {
+                model: model.to_owned(),
+            },
+            "vertex" => Platform::Vertex {
+                project: project(&["ANTHROPIC_VERTEX_PROJECT_ID"])?,
+                region: self.vertex_region(env)?.to_owned(),
+                model: model.to_owned(),
+            },
+            "foundry" => Platform::Foundry,
+            "aws" => Platform::Aws {
+                workspace_id: self
+                    .required(
+                        "workspaceId",
+                        env,
+                        &["ANTHROPIC_AWS_WORKSPACE_ID"],
+                        "a workspace",
+                    )?
+                    .to_owned(),
+            },
+            "google-cloud" => Platform::GoogleCloud {
+                project: project(&["ANTHROPIC_GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_PROJECT"])?,
+                location: self
+                    .setting("location", env, &["ANTHROPIC_GOOGLE_CLOUD_LOCATION"])
+                    .unwrap_or("global")
+                    .to_owned(),
+                workspace: self
+                    .required(
+                        "workspaceId",
+                        env,
+                        &["ANTHROPIC_GOOGLE_CLOUD_WORKSPACE_ID"],
+                        "a workspace",
+                    )?
+                    .to_owned(),
+            },
+            _ => Platform::Anthropic,
+        })
+    }
+}

@@ -215,6 +215,7 @@ impl<'r> Conversation<'r> {
         posted_history::add_reply_ids(&mut self.call_ids, &reply.requested)?;
         self.messages
             .push(protocol::assistant_message(&reply.content));
+        self.starting_with_commit(&reply.requested);
         self.commit().await?;
         self.round_of(reply).await
     }

@@ -1,6 +1,7 @@
 //! Executing a checked call: handing it to its tool's executor, within the run's per-call
 //! timeout, and reading what came back.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
@@ -22,11 +23,16 @@ use crate::engine::wire::api_version::{cited_text, has_removals, LEGACY, REMOVED
 /// it runs and as finished after; a call an earlier holder of the run finished is not run again
 /// (its record is its answer), and one it started is run again as the next attempt — or, for a
 /// tool that asks so, told to the model as interrupted. A journal that fails ends the run.
+///
+/// `running`: how many calls of the round are still running, this one included. The one that
+/// settles last records nothing as finished: the round's results are committed right after it,
+/// in the next step's first write, which is the same guarantee one write earlier.
 pub async fn execute_call(
     ready: Ready<'_>,
     cfg: &RunConfig,
     log: &CallLog,
     index: usize,
+    running: &AtomicUsize,
 ) -> Result<Settled, RunError> {
     let Some(journal) = &cfg.journal else {
         return Ok(run_call(ready, cfg, log, index, 1).await);
@@ -51,7 +57,9 @@ pub async fn execute_call(
     let id = ready.id.clone();
     let attempt = journal.call_started(&id).await?;
     let settled = run_call(ready, cfg, log, index, attempt).await;
-    journal.call_finished(&id, to_record(&settled)).await?;
+    if running.fetch_sub(1, Ordering::AcqRel) > 1 {
+        journal.call_finished(&id, to_record(&settled)).await?;
+    }
     Ok(settled)
 }
 

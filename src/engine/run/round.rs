@@ -2,6 +2,7 @@
 //! (concurrently or in order) and is answered, failures included, in `tool_use` order. Each step
 //! has a file of its own: `check_call.rs`, `execute_call.rs`, `settle_round.rs`.
 
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -220,9 +221,13 @@ async fn execute_all(
             .into_iter()
             .filter_map(|(i, r)| dispatch(i, r, cfg, answers))
             .collect();
+        // The call that settles last is the round's last: its result is committed with the
+        // round's (the next step's first write), so its journal needs no record of its own.
+        let running_now = AtomicUsize::new(dispatched.len());
+        let running_now = &running_now;
         let mut running: FuturesUnordered<_> = dispatched
             .into_iter()
-            .map(|(i, r)| async move { (i, execute_call(r, cfg, log, i).await) })
+            .map(|(i, r)| async move { (i, execute_call(r, cfg, log, i, running_now).await) })
             .collect();
         while let Some((i, settled)) = running.next().await {
             let settled = match settled {
@@ -251,11 +256,14 @@ async fn execute_all(
             answers.settle(i, settled);
         }
     } else {
-        for (i, r) in allowed {
+        let count = allowed.len();
+        for (at, (i, r)) in allowed.into_iter().enumerate() {
             let Some((i, r)) = dispatch(i, r, cfg, answers) else {
                 continue;
             };
-            let settled = match execute_call(r, cfg, log, i).await {
+            // Only the round's last call is known to be last (see the parallel case).
+            let after_this = AtomicUsize::new(if at + 1 == count { 1 } else { 2 });
+            let settled = match execute_call(r, cfg, log, i, &after_this).await {
                 Ok(settled) => settled,
                 // The journal failed: the call (which may have run) is told as interrupted.
                 Err(failure) => {

@@ -45,6 +45,24 @@ async fn holds(tx: &mut dyn Tx, thread_id: &str, holder: &str) -> Result<bool, S
     Ok(held == 1)
 }
 
+/// Records call `tool_use_id` of run `run_id` as started once more: the attempt this is.
+pub(super) async fn started(
+    tx: &mut dyn Tx,
+    run_id: &str,
+    tool_use_id: &str,
+) -> Result<u32, StoreError> {
+    let rows = tx
+        .query(
+            "INSERT INTO atc_calls (run_id, tool_use_id, attempts, started_at, finished) VALUES ($1, $2, 1, $3, '')
+             ON CONFLICT (run_id, tool_use_id) DO UPDATE SET attempts = atc_calls.attempts + 1, started_at = $3
+             RETURNING attempts",
+            &[run_id.into(), tool_use_id.into(), now_ms().into()],
+        )
+        .await?;
+    let attempts = rows.first().and_then(|r| r.first()).map_or(1, Val::int);
+    Ok(u32::try_from(attempts).unwrap_or(u32::MAX))
+}
+
 impl Store {
     /// Records call `tool_use_id` of run `run_id` as started, if `holder` still holds its
     /// thread: the attempt this is, or `None` when the run was lost.
@@ -60,16 +78,7 @@ impl Store {
                 if !holds(tx, &thread_id, &holder).await? {
                     return Ok(None);
                 }
-                let rows = tx
-                    .query(
-                        "INSERT INTO atc_calls (run_id, tool_use_id, attempts, started_at, finished) VALUES ($1, $2, 1, $3, '')
-                         ON CONFLICT (run_id, tool_use_id) DO UPDATE SET attempts = atc_calls.attempts + 1, started_at = $3
-                         RETURNING attempts",
-                        &[run_id.into(), tool_use_id.into(), now_ms().into()],
-                    )
-                    .await?;
-                let attempts = rows.first().and_then(|r| r.first()).map_or(1, Val::int);
-                Ok(Some(u32::try_from(attempts).unwrap_or(u32::MAX)))
+                Ok(Some(started(tx, &run_id, &tool_use_id).await?))
             })
         }))
         .await

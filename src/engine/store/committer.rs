@@ -31,6 +31,10 @@ pub(super) struct Committer {
     pub(super) kept: Mutex<Kept>,
     /// What an earlier holder recorded of each call (a run taken over).
     pub(super) calls: HashMap<String, Recorded>,
+    /// The calls the next commit records as started (`Journal::will_start`).
+    pub(super) starting: Mutex<Vec<String>>,
+    /// Calls recorded as started by a commit, not yet begun: their attempts.
+    pub(super) started: Mutex<HashMap<String, u32>>,
 }
 
 /// What a run's history is, as far as the store holds it or the run's ending will write it.
@@ -45,6 +49,14 @@ pub(super) struct Kept {
 }
 
 impl Committer {
+    fn lock_starting(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.starting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_started(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
+        self.started.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub(super) fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -74,6 +86,7 @@ impl Journal for Committer {
             let appends = at == self.kept().end;
             let (end, last) = (at + texts.len(), texts.last().cloned());
             let progress = serde_json::to_string(progress).unwrap_or_else(|_| "{}".into());
+            let starting = std::mem::take(&mut *self.lock_starting());
             let held = self
                 .store
                 .write_history(
@@ -83,12 +96,14 @@ impl Journal for Committer {
                     texts,
                     appends,
                     progress,
+                    starting,
                 )
                 .await
                 .map_err(store_failed)?;
-            if !held {
+            let Some(started) = held else {
                 return Err(RunError::store_unavailable(LOST_HOLD));
-            }
+            };
+            self.lock_started().extend(started);
             let mut kept = self.kept();
             kept.end = end;
             if let Some(last) = last {
@@ -113,8 +128,16 @@ impl Journal for Committer {
         Box::pin(std::future::ready(Ok(())))
     }
 
+    fn will_start(&self, tool_use_ids: Vec<String>) {
+        *self.lock_starting() = tool_use_ids;
+    }
+
     fn call_started<'a>(&'a self, tool_use_id: &'a str) -> BoxFuture<'a, Result<u32, RunError>> {
         Box::pin(async move {
+            // Recorded with the step before it (the reply that asked for it).
+            if let Some(attempt) = self.lock_started().remove(tool_use_id) {
+                return Ok(attempt);
+            }
             let (id, run, run_id) = (self.id.clone(), self.run.clone(), self.run_id.clone());
             match self
                 .store

@@ -150,7 +150,10 @@ impl Store {
     /// Writes the history from message `at` on, if `run` still holds the thread; whether it did.
     /// `appends`: the store holds exactly `at` messages of the history (what the run committed
     /// so far), so nothing is deleted first.
-    /// `progress`: how far the run got (JSON), kept in its log.
+    /// `progress`: how far the run got (JSON), kept in its log; `starting`: the calls that start
+    /// right after this step, recorded as started in the same write. `None` when the run no
+    /// longer holds the thread, else each starting call's attempt.
+    #[allow(clippy::too_many_arguments)]
     pub async fn write_history(
         &self,
         id: String,
@@ -159,7 +162,8 @@ impl Store {
         messages: Vec<String>,
         appends: bool,
         progress: String,
-    ) -> Result<bool, StoreError> {
+        starting: Vec<String>,
+    ) -> Result<Option<Vec<(String, u32)>>, StoreError> {
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
                 // Whether the run holds the thread, and the thread's time moved on, in one
@@ -171,7 +175,7 @@ impl Store {
                     )
                     .await?;
                 if held == 0 {
-                    return Ok(false);
+                    return Ok(None);
                 }
                 if appends {
                     append(tx, &id, at, &messages).await?;
@@ -179,7 +183,12 @@ impl Store {
                     write_from(tx, &id, at, &messages).await?;
                 }
                 run_log::note_progress(tx, run_of(&run), &progress).await?;
-                Ok(true)
+                let mut attempts = Vec::with_capacity(starting.len());
+                for call in starting {
+                    let n = super::call_log::started(tx, run_of(&run), &call).await?;
+                    attempts.push((call, n));
+                }
+                Ok(Some(attempts))
             })
         }))
         .await

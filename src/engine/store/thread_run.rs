@@ -182,6 +182,8 @@ pub async fn run_in_thread(
             ..Kept::default()
         }),
         calls,
+        starting: Mutex::new(Vec::new()),
+        started: Mutex::new(HashMap::new()),
     });
     cfg.journal = Some(JournalRef(committer.clone()));
     if !own {

@@ -147,6 +147,10 @@ pub trait Journal: Send + Sync {
         self.commit(at, messages, progress)
     }
 
+    /// The calls that start right after the next commit (the reply asking for them): the
+    /// journal may record them as started in that commit, rather than one write each.
+    fn will_start(&self, _tool_use_ids: Vec<String>) {}
+
     /// Call `tool_use_id` is about to run: recorded as started before it does; the attempt
     /// this is (1 the first time, 2 … when a run taken over runs it again).
     fn call_started<'a>(&'a self, _tool_use_id: &'a str) -> BoxFuture<'a, Result<u32, RunError>> {

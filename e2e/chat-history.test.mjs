@@ -86,6 +86,11 @@ function chat({ onToolError = 'continue' } = {}) {
     const message = await uiMessageOf(stream.toUIMessageStreamResponse(), continuing)
     const result = await stream.result
     assert.equal(result.error, null, `the run failed: ${JSON.stringify(result.error)}`)
+    // A new turn's stream starts with its run's id as the message's metadata (useChat keeps it):
+    // it is the run's, not the conversation's, so a chat rebuilt from the store has none. (A
+    // resumed approval's stream starts with its calls' results, before any step: no metadata.)
+    if (!continuing) assert.equal(message.metadata?.runId, result.data.runId)
+    delete message.metadata
     return message
   }
 

@@ -48,8 +48,7 @@ const MIGRATIONS: &[&[&str]] = &[
         created_at BIGINT NOT NULL,
         updated_at BIGINT NOT NULL
     )",
-        "CREATE INDEX IF NOT EXISTS atc_runs_by_status ON atc_runs (status, updated_at)",
-        "CREATE TABLE IF NOT EXISTS atc_calls (
+            "CREATE TABLE IF NOT EXISTS atc_calls (
         run_id TEXT NOT NULL,
         tool_use_id TEXT NOT NULL,
         attempts BIGINT NOT NULL,
@@ -57,8 +56,7 @@ const MIGRATIONS: &[&[&str]] = &[
         finished TEXT NOT NULL,
         PRIMARY KEY (run_id, tool_use_id)
     )",
-        "CREATE INDEX IF NOT EXISTS atc_threads_by_lease ON atc_threads (lease_until)",
-    ],
+        ],
 ];
 
 /// Brings the store to [`VERSION`], in one transaction (the caller's).

@@ -48,7 +48,7 @@ const MIGRATIONS: &[&[&str]] = &[
         created_at BIGINT NOT NULL,
         updated_at BIGINT NOT NULL
     )",
-            "CREATE TABLE IF NOT EXISTS atc_calls (
+        "CREATE TABLE IF NOT EXISTS atc_calls (
         run_id TEXT NOT NULL,
         tool_use_id TEXT NOT NULL,
         attempts BIGINT NOT NULL,
@@ -56,7 +56,7 @@ const MIGRATIONS: &[&[&str]] = &[
         finished TEXT NOT NULL,
         PRIMARY KEY (run_id, tool_use_id)
     )",
-        ],
+    ],
 ];
 
 /// Brings the store to [`VERSION`], in one transaction (the caller's).

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::database::{now_ms, Store};
+use super::threads::holds;
 use super::tx::{StoreError, Tx, Val};
 use crate::engine::trace::events::Recorded;
 
@@ -31,18 +32,6 @@ pub(super) async fn calls(
             (id, recorded)
         })
         .collect())
-}
-
-/// Whether `holder` holds thread `thread_id`, its time moved on (one statement; it locks the
-/// row).
-async fn holds(tx: &mut dyn Tx, thread_id: &str, holder: &str) -> Result<bool, StoreError> {
-    let held = tx
-        .execute(
-            "UPDATE atc_threads SET updated_at = $3 WHERE id = $1 AND active_run = $2",
-            &[thread_id.into(), holder.into(), now_ms().into()],
-        )
-        .await?;
-    Ok(held == 1)
 }
 
 /// Records call `tool_use_id` of run `run_id` as started once more: the attempt this is.

@@ -21,8 +21,9 @@ mod tx;
 mod url;
 
 pub use database::{random_id, Store, StoreOptions, DEFAULT_LEASE_MS};
-pub use run_log::{holder, RunLog, TakeOver};
+pub use run_log::{RunLog, TakeOver};
 pub use thread_run::{run_in_thread, DurableRun, ThreadRef, OWN_THREAD_OWNER};
+pub use threads::holder;
 pub use threads::{ThreadRecord, ThreadSummary};
 pub use tx::StoreError;
 pub use url::StoreUrl;

@@ -7,18 +7,9 @@
 use std::collections::HashMap;
 
 use super::database::{now_ms, Store};
+use super::threads::{holder, messages, run_of};
 use super::tx::{StoreError, Tx, Val};
 use crate::engine::trace::events::Recorded;
-
-/// The holder of a run, as a thread's `active_run` names it.
-pub fn holder(run_id: &str, takes: u32) -> String {
-    format!("{run_id}.{takes}")
-}
-
-/// The run a holder is of.
-pub fn run_of(holder: &str) -> &str {
-    holder.rsplit_once('.').map_or(holder, |(run, _)| run)
-}
 
 /// A run's log, as a process taking it over (or asking for its result) reads it.
 #[derive(Debug, Clone, Default)]
@@ -138,19 +129,6 @@ pub(super) async fn note_progress(
     )
     .await?;
     Ok(())
-}
-
-async fn messages(tx: &mut dyn Tx, thread_id: &str) -> Result<Vec<String>, StoreError> {
-    let rows = tx
-        .query(
-            "SELECT message FROM atc_messages WHERE thread_id = $1 ORDER BY seq",
-            &[thread_id.into()],
-        )
-        .await?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|r| r.into_iter().next().map(Val::into_text))
-        .collect())
 }
 
 impl Store {

@@ -3,8 +3,8 @@
 //! the run still holds the thread, so a run whose lease ran out writes nothing over another's.
 
 use super::database::{now_ms, Store};
-use super::run_log::{self, run_of};
-use super::threads::{find, insert};
+use super::run_log;
+use super::threads::{find, holds, insert, messages, run_of};
 use super::tx::{StoreError, Tx, Val};
 
 /// A thread as a run finds it when it takes it.
@@ -109,16 +109,7 @@ impl Store {
                 if !active.is_empty() && lease > now {
                     return Ok(Taken::Busy);
                 }
-                let rows = tx
-                    .query(
-                        "SELECT message FROM atc_messages WHERE thread_id = $1 ORDER BY seq",
-                        &[id.as_str().into()],
-                    )
-                    .await?;
-                let messages: Vec<String> = rows
-                    .into_iter()
-                    .filter_map(|r| r.into_iter().next().map(Val::into_text))
-                    .collect();
+                let messages = messages(tx, &id).await?;
                 let stored = messages.clone();
                 let (history, pending) = match prepare(Found {
                     messages,
@@ -166,15 +157,7 @@ impl Store {
     ) -> Result<Option<Vec<(String, u32)>>, StoreError> {
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
-                // Whether the run holds the thread, and the thread's time moved on, in one
-                // statement (it locks the row as `holds` does).
-                let held = tx
-                    .execute(
-                        "UPDATE atc_threads SET updated_at = $3 WHERE id = $1 AND active_run = $2",
-                        &[id.as_str().into(), run.as_str().into(), now_ms().into()],
-                    )
-                    .await?;
-                if held == 0 {
+                if !holds(tx, &id, &run).await? {
                     return Ok(None);
                 }
                 if appends {

@@ -96,6 +96,46 @@ pub(super) async fn find(
     }))
 }
 
+/// The holder of a run, as a thread's `active_run` names it: `<runId>.<n>`, `n` the times the
+/// run was taken over (`run_log.rs`).
+pub fn holder(run_id: &str, takes: u32) -> String {
+    format!("{run_id}.{takes}")
+}
+
+/// The run a holder is of.
+pub fn run_of(holder: &str) -> &str {
+    holder.rsplit_once('.').map_or(holder, |(run, _)| run)
+}
+
+pub(super) async fn messages(tx: &mut dyn Tx, thread_id: &str) -> Result<Vec<String>, StoreError> {
+    let rows = tx
+        .query(
+            "SELECT message FROM atc_messages WHERE thread_id = $1 ORDER BY seq",
+            &[thread_id.into()],
+        )
+        .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().map(Val::into_text))
+        .collect())
+}
+
+/// Whether `holder` (a run, as `run_log::holder` names it) holds thread `thread_id`, its time
+/// moved on: one statement, which locks the row.
+pub(super) async fn holds(
+    tx: &mut dyn Tx,
+    thread_id: &str,
+    holder: &str,
+) -> Result<bool, StoreError> {
+    let held = tx
+        .execute(
+            "UPDATE atc_threads SET updated_at = $3 WHERE id = $1 AND active_run = $2",
+            &[thread_id.into(), holder.into(), now_ms().into()],
+        )
+        .await?;
+    Ok(held == 1)
+}
+
 /// Inserts a thread unless its id is taken; whether it was inserted.
 pub(super) async fn insert(
     tx: &mut dyn Tx,
@@ -142,23 +182,15 @@ impl Store {
                 else {
                     return Ok(None);
                 };
-                let rows = tx
-                    .query(
-                        "SELECT message FROM atc_messages WHERE thread_id = $1 ORDER BY seq",
-                        &[id.as_str().into()],
-                    )
-                    .await?;
+                let messages = messages(tx, &id).await?;
                 Ok(Some(ThreadRecord {
                     id: summary.id,
                     owner: summary.owner,
                     metadata: summary.metadata,
-                    messages: rows
-                        .into_iter()
-                        .filter_map(|r| r.into_iter().next().map(Val::into_text))
-                        .collect(),
+                    messages,
                     pending,
                     status: summary.status,
-                    active_run: super::run_log::run_of(&active_run).to_owned(),
+                    active_run: run_of(&active_run).to_owned(),
                     created_at: summary.created_at,
                     updated_at: summary.updated_at,
                 }))

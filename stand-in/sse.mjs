@@ -115,7 +115,35 @@ const SSE_ERROR_MESSAGES = {
  * `whole()` is called as message_stop is written: the reply is then whole (a thread holds it).
  */
 export async function streamMessage(message, step, record, res, { defaultDelayMs, timers, whole = () => {} }) {
-  const events = sseEvents(message, { unknownDelta: step.unknownDelta });
+  const head = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': record.requestId, ...(step.headers ?? {}) };
+  await paceEvents(sseEvents(message, { unknownDelta: step.unknownDelta }), step, record, res, {
+    head,
+    defaultDelayMs,
+    timers,
+    writeError: (write) => {
+      const type = step.sseError.type ?? 'overloaded_error';
+      const error = { type, message: step.sseError.message ?? SSE_ERROR_MESSAGES[type] ?? type };
+      if (has(step.sseError, 'details')) error.details = step.sseError.details;
+      record.sseEvents.push('error');
+      return write(echoed(sseFrame('error', { type: 'error', error }), record.headers));
+    },
+    writeEvent: (name, data, write) => {
+      // Held as its last event goes out, before the client can continue it.
+      if (name === 'message_stop') whole();
+      return write(sseFrame(name, data));
+    },
+  });
+}
+
+/**
+ * Writes a stream's `events` on `res` (with `head` as its 200 response's headers), paced by the
+ * step (`streamDelayMs`, else `defaultDelayMs`; pauses are timers kept in `timers`) and with its
+ * injected faults: `sseError` (`writeError(write)` at `sseErrorAfter`), `sseCutAfter` (the
+ * connection destroyed), `sseStallAfter` (open and silent). Each event is recorded in
+ * `record.sseEvents` and written by `writeEvent(name, data, write)`; `write(chunk)` resolves
+ * false once the client is gone. Both the SSE stream and Bedrock's event-stream frames use it.
+ */
+export async function paceEvents(events, step, record, res, { head, defaultDelayMs, timers, writeError, writeEvent }) {
   const delay = step.streamDelayMs ?? defaultDelayMs;
   const errorAt = has(step, 'sseError') ? (step.sseErrorAfter ?? 0) : -1;
   const cutAt = has(step, 'sseCutAfter') ? step.sseCutAfter : -1;
@@ -128,7 +156,7 @@ export async function streamMessage(message, step, record, res, { defaultDelayMs
   res.on('close', () => {
     if (!res.writableFinished && !cut) record.clientClosed = true;
   });
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': record.requestId, ...(step.headers ?? {}) });
+  res.writeHead(200, head);
   const write = async (chunk) => {
     if (res.destroyed) return false;
     if (!res.write(chunk)) await new Promise((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
@@ -141,11 +169,7 @@ export async function streamMessage(message, step, record, res, { defaultDelayMs
   });
   for (let i = 0; i <= events.length; i++) {
     if (i === errorAt) {
-      const type = step.sseError.type ?? 'overloaded_error';
-      const error = { type, message: step.sseError.message ?? SSE_ERROR_MESSAGES[type] ?? type };
-      if (has(step.sseError, 'details')) error.details = step.sseError.details;
-      record.sseEvents.push('error');
-      if (await write(echoed(sseFrame('error', { type: 'error', error }), record.headers))) res.end();
+      if (await writeError(write)) res.end();
       return;
     }
     if (i === cutAt) {
@@ -159,9 +183,7 @@ export async function streamMessage(message, step, record, res, { defaultDelayMs
     if (res.destroyed) return;
     const [name, data] = events[i];
     record.sseEvents.push(name);
-    // Held as its last event goes out, before the client can continue it.
-    if (name === 'message_stop') whole();
-    if (!(await write(sseFrame(name, data)))) return;
+    if (!(await writeEvent(name, data, write))) return;
   }
   res.end();
 }

@@ -13,8 +13,7 @@
 
 import { randomInt } from 'node:crypto';
 import { echoed } from '../echo.mjs';
-import { sseEvents } from '../sse.mjs';
-import { has } from '../values.mjs';
+import { paceEvents, sseEvents } from '../sse.mjs';
 
 // The CRC32 table is built here (zlib.crc32 is only in newer Node releases than the package supports).
 const CRC_TABLE = (() => {
@@ -92,32 +91,9 @@ const EXCEPTION_FOR = {
 export function bedrockStreamer(headers) {
   return async function streamFrames(message, step, record, res, { defaultDelayMs, timers, whole = () => {} }) {
     const started = Date.now();
-    const events = sseEvents(message).filter(([name]) => name !== 'ping');
-    const delay = step.streamDelayMs ?? defaultDelayMs;
-    const errorAt = has(step, 'sseError') ? (step.sseErrorAfter ?? 0) : -1;
-    const cutAt = has(step, 'sseCutAfter') ? step.sseCutAfter : -1;
-    const stallAt = has(step, 'sseStallAfter') ? step.sseStallAfter : -1;
-    record.status = 200;
-    record.stream = true;
-    record.clientClosed = false;
-    record.sseEvents = [];
-    let cut = false;
-    res.on('close', () => {
-      if (!res.writableFinished && !cut) record.clientClosed = true;
-    });
-    res.writeHead(200, {
-      ...headers(record),
-      'content-type': 'application/vnd.amazon.eventstream',
-      'x-amzn-bedrock-content-type': 'application/json',
-      ...(step.headers ?? {}),
-    });
-    const write = async (chunk) => {
-      if (res.destroyed) return false;
-      if (!res.write(chunk)) await new Promise((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
-      return !res.destroyed;
-    };
+    const head = { ...headers(record), 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-bedrock-content-type': 'application/json', ...(step.headers ?? {}) };
     /** A frame in slices of 1 to 64 bytes, each its own write. */
-    const writeSliced = async (frame) => {
+    const writeSliced = async (write, frame) => {
       for (let at = 0; at < frame.length;) {
         const n = Math.min(frame.length - at, randomInt(1, 65));
         if (!(await write(frame.subarray(at, at + n)))) return false;
@@ -125,45 +101,32 @@ export function bedrockStreamer(headers) {
       }
       return true;
     };
-    const pause = () => new Promise((resolve) => {
-      if (delay <= 0) return setImmediate(resolve);
-      const timer = setTimeout(() => { timers.delete(timer); resolve(); }, delay);
-      timers.add(timer);
-    });
-    for (let i = 0; i <= events.length; i++) {
-      if (i === errorAt) {
+    await paceEvents(sseEvents(message).filter(([name]) => name !== 'ping'), step, record, res, {
+      head,
+      defaultDelayMs,
+      timers,
+      writeError: (write) => {
         const type = EXCEPTION_FOR[step.sseError.type] ?? step.sseError.type ?? 'internalServerException';
         record.sseEvents.push('exception');
         const text = echoed(step.sseError.message ?? 'The system encountered an unexpected error during processing. Try your request again.', record.headers);
-        if (await writeSliced(exceptionFrame(type, text))) res.end();
-        return;
-      }
-      if (i === cutAt) {
-        cut = true;
-        res.socket?.destroy();
-        return;
-      }
-      if (i === stallAt) return;
-      if (i === events.length) break;
-      if (i > 0) await pause();
-      if (res.destroyed) return;
-      let [name, data] = events[i];
-      if (name === 'message_stop') {
-        const latency = Date.now() - started;
-        data = {
-          ...data,
-          'amazon-bedrock-invocationMetrics': {
-            inputTokenCount: message.usage?.input_tokens ?? 0,
-            outputTokenCount: message.usage?.output_tokens ?? 0,
-            invocationLatency: latency,
-            firstByteLatency: Math.min(latency, 1),
-          },
-        };
-        whole();
-      }
-      record.sseEvents.push(name);
-      if (!(await writeSliced(chunkFrame(data)))) return;
-    }
-    res.end();
+        return writeSliced(write, exceptionFrame(type, text));
+      },
+      writeEvent: (name, data, write) => {
+        if (name === 'message_stop') {
+          const latency = Date.now() - started;
+          data = {
+            ...data,
+            'amazon-bedrock-invocationMetrics': {
+              inputTokenCount: message.usage?.input_tokens ?? 0,
+              outputTokenCount: message.usage?.output_tokens ?? 0,
+              invocationLatency: latency,
+              firstByteLatency: Math.min(latency, 1),
+            },
+          };
+          whole();
+        }
+        return writeSliced(write, chunkFrame(data));
+      },
+    });
   };
 }

@@ -18,7 +18,7 @@
 import { Refusal } from '../errors.mjs';
 import { checkVersion } from '../rules/versions.mjs';
 import { Answer, TEST_CREDENTIALS, bearerOf, firstPartyHeaders, pathOf } from './common.mjs';
-import { googleError, googleFault, requireGoogleToken } from './google-oauth.mjs';
+import { googleDoorParts, googleError, requireGoogleToken } from './google-oauth.mjs';
 import { SignatureRefusal, verifySigV4 } from './sigv4.mjs';
 
 const azureError = (status, message, headers = {}) => new Answer(status, { error: { code: String(status), message } }, headers);
@@ -123,12 +123,6 @@ export function googleCloudDoor(options, issuer) {
     headers: requestIdHeaders,
     error: () => null,
     stream: null,
-    fault: (name) => googleFault(name),
-    control: {
-      expireTokens: () => issuer.expireAll(),
-      get tokensIssued() {
-        return issuer.issued;
-      },
-    },
+    ...googleDoorParts(issuer),
   };
 }

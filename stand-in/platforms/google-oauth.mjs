@@ -124,3 +124,16 @@ export function googleFault(name) {
   const [status, code, message] = known;
   return googleError(status, code, message, status === 401 ? { 'www-authenticate': 'Bearer realm="https://accounts.google.com/"' } : {});
 }
+
+/** What both Google doors (Vertex, Claude on Google Cloud) share: faults in Google's shape, and the issuer's controls. */
+export function googleDoorParts(issuer) {
+  return {
+    fault: (name) => googleFault(name),
+    control: {
+      expireTokens: () => issuer.expireAll(),
+      get tokensIssued() {
+        return issuer.issued;
+      },
+    },
+  };
+}

@@ -16,7 +16,7 @@ import { fail } from '../errors.mjs';
 import { CURRENT_VERSION, LEGACY_VERSION } from '../rules/versions.mjs';
 import { has, isObject } from '../values.mjs';
 import { TEST_CREDENTIALS, bearerOf, mediaType, pathOf } from './common.mjs';
-import { googleError, googleFault, requireGoogleToken } from './google-oauth.mjs';
+import { googleDoorParts, googleError, requireGoogleToken } from './google-oauth.mjs';
 
 const LEGACY_VERTEX_VERSION = 'vertex-2023-10-16';
 const ROUTE = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/anthropic\/models\/([^/:]+):(rawPredict|streamRawPredict)$/;
@@ -70,12 +70,6 @@ export function vertexDoor(options, issuer) {
     /** The model's refusals and scripted errors keep the Anthropic shape. */
     error: () => null,
     stream: null,
-    fault: (name) => googleFault(name),
-    control: {
-      expireTokens: () => issuer.expireAll(),
-      get tokensIssued() {
-        return issuer.issued;
-      },
-    },
+    ...googleDoorParts(issuer),
   };
 }

@@ -74,6 +74,16 @@ impl Kept {
 pub(super) const LOST_HOLD: &str =
     "the run lost its hold on the thread (its lease ran out and another run took it)";
 
+/// What a write that checks the run's hold came to: its value, or the run's failure (`None`:
+/// the hold was lost).
+fn held<T>(written: Result<Option<T>, StoreError>) -> Result<T, RunError> {
+    match written {
+        Ok(Some(value)) => Ok(value),
+        Ok(None) => Err(RunError::store_unavailable(LOST_HOLD)),
+        Err(e) => Err(store_failed(e)),
+    }
+}
+
 impl Journal for Committer {
     fn commit<'a>(
         &'a self,
@@ -87,22 +97,19 @@ impl Journal for Committer {
             let (end, last) = (at + texts.len(), texts.last().cloned());
             let progress = serde_json::to_string(progress).unwrap_or_else(|_| "{}".into());
             let starting = std::mem::take(&mut *self.lock_starting());
-            let held = self
-                .store
-                .write_history(
-                    self.id.clone(),
-                    self.run.clone(),
-                    at,
-                    texts,
-                    appends,
-                    progress,
-                    starting,
-                )
-                .await
-                .map_err(store_failed)?;
-            let Some(started) = held else {
-                return Err(RunError::store_unavailable(LOST_HOLD));
-            };
+            let started = held(
+                self.store
+                    .write_history(
+                        self.id.clone(),
+                        self.run.clone(),
+                        at,
+                        texts,
+                        appends,
+                        progress,
+                        starting,
+                    )
+                    .await,
+            )?;
             self.lock_started().extend(started);
             let mut kept = self.kept();
             kept.end = end;
@@ -139,15 +146,11 @@ impl Journal for Committer {
                 return Ok(attempt);
             }
             let (id, run, run_id) = (self.id.clone(), self.run.clone(), self.run_id.clone());
-            match self
-                .store
-                .call_started(id, run, run_id, tool_use_id.to_owned())
-                .await
-            {
-                Ok(Some(attempt)) => Ok(attempt),
-                Ok(None) => Err(RunError::store_unavailable(LOST_HOLD)),
-                Err(e) => Err(store_failed(e)),
-            }
+            held(
+                self.store
+                    .call_started(id, run, run_id, tool_use_id.to_owned())
+                    .await,
+            )
         })
     }
 
@@ -158,15 +161,11 @@ impl Journal for Committer {
     ) -> BoxFuture<'a, Result<(), RunError>> {
         Box::pin(async move {
             let (id, run, run_id) = (self.id.clone(), self.run.clone(), self.run_id.clone());
-            match self
+            let written = self
                 .store
                 .call_finished(id, run, run_id, tool_use_id.to_owned(), record)
-                .await
-            {
-                Ok(true) => Ok(()),
-                Ok(false) => Err(RunError::store_unavailable(LOST_HOLD)),
-                Err(e) => Err(store_failed(e)),
-            }
+                .await;
+            held(written.map(|kept| kept.then_some(())))
         })
     }
 

@@ -4,34 +4,19 @@
 // PostgreSQL server; then checks the stand-in's request log (no committed reply requested
 // again) and each tool's own record (a finished call ran once; an interrupted one ran again
 // with the same idempotency key, or was told to the model as interrupted).
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createStore, resumeRun, stopRun, runWithTools } from 'anthropic-tool-calling'
 import { startStandIn, text, toolUse, message, slow } from 'anthropic-tool-calling/testing'
-import { startPostgres } from '../scripts/postgres.mjs'
+import { storeBackends } from './helpers.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const scratch = mkdtempSync(join(tmpdir(), 'atc-durable-'))
-let pg = null
-let count = 0
-
-before(async () => {
-  pg = await startPostgres()
-})
-after(() => {
-  pg?.stop()
-  rmSync(scratch, { recursive: true, force: true })
-})
-
-const BACKENDS = {
-  sqlite: () => `sqlite:${join(scratch, `s${++count}`, 'store.db')}`,
-  postgres: () => pg.createDatabase(`d${++count}`),
-}
+const { scratch, backends: BACKENDS, pg: server } = storeBackends('durable')
+let count = 0 // names each test's record file
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
@@ -480,7 +465,7 @@ test('a streamed durable run tells its runId in its first part and in the UI str
 })
 
 test("postgres: a run's log keeps no secret: not the key, the headers, the approval secret or an MCP server's token", async (t) => {
-  const url = pg.createDatabase('secrets')
+  const url = server().createDatabase('secrets')
   const s = await standIn(t, [text('kept')])
   const store = createStore(url)
   t.after(() => store.close())
@@ -495,7 +480,7 @@ test("postgres: a run's log keeps no secret: not the key, the headers, the appro
     mcpServers: [{ name: 'docs', url: 'https://docs.example.com/mcp', authorizationToken: secrets.token }],
   })
   assert.equal(r.error, null, JSON.stringify(r.error))
-  const logged = pg.sql('secrets', 'SELECT options FROM atc_runs')
+  const logged = server().sql('secrets', 'SELECT options FROM atc_runs')
   assert.match(logged, /docs\.example\.com/)
   for (const secret of Object.values(secrets)) assert.ok(!logged.includes(secret), `the log holds ${secret}`)
 })

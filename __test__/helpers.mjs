@@ -5,6 +5,10 @@ import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 
 import { registerTool, runWithTools } from '../index.mjs'
 import { reply, startMockApi, text } from '../stand-in/index.mjs'
 import { startStandIn } from 'anthropic-tool-calling/testing'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startPostgres } from '../scripts/postgres.mjs'
 
 /** The key the stand-in accepts. It must never show up anywhere but the auth header. */
 export const KEY = 'sk-ant-test-SECRET-0123456789abcdef'
@@ -160,4 +164,28 @@ export function approvalSecretInEnv(value) {
     if (saved === undefined) delete process.env[SECRET_ENV]
     else process.env[SECRET_ENV] = saved
   })
+}
+
+/**
+ * For a test file of the store: a real PostgreSQL server started before its tests and stopped
+ * after them (scripts/postgres.mjs), and a scratch folder removed after them (`prefix` names it).
+ * `backends.sqlite()` / `backends.postgres()` give a fresh, empty store URL of each kind; `pg()`
+ * is the server (`createDatabase`, `sql`).
+ */
+export function storeBackends(prefix) {
+  const scratch = mkdtempSync(join(tmpdir(), `atc-${prefix}-`))
+  let pg = null
+  let count = 0
+  before(async () => {
+    pg = await startPostgres()
+  })
+  after(() => {
+    pg?.stop()
+    rmSync(scratch, { recursive: true, force: true })
+  })
+  const backends = {
+    sqlite: () => `sqlite:${join(scratch, `s${++count}`, 'store.db')}`,
+    postgres: () => pg.createDatabase(`${prefix.replace(/\W/g, '_')}${++count}`),
+  }
+  return { scratch, backends, pg: () => pg }
 }

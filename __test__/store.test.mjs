@@ -3,36 +3,17 @@
 // seen whole by the model, owners, one run per thread, approvals that run a call once whatever
 // happens after it ran, a history the strict stand-in takes again after any ending, reading, and
 // two processes sharing one thread.
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createStore, fromUIMessages, registerTool, runWithTools, streamWithTools } from 'anthropic-tool-calling'
 import { startStandIn, text, toolUse, rateLimited } from 'anthropic-tool-calling/testing'
-import { freshName } from './helpers.mjs'
-import { startPostgres } from '../scripts/postgres.mjs'
+import { freshName, storeBackends } from './helpers.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const scratch = mkdtempSync(join(tmpdir(), 'atc-store-'))
-let pg = null
-let dbCount = 0
-
-before(async () => {
-  pg = await startPostgres()
-})
-after(() => {
-  pg?.stop()
-  rmSync(scratch, { recursive: true, force: true })
-})
-
-/** A fresh, empty store URL of each kind. */
-const BACKENDS = {
-  sqlite: () => `sqlite:${join(scratch, `s${++dbCount}`, 'store.db')}`,
-  postgres: () => pg.createDatabase(`t${++dbCount}`),
-}
+const { backends: BACKENDS, pg: server } = storeBackends('store')
 
 async function standIn(t, replies) {
   const s = await startStandIn({ replies })
@@ -425,13 +406,13 @@ for (const [kind, fresh] of Object.entries(BACKENDS)) {
 }
 
 test('postgres: a store written by a newer version of the package is refused, never altered', async (t) => {
-  const url = pg.createDatabase('newer')
+  const url = server().createDatabase('newer')
   const store = createStore(url)
   await store.createThread()
   await store.close()
-  pg.sql('newer', 'UPDATE atc_schema SET version = 99')
+  server().sql('newer', 'UPDATE atc_schema SET version = 99')
   const again = createStore(url)
   t.after(() => again.close())
   await assert.rejects(again.listThreads(), (e) => e.code === 'store_unavailable' && /version 99, newer than this package/.test(e.message))
-  assert.equal(pg.sql('newer', 'SELECT version FROM atc_schema').trim(), '99')
+  assert.equal(server().sql('newer', 'SELECT version FROM atc_schema').trim(), '99')
 })

@@ -72,9 +72,10 @@ pub enum Resumed {
 }
 
 /// A `resumeRun` request: `{ resume: runId, options: { store, apiKey?, … }, env }`, if
-/// `request_json` is one.
+/// `request_json` is one. lib/run.js writes `resume` first; every other run's request starts
+/// with its `prompt`, so no other run is parsed here (a history may well hold the word).
 pub fn resume_request(request_json: &str) -> Option<Value> {
-    if !request_json.contains("\"resume\"") {
+    if !request_json.starts_with("{\"resume\":") {
         return None;
     }
     let v: Value = serde_json::from_str(request_json).ok()?;

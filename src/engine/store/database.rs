@@ -72,6 +72,15 @@ impl Store {
         }
     }
 
+    /// How many transactions a SQLite store committed (operations are committed in groups).
+    #[cfg(test)]
+    pub(super) fn sqlite_commits(&self) -> Option<u64> {
+        match &*self.backend {
+            Backend::Sqlite(db) => Some(db.commits()),
+            Backend::Postgres(_) => None,
+        }
+    }
+
     /// Ends the store's connections; a later operation opens them again.
     pub async fn close(&self) {
         match &*self.backend {

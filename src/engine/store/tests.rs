@@ -70,3 +70,68 @@ async fn a_thread_is_seen_only_by_its_owner() {
         .unwrap();
     assert_eq!((t.status, t.pending.as_str()), ("idle", "[]"));
 }
+
+/// Many runs' operations at once are committed in groups, each in a savepoint of its own: one
+/// that fails or panics is rolled back alone and told so; every other one is kept and told so
+/// only after its group committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operations_committed_together_fail_alone() {
+    let store = Store::open(&temp_db("groups"), StoreOptions::default()).unwrap();
+    let write = |i: usize| -> tx::Op<usize> {
+        Box::new(move |tx| {
+            Box::pin(async move {
+                if i == 0 {
+                    // The first holds the file while the others queue up behind it.
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                }
+                let sql = "INSERT INTO atc_threads (id, owner, metadata, status, active_run, lease_until, pending, secret, created_at, updated_at) VALUES ($1, '', '{}', 'idle', '', 0, '[]', '', 0, 0)";
+                tx.execute(sql, &[format!("t{i}").into()]).await?;
+                match i {
+                    50 => Err(tx::StoreError("refused by the test".into())),
+                    51 => panic!("a panic in an operation"),
+                    _ => Ok(i),
+                }
+            })
+        })
+    };
+    let first = {
+        let store = store.clone();
+        tokio::spawn(async move { store.transact(write(0)).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let rest: Vec<_> = (1..200)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move { store.transact(write(i)).await })
+        })
+        .collect();
+    assert_eq!(first.await.unwrap(), Ok(0));
+    for (i, done) in (1..200).zip(rest) {
+        let got = done.await.unwrap();
+        match i {
+            50 => assert!(got.unwrap_err().0.ends_with("refused by the test")),
+            51 => assert!(got.unwrap_err().0.contains("panicked")),
+            _ => assert_eq!(got, Ok(i)),
+        }
+    }
+    let count: tx::Op<Vec<Vec<tx::Val>>> = Box::new(|tx| {
+        Box::pin(async move {
+            tx.query("SELECT id FROM atc_threads ORDER BY id", &[])
+                .await
+        })
+    });
+    let ids: Vec<String> = store
+        .transact(count)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r[0].text().to_owned())
+        .collect();
+    assert_eq!(ids.len(), 198);
+    assert!(!ids.contains(&"t50".to_owned()) && !ids.contains(&"t51".to_owned()));
+    assert_eq!(
+        store.sqlite_commits(),
+        Some(3),
+        "one for the first, one for the 199 behind it, one for the count"
+    );
+}

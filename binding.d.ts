@@ -12,7 +12,7 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 /** A store, as lib/store.js wraps it. */
 export declare class NativeStore {
   /** A store for `url`; a malformed one throws `InvalidArg` saying why. */
-  constructor(url: string, maxConnections?: number | undefined | null, leaseMs?: number | undefined | null)
+  constructor(url: string, maxConnections?: number | undefined | null, leaseMs?: number | undefined | null, streamRetentionMs?: number | undefined | null)
   /** What a run's `store` option carries to find this store. */
   get handle(): number
   /** The URL without its password or query. */
@@ -29,6 +29,15 @@ export declare class NativeStore {
   stopRun(runId: string): Promise<boolean>
   /** The ids of the runs whose lease ran out, the longest expired first: at most `limit`. */
   expiredRuns(limit: number): Promise<string[]>
+  /** Adds `text` (SSE) to run `runId`'s stream (`done`: its last); written off the JS thread. */
+  recordStream(runId: string, text: string, done: boolean): void
+  /** The run that holds the thread now (if `owner` may see the thread), or `null`. */
+  runningRun(threadId: string, owner: string): Promise<string | null>
+  /**
+   * Run `runId`'s stream after slice `after` (waiting up to `waitMs` for more):
+   * `{ state: "missing" | "live" | "done", text, seq }`.
+   */
+  followStream(runId: string, owner: string, after: number, waitMs: number): Promise<StreamSlice>
   /** Ends the store's connections. */
   close(): Promise<void>
 }
@@ -264,6 +273,16 @@ export interface RunStart {
 
 /** Sets the function that aborts a running tool's `ctx.signal`: `(runId, toolUseId) => void`. */
 export declare function setCancelHook(cancel: (runId: number, toolUseId: string) => void): void
+
+/** What a follower of a run's stream reads (`followStream`). */
+export interface StreamSlice {
+  /** `missing` (none the owner may see), `live` or `done`. */
+  state: string
+  /** The SSE text after the slice the follower had. */
+  text: string
+  /** The last slice's number. */
+  seq: number
+}
 
 /**
  * The engine's clock now, in the milliseconds trace parts are timed in (see `clock.rs`): JS

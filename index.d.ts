@@ -780,6 +780,8 @@ export interface StoreOptions {
   maxConnections?: number
   /** How long a run holds a thread without renewing it (renewed every third of it); a process that dies lets go after it. Default 30000. */
   leaseMs?: number
+  /** How long a finished run's recorded UI message stream is kept for `resumeStream(runId)`, then dropped (its messages stay in the thread). Default 600000 (10 minutes). */
+  streamRetentionMs?: number
 }
 
 /** A thread as `getThread` reads it. */
@@ -870,6 +872,22 @@ export declare function recoverRuns<C = unknown>(options: ResumeOptions<C> & { l
  * finished run is left as it is.
  */
 export declare function stopRun(runId: string, options: { store: Store }): Promise<boolean>
+
+/**
+ * A streamed run's UI message stream (`streamWithTools` with a store records it), as a
+ * `Response` like `toUIMessageStreamResponse()`'s: the chunks sent so far, then the live ones to
+ * the end — from any instance sharing the store (PostgreSQL's `LISTEN/NOTIFY` wakes it; a SQLite
+ * file is looked at every 250 ms from another process). `204` with no body when the thread has no
+ * run in progress, or the run's stream is not there (never recorded, or dropped
+ * `streamRetentionMs` after the run ended); owners apply as for threads (another owner's thread
+ * reads as none). A run id replays a finished run's stream whole within `streamRetentionMs`.
+ * Closing the Response never stops the run: `stopRun` does, and every follower's stream ends with
+ * the `abort` chunk. Rejects with `store_unavailable` when the store cannot be read.
+ */
+export declare function resumeStream(
+  target: string | { thread: string; owner?: string },
+  options: { store: Store; owner?: string },
+): Promise<Response>
 
 export declare function runWithTools<const S extends OutputSchema, C = unknown>(
   prompt: string | MessageParam[] | { approvals: ApprovalDecision[] },

@@ -13,7 +13,7 @@ const { startRun } = require('./lib/run.js')
 
 // What a plain run never touches is loaded the first time it is used, not at `require`: a
 // serverless function's cold start pays only for what it calls.
-let streams, ui, mcp, stores, durable
+let streams, ui, mcp, stores, durable, recording
 const partStreams = () => (streams ??= require('./lib/stream/part-stream.js'))
 
 /** Turns `useChat`'s UI messages into a prompt: see lib/ui-messages.js. */
@@ -97,11 +97,25 @@ function runWithTools(prompt, options) {
  */
 function streamWithTools(prompt, options) {
   const streaming = { push: null, control: null }
-  // A Response body cancelled (the browser went away) aborts the run.
-  const { stream, push, end } = partStreams().createPartStream({ onCancel: () => streaming.control && streaming.control.abort() })
-  streaming.push = push
-  startRun(prompt, options, streaming).then((result) => end(result))
+  // With a store the run's UI message stream is recorded (resumeStream follows it), and a
+  // Response body cancelled (the browser went away) leaves the run going; without one it aborts it.
+  const recorder = options !== null && typeof options === 'object' && options.store !== undefined ? (recording ??= require('./lib/stream/record.js')).recorderFor(options.store) : null
+  const onCancel = recorder === null ? () => streaming.control && streaming.control.abort() : undefined
+  const { stream, push, end } = partStreams().createPartStream({ onCancel })
+  streaming.push = recorder === null ? push : (parts) => {
+    recorder.feed(parts)
+    push(parts)
+  }
+  startRun(prompt, options, streaming).then((result) => {
+    if (recorder !== null) recorder.end(result)
+    end(result)
+  })
   return stream
+}
+
+/** A run's UI message stream, replayed and followed (a store): see lib/stream/resume.js. */
+function resumeStream(target, options) {
+  return require('./lib/stream/resume.js').resumeStream(target, options)
 }
 
 /** Durable runs (a store): see lib/durable.js. */
@@ -129,6 +143,7 @@ module.exports = {
   resumeRun,
   recoverRuns,
   stopRun,
+  resumeStream,
   ToolError,
   DEFAULT_MODEL,
   DEFAULT_MAX_TOKENS,

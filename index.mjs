@@ -19,6 +19,7 @@ export const {
   resumeRun,
   recoverRuns,
   stopRun,
+  resumeStream,
   ToolError,
   DEFAULT_MODEL,
   DEFAULT_MAX_TOKENS,

@@ -632,13 +632,15 @@ test('/chat: a second message continues the same chat (the stand-in gets the ear
   }
 })
 
-test('/chat: closing the page mid-answer aborts the run (the stand-in sees the connection closed, no further request)', { timeout: 60_000 }, async () => {
+test('/chat: closing the page mid-answer leaves the run going (the chat is in a store): it finishes on the server, and the reopened chat shows the answer', { timeout: 60_000 }, async () => {
   api.handler = slowly(250) // the tool_use reply takes about 2.5 s
   const from = api.requests.length
   const logFrom = server.output.length
   try {
+    let id
     await onPage('6-chat-closed', async (page) => {
       await page.goto(`${base}/chat`, { waitUntil: 'networkidle' })
+      id = chatIdOf(page)
       await page.getByLabel('Message').fill("What's the status of order #1234?")
       await page.getByRole('button', { name: 'Send' }).click()
       // The model is still writing the tool call's input when the page goes away.
@@ -648,12 +650,23 @@ test('/chat: closing the page mid-answer aborts the run (the stand-in sees the c
       assert.ok(!api.requests[from].sseEvents.includes('message_stop'), 'the reply was still streaming')
       await page.close()
     })
-    await api.waitFor(() => api.requests[from].clientClosed === true, 10_000)
-    // Left running, the loop would run get_order_status and ask the model again: it does not.
-    await new Promise((r) => setTimeout(r, 3_000))
-    assert.equal(api.requests.length - from, 1, 'no request after the page was closed')
-    assert.ok(!api.requests[from].sseEvents.includes('message_stop'))
-    assert.match(server.output.slice(logFrom), /\[tool-calling\] aborted: .*\(chat\)/)
+    // Closing a response never stops a run (Stop does, through stopRun): the reply is read to its
+    // end, the tool runs, the model is asked again, and the answer is kept.
+    let done = await threadOf(id)
+    for (let waited = 0; !(done.status === 'idle' && done.messages.at(-1).role === 'assistant') && waited < 20_000; waited += 250) {
+      await new Promise((r) => setTimeout(r, 250))
+      done = await threadOf(id)
+    }
+    assert.equal(done.status, 'idle')
+    assert.match(textOf(done.messages.at(-1).content), /1234/)
+    assert.equal(api.requests[from].clientClosed, false)
+    assert.ok(api.requests[from].sseEvents.includes('message_stop'))
+    assert.equal(api.requests.length - from, 2)
+    assert.doesNotMatch(server.output.slice(logFrom), /\[tool-calling\] aborted: .*\(chat\)/)
+    await onPage('6-chat-reopened', async (page) => {
+      await page.goto(`${base}/chat?id=${id}`, { waitUntil: 'networkidle' })
+      assert.match(await text(page.getByTestId('message-assistant').first().getByTestId('text')), /1234/)
+    })
   } finally {
     api.handler = demoModel
   }
@@ -1301,7 +1314,7 @@ test('/chat: another browser cannot open or continue a chat: its address opens a
   }
 })
 
-test('/chat: the page closed right after an approved call ran; the same approval posted again is refused and the return is created once', { timeout: 90_000 }, async () => {
+test('/chat: the page closed right after an approved call ran (the run goes on to its end); the same approval posted again is refused and the return is created once', { timeout: 90_000 }, async () => {
   const HOLD_MS = 5_000
   // After the tool ran, the stand-in holds the model's next reply back: the page is closed meanwhile.
   api.handler = (body) => {
@@ -1325,15 +1338,20 @@ test('/chat: the page closed right after an approved call ran; the same approval
       assert.equal(toolResultsOf(api.requests[from])[0].tool_use_id, pending.toolUseId)
       await page.close()
     })
+    // Closing the page does not stop the run (a store): it gets the held reply and ends; the
+    // store kept the call's result, and the approval is used up.
+    let after = await threadOf(id)
+    for (let waited = 0; after.status !== 'idle' && waited < 20_000; waited += 250) {
+      await new Promise((r) => setTimeout(r, 250))
+      after = await threadOf(id)
+    }
     const from = api.requests.length
-    // The run was aborted; the store kept the call's result, and the approval is used up.
-    const after = await eventually(() => threadOf(id), (t) => t.status === 'idle')
     assert.equal(after.status, 'idle')
     assert.deepEqual(after.pending, [])
     const kept = after.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_result' && b.tool_use_id === pending.toolUseId)
     assert.equal(kept.length, 1)
     assert.match(JSON.stringify(kept[0].content), /Return RET-8080 started/)
-    assert.match(await eventually(() => server.output.slice(logFrom), (o) => /\[tool-calling\] aborted: .*\(chat\)/.test(o)), /\[tool-calling\] aborted: .*\(chat\)/)
+    assert.doesNotMatch(server.output.slice(logFrom), /\[tool-calling\] aborted: .*\(chat\)/)
 
     await onPage('26-chat-replay-refused', async (page) => {
       // The same approval, posted again from the same browser (its cookie), as the review did.

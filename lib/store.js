@@ -72,6 +72,11 @@ class Store {
     return store instanceof Store ? store.#native.handle : undefined
   }
 
+  /** The native store (for lib/stream: recording and following a run's stream). */
+  static nativeOf(store) {
+    return store instanceof Store ? store.#native : undefined
+  }
+
   /** The URL, without its password or query. */
   get url() {
     return this.#native.quoted
@@ -192,9 +197,13 @@ function createStore(url, options) {
   if (lease !== undefined && (!Number.isInteger(lease) || lease < 100 || lease > 3_600_000)) {
     throw new TypeError(`createStore: leaseMs must be an integer from 100 to 3600000, got ${describe(lease, { quote: true })}`)
   }
+  const retention = o.streamRetentionMs
+  if (retention !== undefined && (!Number.isInteger(retention) || retention < 0 || retention > 86_400_000)) {
+    throw new TypeError(`createStore: streamRetentionMs must be an integer from 0 to 86400000 (a day), got ${describe(retention, { quote: true })}`)
+  }
   let native
   try {
-    native = new binding.NativeStore(chosen, max, lease)
+    native = new binding.NativeStore(chosen, max, lease, retention)
   } catch (e) {
     throw new TypeError(e.message)
   }
@@ -203,4 +212,4 @@ function createStore(url, options) {
 
 const handleOf = (store) => Store.handleOf(store)
 
-module.exports = { createStore, Store, handleOf }
+module.exports = { createStore, Store, handleOf, checkId, ownerOf, unavailable }

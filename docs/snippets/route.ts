@@ -12,7 +12,8 @@ export async function POST(req: Request) {
     store,
     thread: { id, owner: await currentUserId() }, // another user's thread is not found
     system: "You are the support assistant of an online shop. Use the tools; never guess.",
-    signal: req.signal, // the browser went away: the run is aborted, every step so far is kept
+    // No `signal: req.signal`: a reload or a closed tab leaves the run going (resumeStream follows
+    // it again); a stop button calls stopRun.
   });
   return stream.toUIMessageStreamResponse(); // what useChat reads
 }

@@ -9,7 +9,18 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::binding::stores;
-use crate::engine::store::{Store, StoreError, StoreOptions, ThreadSummary};
+use crate::engine::store::{Store, StoreError, StoreOptions, StreamState, ThreadSummary};
+
+/// What a follower of a run's stream reads (`followStream`).
+#[napi(object)]
+pub struct StreamSlice {
+    /// `missing` (none the owner may see), `live` or `done`.
+    pub state: String,
+    /// The SSE text after the slice the follower had.
+    pub text: String,
+    /// The last slice's number.
+    pub seq: i64,
+}
 
 /// A store, as lib/store.js wraps it.
 #[napi]
@@ -61,10 +72,12 @@ impl NativeStore {
         url: String,
         max_connections: Option<u32>,
         lease_ms: Option<u32>,
+        stream_retention_ms: Option<u32>,
     ) -> Result<NativeStore> {
         let options = StoreOptions {
             max_connections,
             lease_ms: lease_ms.map(i64::from),
+            stream_retention_ms: stream_retention_ms.map(i64::from),
         };
         let store = Store::open(&url, options)
             .map_err(|why| Error::new(Status::InvalidArg, format!("createStore: {why}")))?;
@@ -187,6 +200,58 @@ impl NativeStore {
     ) -> Result<PromiseRaw<'e, Vec<String>>> {
         let store = self.store.clone();
         env.spawn_future(async move { store.expired_runs(limit).await.map_err(rejected) })
+    }
+
+    /// Adds `text` (SSE) to run `runId`'s stream (`done`: its last); written off the JS thread.
+    #[napi]
+    pub fn record_stream(&self, run_id: String, text: String, done: bool) {
+        let store = self.store.clone();
+        napi::bindgen_prelude::within_runtime_if_available(move || {
+            store.record_stream(&run_id, text, done)
+        });
+    }
+
+    /// The run that holds the thread now (if `owner` may see the thread), or `null`.
+    #[napi(ts_return_type = "Promise<string | null>")]
+    pub fn running_run<'e>(
+        &self,
+        env: &'e Env,
+        thread_id: String,
+        owner: String,
+    ) -> Result<PromiseRaw<'e, Option<String>>> {
+        let store = self.store.clone();
+        env.spawn_future(async move { store.running_run(thread_id, owner).await.map_err(rejected) })
+    }
+
+    /// Run `runId`'s stream after slice `after` (waiting up to `waitMs` for more):
+    /// `{ state: "missing" | "live" | "done", text, seq }`.
+    #[napi(ts_return_type = "Promise<StreamSlice>")]
+    pub fn follow_stream<'e>(
+        &self,
+        env: &'e Env,
+        run_id: String,
+        owner: String,
+        after: i64,
+        wait_ms: u32,
+    ) -> Result<PromiseRaw<'e, StreamSlice>> {
+        let store = self.store.clone();
+        env.spawn_future(async move {
+            let wait = std::time::Duration::from_millis(wait_ms.into());
+            let read = store
+                .follow_stream(run_id, owner, after, wait)
+                .await
+                .map_err(rejected)?;
+            let state = match read.state {
+                StreamState::Missing => "missing",
+                StreamState::Live => "live",
+                StreamState::Done => "done",
+            };
+            Ok(StreamSlice {
+                state: state.to_owned(),
+                text: read.text,
+                seq: read.seq,
+            })
+        })
     }
 
     /// Ends the store's connections.

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::streams::{Streams, DEFAULT_STREAM_RETENTION_MS};
 use super::tx::{Op, StoreError};
 use super::url::StoreUrl;
 use super::{postgres, sqlite};
@@ -14,6 +15,8 @@ pub struct StoreOptions {
     pub max_connections: Option<u32>,
     /// How long a run holds a thread without renewing (default [`DEFAULT_LEASE_MS`]).
     pub lease_ms: Option<i64>,
+    /// How long a finished run's stream is kept (default [`DEFAULT_STREAM_RETENTION_MS`]).
+    pub stream_retention_ms: Option<i64>,
 }
 
 /// A run's hold on a thread lasts this long unless renewed (every third of it).
@@ -30,6 +33,8 @@ pub struct Store {
     backend: Arc<Backend>,
     quoted: Arc<str>,
     lease_ms: i64,
+    /// Its runs' streams: their writers, and who waits for them (`stream_log.rs`).
+    pub(super) streams: Arc<Streams>,
 }
 
 impl Store {
@@ -51,6 +56,11 @@ impl Store {
             backend: Arc::new(backend),
             quoted,
             lease_ms: options.lease_ms.unwrap_or(DEFAULT_LEASE_MS),
+            streams: Arc::new(Streams::new(
+                options
+                    .stream_retention_ms
+                    .unwrap_or(DEFAULT_STREAM_RETENTION_MS),
+            )),
         })
     }
 
@@ -81,8 +91,17 @@ impl Store {
         }
     }
 
+    /// The PostgreSQL backend, if this is one.
+    pub(super) fn postgres(&self) -> Option<&postgres::Postgres> {
+        match &*self.backend {
+            Backend::Postgres(db) => Some(db),
+            Backend::Sqlite(_) => None,
+        }
+    }
+
     /// Ends the store's connections; a later operation opens them again.
     pub async fn close(&self) {
+        self.streams.close().await;
         match &*self.backend {
             Backend::Sqlite(db) => db.close().await,
             Backend::Postgres(db) => db.close(),

@@ -22,7 +22,15 @@ pub struct Postgres {
     migrated: tokio::sync::Mutex<bool>,
     quoted: Arc<str>,
     password: Option<String>,
+    /// How to open a connection of its own, outside the pool (`pg_listen.rs`).
+    pub(super) direct: Box<Direct>,
 }
+
+/// A connection's settings and its TLS (none without), as the pool's.
+pub(super) type Direct = (
+    tokio_postgres::Config,
+    Option<tokio_postgres_rustls::MakeRustlsConnect>,
+);
 
 impl Postgres {
     pub fn new(
@@ -39,6 +47,8 @@ impl Postgres {
         let manager_config = ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         };
+        let direct_config = config.clone();
+        let mut direct_tls = None;
         let manager = if tls {
             let roots = rustls::RootCertStore {
                 roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
@@ -51,6 +61,7 @@ impl Postgres {
             .with_root_certificates(roots)
             .with_no_client_auth();
             let tls = tokio_postgres_rustls::MakeRustlsConnect::new(tls);
+            direct_tls = Some(tls.clone());
             Manager::from_config(config, tls, manager_config)
         } else {
             Manager::from_config(config, tokio_postgres::NoTls, manager_config)
@@ -67,11 +78,12 @@ impl Postgres {
             migrated: tokio::sync::Mutex::new(false),
             quoted,
             password,
+            direct: Box::new((direct_config, direct_tls)),
         })
     }
 
     /// What failed, with the URL and without the password (should the server echo it).
-    fn failed(&self, what: &str, why: impl std::fmt::Display) -> StoreError {
+    pub(super) fn failed(&self, what: &str, why: impl std::fmt::Display) -> StoreError {
         let mut text = format!(
             "could not {what} the PostgreSQL store {}: {why}",
             self.quoted

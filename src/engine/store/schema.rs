@@ -6,7 +6,7 @@ use super::tx::StoreError;
 use super::tx::{Dialect, Tx, Val};
 
 /// The version this package writes.
-pub const VERSION: i64 = 2;
+pub const VERSION: i64 = 3;
 
 /// The statements that take a store from version `n - 1` to `n`, at index `n - 1`. Written in
 /// the SQL both databases take; `BIGINT` is SQLite's INTEGER.
@@ -55,6 +55,23 @@ const MIGRATIONS: &[&[&str]] = &[
         started_at BIGINT NOT NULL,
         finished TEXT NOT NULL,
         PRIMARY KEY (run_id, tool_use_id)
+    )",
+    ],
+    &[
+        // Version 3: resumable streams (`stream_log.rs`). A streamed run's UI message stream, as
+        // the SSE text it sent, in the slices it was written in; whether it is over, and until
+        // when a finished one is kept.
+        "CREATE TABLE IF NOT EXISTS atc_streams (
+        run_id TEXT PRIMARY KEY,
+        done BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    )",
+        "CREATE TABLE IF NOT EXISTS atc_stream_chunks (
+        run_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        chunks TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
     )",
     ],
 ];

@@ -135,3 +135,81 @@ async fn operations_committed_together_fail_alone() {
         "one for the first, one for the 199 behind it, one for the count"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_2_store_is_migrated_and_a_run_s_stream_is_written_in_slices_and_followed() {
+    let url = temp_db("v2");
+    let store = Store::open(&url, StoreOptions::default()).unwrap();
+    assert!(store
+        .insert_thread("t".into(), "alice".into(), "{}".into())
+        .await
+        .unwrap());
+    store.close().await;
+    // The store as version 2 left it, with a run holding the thread.
+    let path = url.strip_prefix("sqlite:").unwrap();
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "DROP TABLE atc_streams; DROP TABLE atc_stream_chunks; UPDATE atc_schema SET version = 2;
+         INSERT INTO atc_runs (id, thread_id, options, started_at_seq, progress, status, result, resumed, stop_requested, created_at, updated_at)
+           VALUES ('run_1', 't', '{}', 0, '{}', 'running', '', 0, 0, 0, 0);
+         UPDATE atc_threads SET active_run = 'run_1.0', lease_until = 9999999999999 WHERE id = 't';",
+    )
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&url, StoreOptions::default()).unwrap();
+    let follow = |owner: &str, after: i64, ms: u64| {
+        store.follow_stream(
+            "run_1".into(),
+            owner.into(),
+            after,
+            std::time::Duration::from_millis(ms),
+        )
+    };
+    assert_eq!(
+        follow("alice", 0, 0).await.unwrap().state,
+        StreamState::Missing
+    );
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let version: i64 = conn
+        .query_row("SELECT version FROM atc_schema", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 3);
+    assert_eq!(
+        store.running_run("t".into(), "alice".into()).await.unwrap(),
+        Some("run_1".to_owned())
+    );
+    assert_eq!(
+        store.running_run("t".into(), "bob".into()).await.unwrap(),
+        None
+    );
+    let mut sent = String::new();
+    for i in 0..200 {
+        let text = format!("data: {i}\n\n");
+        sent.push_str(&text);
+        store.record_stream("run_1", text, false);
+    }
+    // A follower that waits is woken by the write.
+    let first = follow("alice", 0, 5_000).await.unwrap();
+    assert_eq!(first.state, StreamState::Live);
+    assert!(!first.text.is_empty());
+    store.record_stream("run_1", "data: [DONE]\n\n".into(), true);
+    sent.push_str("data: [DONE]\n\n");
+    let mut got = first.text.clone();
+    let mut at = first.seq;
+    loop {
+        let read = follow("alice", at, 5_000).await.unwrap();
+        got.push_str(&read.text);
+        at = read.seq;
+        if read.state == StreamState::Done {
+            break;
+        }
+    }
+    assert_eq!(got, sent);
+    assert!(at <= 4, "{at} writes for 201 slices of text");
+    // Another owner sees none.
+    assert_eq!(
+        follow("bob", 0, 0).await.unwrap().state,
+        StreamState::Missing
+    );
+    store.close().await;
+}

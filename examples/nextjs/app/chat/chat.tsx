@@ -8,6 +8,11 @@
 // The conversation is the server's: the page starts from the messages the server rebuilt from
 // it, and each post carries only the chat's id and what is new (see `newPart` below), never the
 // history, so nothing the page holds can change what the model said or which calls run.
+//
+// An answer survives the page: with `resume: true`, useChat asks GET /api/chat/<id>/stream when
+// the page loads, which replays the answer in progress and follows it (a reload, a second tab).
+// Stop posts to /api/chat/stop, which stops the run on the server (stopRun): every tab that shows
+// the answer sees it end with the stop.
 import { useChat } from '@ai-sdk/react'
 import {
   DefaultChatTransport,
@@ -17,7 +22,7 @@ import {
   type ToolUIPart,
   type UIMessage,
 } from 'ai'
-import { useState, type FormEvent } from 'react'
+import { useEffect, useState, type FormEvent } from 'react'
 
 const EXAMPLES = ["What's the status of order #4821?", 'And order #1234?', 'When will order 4821 arrive?', 'I want to return order #6060']
 
@@ -31,7 +36,34 @@ type Answer = (response: { id: string; approved: boolean; reason?: string }) => 
 const transport = new DefaultChatTransport<UIMessage>({
   api: '/api/chat',
   prepareSendMessagesRequest: ({ id, messages }) => ({ body: { id, message: newPart(messages[messages.length - 1]) } }),
+  fetch: watchingForStop,
 })
+
+/** Told when a stream (posted or resumed) ends with the run's stop (the `abort` chunk). */
+const onStopped = new Set<() => void>()
+
+/** fetch, with each UI message stream watched for the `abort` chunk useChat does not show. */
+async function watchingForStop(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  const res = await fetch(input, init)
+  if (!res.body || !res.headers.get('x-vercel-ai-ui-message-stream')) return res
+  const [mine, watched] = res.body.tee()
+  void (async () => {
+    const decoder = new TextDecoder()
+    let tail = ''
+    try {
+      for await (const bytes of watched as unknown as AsyncIterable<Uint8Array>) {
+        tail = (tail + decoder.decode(bytes, { stream: true })).slice(-4096)
+        if (tail.includes('data: {"type":"abort"')) {
+          for (const tell of onStopped) tell()
+          return
+        }
+      }
+    } catch {
+      // The page went away: nothing to tell.
+    }
+  })()
+  return new Response(mine, { status: res.status, statusText: res.statusText, headers: res.headers })
+}
 
 function newPart(message: UIMessage | undefined) {
   if (!message) return null
@@ -48,15 +80,30 @@ function newPart(message: UIMessage | undefined) {
 const waitingForApproval = (messages: UIMessage[]) => messages[messages.length - 1]?.parts.some((p) => isToolUIPart(p) && p.state === 'approval-requested') ?? false
 
 export function Chat({ chatId, initialMessages }: { chatId: string; initialMessages: UIMessage[] }) {
-  const { messages, sendMessage, status, stop, error, addToolApprovalResponse } = useChat({
+  const { messages, sendMessage, status, error, addToolApprovalResponse } = useChat({
     id: chatId,
     messages: initialMessages,
     transport,
     // Once every pending call of the last step has an answer, post the answers: the route
     // resumes the stored run with them.
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    // An answer in progress (after a reload, in another tab) is followed from the server.
+    resume: true,
   })
   const [input, setInput] = useState('')
+  const [stopped, setStopped] = useState(false)
+  useEffect(() => {
+    const tell = () => setStopped(true)
+    onStopped.add(tell)
+    return () => {
+      onStopped.delete(tell)
+    }
+  }, [])
+
+  /** Stops the run on the server: the stream (here and in every other tab) ends with the stop. */
+  async function stopRun() {
+    await fetch('/api/chat/stop', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: chatId }) })
+  }
   const busy = status === 'submitted' || status === 'streaming'
   const waiting = waitingForApproval(messages)
 
@@ -64,6 +111,7 @@ export function Chat({ chatId, initialMessages }: { chatId: string; initialMessa
     e.preventDefault()
     const text = input.trim()
     if (!text || busy || waiting) return
+    setStopped(false)
     sendMessage({ text })
     setInput('')
   }
@@ -76,6 +124,11 @@ export function Chat({ chatId, initialMessages }: { chatId: string; initialMessa
         ))}
       </ol>
       {status === 'submitted' && <p className="pending">Thinking…</p>}
+      {stopped && !busy && (
+        <p className="notice" data-testid="chat-stopped">
+          The answer was stopped.
+        </p>
+      )}
       {error && (
         <p className="error" role="alert" data-testid="chat-error">
           {error.message}
@@ -88,7 +141,7 @@ export function Chat({ chatId, initialMessages }: { chatId: string; initialMessa
           <button type="submit" disabled={busy || waiting || input.trim() === ''}>
             Send
           </button>
-          <button type="button" onClick={() => stop()} disabled={!busy}>
+          <button type="button" onClick={() => void stopRun()} disabled={!busy}>
             Stop
           </button>
         </div>

@@ -27,7 +27,10 @@ export default async function ChatPage({ searchParams }: { searchParams: Promise
   // The stored conversation as useChat starts from it: tool calls in the state their result
   // left them, a call that waits for approval as approval-requested. (The package types its parts
   // loosely, without depending on the AI SDK: they are the SDK's UI message parts.)
-  const messages = thread.uiMessages as unknown as UIMessage[]
+  let messages = thread.uiMessages as unknown as UIMessage[]
+  // An answer in progress is not shown from the store: useChat({ resume: true }) gets all of it
+  // from the run's stream (app/api/chat/[id]/stream), the steps already kept included.
+  if (thread.status === 'running') messages = messages.slice(0, messages.findLastIndex((m) => m.role === 'user') + 1)
   return (
     <main>
       <header>

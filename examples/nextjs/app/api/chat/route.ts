@@ -48,8 +48,9 @@ export async function POST(req: Request) {
     ...runOptions('continue'),
     store,
     thread: { id: thread.id, owner },
-    // The browser went away (closed tab, stop button): the run is aborted, no further request is made.
-    signal: req.signal,
+    // No `signal: req.signal`: a browser that goes away (a reload, a closed tab) leaves the run
+    // going, and the page follows it again (app/api/chat/[id]/stream). The Stop button stops it
+    // (app/api/chat/stop).
     ...(approvals ? { approvals } : {}),
   })
   // The developer's view of failures goes to the server log; the browser gets user-safe text only.

@@ -144,9 +144,12 @@ for (const [platform, p] of Object.entries(PLATFORMS)) {
     api.script(reply([text('must not be asked')]))
     process.env.ANTHROPIC_API_KEY = 'sk-ant-never-for-a-platform'
     process.env.ANTHROPIC_AUTH_TOKEN = 'never-for-a-platform'
+    // Signing needs a region: with one, what is missing is the credentials alone.
+    process.env.AWS_REGION = 'us-east-1'
     t.after(() => {
       delete process.env.ANTHROPIC_API_KEY
       delete process.env.ANTHROPIC_AUTH_TOKEN
+      delete process.env.AWS_REGION
     })
     const { apiKey: _key, ...options } = p.options(api)
     const r = await runWithTools('Hi', { ...options, tools: [] })

@@ -14,8 +14,8 @@ const NOT_LOGGED: [&str; 5] = ["apiKey", "authToken", "approvalSecret", "headers
 
 /// Options `resumeRun` may give again, over what the log keeps: the secrets, and the options
 /// that can hold one (a `baseURL` with a password or a query is not logged; an MCP server's
-/// `authorizationToken` is taken out of `mcpServers`).
-const GIVEN_AGAIN: [&str; 7] = [
+/// `authorizationToken` is taken out of `mcpServers`, AWS `credentials` out of `provider`).
+const GIVEN_AGAIN: [&str; 8] = [
     "apiKey",
     "authToken",
     "approvalSecret",
@@ -23,6 +23,7 @@ const GIVEN_AGAIN: [&str; 7] = [
     "store",
     "baseURL",
     "mcpServers",
+    "provider",
 ];
 
 /// The run's options as its log keeps them: the request's `options` without a secret.
@@ -48,6 +49,10 @@ pub fn logged_options(request_json: &str) -> String {
         .is_some_and(credentialed)
     {
         options.remove("baseURL");
+    }
+    // AWS credentials given to the platform (a secret key, a session token) are never logged.
+    if let Some(Value::Object(provider)) = options.get_mut("provider") {
+        provider.remove("credentials");
     }
     if let Some(Value::Array(servers)) = options.get_mut("mcpServers") {
         for server in servers.iter_mut().filter_map(Value::as_object_mut) {

@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::credentials;
 use super::read::{bad_kind, env_str, Given};
+use crate::engine::wire::aws_auth::AwsSigning;
 use crate::engine::wire::platform::Platform;
 use crate::engine::{RunError, Secret};
 
@@ -25,10 +27,10 @@ const TYPES: &[&str] = &[
 /// The settings each platform's object takes besides `type`.
 fn keys_of(kind: &str) -> &'static [&'static str] {
     match kind {
-        "bedrock" => &["region"],
+        "bedrock" => &["region", "credentials"],
         "vertex" => &["region", "projectId"],
         "foundry" => &["resource"],
-        "aws" => &["region", "workspaceId"],
+        "aws" => &["region", "workspaceId", "credentials"],
         "google-cloud" => &["projectId", "location", "workspaceId"],
         _ => &[],
     }
@@ -91,6 +93,10 @@ pub fn provider(option: Given) -> Result<Provider, RunError> {
                 )));
             }
             for (key, value) in &settings {
+                if key == "credentials" {
+                    credentials::check(value)?;
+                    continue;
+                }
                 if key != "type" && !matches!(value, Value::String(s) if !s.trim().is_empty()) {
                     return Err(bad_kind(
                         &format!("provider.{key}"),
@@ -153,30 +159,69 @@ impl Provider {
         Ok(())
     }
 
-    /// The platform's key (the `apiKey` option, else its own variable), or `None`.
-    pub fn api_key(&self, option: Option<Secret>, env: &BTreeMap<String, Value>) -> Option<Secret> {
+    /// The platform's key (the `apiKey` option, else its own variable), or, on Bedrock and
+    /// Claude Platform on AWS, how requests are signed instead; see `credentials.rs` for the
+    /// order.
+    pub fn credential(
+        &self,
+        option: Option<Secret>,
+        env: &BTreeMap<String, Value>,
+    ) -> Result<(Option<Secret>, Option<AwsSigning>), RunError> {
         let var = match self.kind {
-            "bedrock" => "AWS_BEARER_TOKEN_BEDROCK",
+            "bedrock" | "aws" => {
+                let region = || self.region(env);
+                return credentials::aws(
+                    self.kind,
+                    option,
+                    self.settings.get("credentials"),
+                    env,
+                    region,
+                );
+            }
             "foundry" => "ANTHROPIC_FOUNDRY_API_KEY",
-            "aws" => "ANTHROPIC_AWS_API_KEY",
-            _ => return option,
+            _ => return Ok((option, None)),
         };
-        option.or_else(|| env_str(env, var).map(Secret::from))
+        Ok((option.or_else(|| env_str(env, var).map(Secret::from)), None))
+    }
+
+    /// The AWS region: the option, else `AWS_REGION`, `AWS_DEFAULT_REGION`, else the region of
+    /// the `AWS_PROFILE` (or default) profile of the shared config file; an `invalid_request`
+    /// naming them when there is none.
+    fn region(&self, env: &BTreeMap<String, Value>) -> Result<String, RunError> {
+        let vars = ["AWS_REGION", "AWS_DEFAULT_REGION"];
+        if let Some(region) = self.setting("region", env, &vars) {
+            return Ok(region.to_owned());
+        }
+        credentials::profile_region(env).ok_or_else(|| {
+            RunError::invalid_request(format!(
+                "provider {:?} needs an AWS region: set provider.region or AWS_REGION / AWS_DEFAULT_REGION (or a region in the AWS_PROFILE profile of the shared config file). Nothing was sent.",
+                self.kind
+            ))
+        })
+    }
+
+    /// The platform's own base-URL variable, where its official client's reads the same thing
+    /// our `baseURL` is (the scheme and host, the platform's path following).
+    pub fn base_url_var(&self) -> Option<&'static str> {
+        match self.kind {
+            "bedrock" => Some("ANTHROPIC_BEDROCK_BASE_URL"),
+            "aws" => Some("ANTHROPIC_AWS_BASE_URL"),
+            _ => None,
+        }
     }
 
     /// The platform's default `baseURL` (its `https://{host}`), or an `invalid_request` naming
     /// the setting the host is made from. `None` on the Anthropic API (its own default).
     pub fn default_base_url(&self, env: &BTreeMap<String, Value>) -> Result<String, RunError> {
-        let aws_region = ["AWS_REGION", "AWS_DEFAULT_REGION"];
         Ok(match self.kind {
-            "bedrock" => {
-                let region = self.required("region", env, &aws_region, "an AWS region")?;
-                format!("https://bedrock-runtime.{region}.amazonaws.com")
-            }
-            "aws" => {
-                let region = self.required("region", env, &aws_region, "an AWS region")?;
-                format!("https://aws-external-anthropic.{region}.api.aws")
-            }
+            "bedrock" => format!(
+                "https://bedrock-runtime.{}.amazonaws.com",
+                self.region(env)?
+            ),
+            "aws" => format!(
+                "https://aws-external-anthropic.{}.api.aws",
+                self.region(env)?
+            ),
             "vertex" => match self.vertex_region(env)? {
                 "global" => "https://aiplatform.googleapis.com".to_owned(),
                 region => format!("https://{region}-aiplatform.googleapis.com"),

@@ -279,6 +279,7 @@ impl RunConfig {
                 headers: Vec::new(),
                 unsent_secrets: Vec::new(),
                 body_secrets: Vec::new(),
+                aws: None,
                 timeout: DEFAULT_TIMEOUT,
                 platform: Default::default(),
             },

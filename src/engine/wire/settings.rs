@@ -7,6 +7,7 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 
 use crate::engine::error::RunError;
+use crate::engine::wire::aws_auth::AwsSigning;
 use crate::engine::wire::platform::kind::Platform;
 use crate::engine::wire::secret::Secret;
 use crate::engine::wire::threads::THREADS_BETA;
@@ -43,6 +44,9 @@ pub struct ApiConfig {
     pub body_secrets: Vec<Secret>,
     /// Where the Messages API is reached (`provider`): the Anthropic API by default.
     pub platform: Platform,
+    /// On Bedrock and Claude Platform on AWS without a key: how each attempt is signed (AWS
+    /// Signature Version 4) and with which credentials.
+    pub aws: Option<AwsSigning>,
 }
 
 /// The headers every attempt sends: the caller's extra ones, then ours (content type, version,

@@ -1,12 +1,14 @@
 //! One attempt at a request: the body sent, the answer read (whole, or as a stream), and every
 //! outcome turned into the reply or an [`AttemptFailure`] that says whether to try again.
 
-use reqwest::header::{CONTENT_TYPE, LOCATION};
+use std::time::SystemTime;
+
+use reqwest::header::{HeaderValue, CONTENT_TYPE, LOCATION};
 use reqwest::StatusCode;
 
 use super::{ApiClient, Target};
 use crate::engine::error::RunError;
-use crate::engine::wire::platform::{bedrock::EVENT_STREAM, errors::bedrock_answer};
+use crate::engine::wire::platform::{bedrock::EVENT_STREAM, errors::bedrock_answer, sigv4};
 use crate::engine::wire::protocol::{self, ErrorBody, MessageResponse};
 use crate::engine::wire::redact::Redactor;
 use crate::engine::wire::request::Body;
@@ -25,15 +27,39 @@ impl ApiClient {
         retries_done: u32,
         events: Option<&mut (dyn FnMut(StreamEvent) + Send + '_)>,
     ) -> Result<MessageResponse, AttemptFailure> {
-        let secrets = &target.secrets;
         let to = target.endpoint(events.is_some());
+        let mut headers = target.headers.clone();
+        headers.insert("x-stainless-retry-count", HeaderValue::from(retries_done));
+        // Signed requests (AWS) carry secrets that are known only now: their redactor has them.
+        let signed;
+        let secrets = match &cfg.aws {
+            Some(aws) => {
+                let fatal = |e| AttemptFailure::fatal(target.secrets.error(e));
+                let credentials = aws
+                    .credentials(target.platform.display_name())
+                    .await
+                    .map_err(fatal)?;
+                signed = target.secrets.with(credentials.secrets());
+                let hash = body.sha256_hex();
+                sigv4::sign_request(
+                    &mut headers,
+                    &to.url,
+                    &hash,
+                    aws,
+                    &credentials,
+                    SystemTime::now(),
+                )
+                .map_err(|e| AttemptFailure::fatal(signed.error(e)))?;
+                &signed
+            }
+            None => &target.secrets,
+        };
         let post = match &to.parsed {
             Some(url) => self.http.post(url.clone()),
             None => self.http.post(to.url.as_str()),
         };
         let sent = post
-            .headers(target.headers.clone())
-            .header("x-stainless-retry-count", retries_done)
+            .headers(headers)
             .timeout(cfg.timeout)
             .body(body.to_http())
             .send()

@@ -347,6 +347,23 @@ export interface CacheControl {
   ttl?: '5m' | '1h'
 }
 
+/** An AWS access key pair, as `@aws-sdk/credential-providers` answers it. */
+export interface AwsCredentialIdentity {
+  accessKeyId: string
+  secretAccessKey: string
+  /** With temporary credentials. */
+  sessionToken?: string
+  /** When they stop working: they are asked for again shortly before (else after 15 minutes). */
+  expiration?: Date | string | number
+}
+
+/**
+ * AWS credentials for Signature Version 4: an object, or a function (sync or async) returning
+ * one, such as `fromNodeProviderChain()` or Vercel's `awsCredentialsProvider()`. A function is
+ * called when a request needs credentials the run does not hold.
+ */
+export type AwsCredentials = AwsCredentialIdentity | (() => AwsCredentialIdentity | Promise<AwsCredentialIdentity>)
+
 /** The `stop_reason` of the final reply, or one of the run's own. */
 /**
  * Where the Messages API is reached (the `provider` option): Anthropic's API, or a cloud platform
@@ -361,10 +378,24 @@ export type Provider =
   | 'aws'
   | 'google-cloud'
   | { type: 'anthropic' }
-  | { type: 'bedrock'; /** Else `AWS_REGION` / `AWS_DEFAULT_REGION` (not needed with `baseURL`). */ region?: string }
+  | {
+      type: 'bedrock'
+      /** Else `AWS_REGION` / `AWS_DEFAULT_REGION`, else the `AWS_PROFILE` profile's (not needed with `baseURL` and a key). */
+      region?: string
+      /** Signs requests with these AWS credentials (else `AWS_BEARER_TOKEN_BEDROCK`, else the AWS default chain); `apiKey` wins. */
+      credentials?: AwsCredentials
+    }
   | { type: 'vertex'; /** Else `CLOUD_ML_REGION`. */ region?: string; /** Else `ANTHROPIC_VERTEX_PROJECT_ID`. */ projectId?: string }
   | { type: 'foundry'; /** `{resource}.services.ai.azure.com`; else `ANTHROPIC_FOUNDRY_RESOURCE` (not needed with `baseURL`). */ resource?: string }
-  | { type: 'aws'; /** Else `AWS_REGION` / `AWS_DEFAULT_REGION` (not needed with `baseURL`). */ region?: string; /** Else `ANTHROPIC_AWS_WORKSPACE_ID`. */ workspaceId?: string }
+  | {
+      type: 'aws'
+      /** Else `AWS_REGION` / `AWS_DEFAULT_REGION`, else the `AWS_PROFILE` profile's (not needed with `baseURL` and a key). */
+      region?: string
+      /** Else `ANTHROPIC_AWS_WORKSPACE_ID`. */
+      workspaceId?: string
+      /** Signs requests with these AWS credentials (else an `AWS_PROFILE` profile, `ANTHROPIC_AWS_API_KEY`, the AWS default chain); `apiKey` wins. */
+      credentials?: AwsCredentials
+    }
   | {
       type: 'google-cloud'
       /** Else `ANTHROPIC_GOOGLE_CLOUD_PROJECT`, else `GOOGLE_CLOUD_PROJECT`. */
@@ -469,11 +500,16 @@ export interface RunOptions<C = unknown> {
   /**
    * Where the Messages API is reached: `"anthropic"`, `"bedrock"`, `"vertex"`, `"foundry"`, `"aws"`
    * (Claude Platform on AWS), `"google-cloud"` (Claude on Google Cloud), or `{ type, ...settings }`
-   * (`region`, `projectId`, `location`, `workspaceId`, `resource`), each setting else read from the
-   * platform's environment variables. `baseURL` then replaces only the platform's `https://{host}`;
-   * `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN` and `ANTHROPIC_BASE_URL` are not read. Credentials:
-   * `apiKey` (Bedrock API key, Foundry key, workspace key) or `authToken` (an Entra ID or Google
-   * access token). What works so far: docs/platforms.md. Default: `"anthropic"`.
+   * (`region`, `projectId`, `location`, `workspaceId`, `resource`, and on Bedrock and Claude
+   * Platform on AWS `credentials`), each setting else read from the platform's environment
+   * variables. `baseURL` (else `ANTHROPIC_BEDROCK_BASE_URL` / `ANTHROPIC_AWS_BASE_URL`) then
+   * replaces only the platform's `https://{host}`; `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN` and
+   * `ANTHROPIC_BASE_URL` are not read. Credentials: `apiKey` (Bedrock API key, Foundry key,
+   * workspace key) or `authToken` (an Entra ID or Google access token); on Bedrock and Claude
+   * Platform on AWS, AWS Signature Version 4 with `credentials` (`{ accessKeyId, secretAccessKey,
+   * sessionToken? }` or a function returning them, as `@aws-sdk/credential-providers` do), else the
+   * AWS credential chain (environment, shared files with `AWS_PROFILE`, web identity, container,
+   * instance metadata). What works so far: docs/platforms.md. Default: `"anthropic"`.
    */
   provider?: Provider
   /**

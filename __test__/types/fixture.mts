@@ -255,3 +255,11 @@ async function durableUse() {
   void stopped
 }
 void durableUse
+
+// AWS credentials for Bedrock and Claude Platform on AWS: an object, or a sync or async function.
+void runWithTools('hi', { provider: { type: 'bedrock', region: 'eu-west-1', credentials: { accessKeyId: 'AKIA…', secretAccessKey: 's' } } })
+void runWithTools('hi', { provider: { type: 'aws', workspaceId: 'wrkspc_1', credentials: async () => ({ accessKeyId: 'ASIA…', secretAccessKey: 's', sessionToken: 't', expiration: new Date() }) } })
+// @ts-expect-error secretAccessKey is needed
+void runWithTools('hi', { provider: { type: 'bedrock', credentials: { accessKeyId: 'AKIA…' } } })
+// @ts-expect-error Vertex takes no AWS credentials
+void runWithTools('hi', { provider: { type: 'vertex', credentials: { accessKeyId: 'AKIA…', secretAccessKey: 's' } } })

@@ -202,3 +202,20 @@ pub fn registered_only(names: &mut Option<Vec<String>>, registered: &[crate::eng
         names.retain(|n| registered.iter().any(|t| &t.name == n));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::logged_options;
+
+    #[test]
+    fn the_log_keeps_no_secret_aws_credentials_included() {
+        let request = r#"{"prompt":"hi","env":{},"options":{"apiKey":"k","model":"m",
+            "provider":{"type":"bedrock","region":"eu-west-1","credentials":{"accessKeyId":"AKIA1","secretAccessKey":"s3cret","sessionToken":"t0ken"}},
+            "mcpServers":[{"name":"d","url":"https://d/mcp","authorizationToken":"mcp-tok"}]}}"#;
+        let logged = logged_options(request);
+        for secret in ["s3cret", "t0ken", "AKIA1", "mcp-tok", "\"k\""] {
+            assert!(!logged.contains(secret), "{secret} in {logged}");
+        }
+        assert!(logged.contains(r#""region":"eu-west-1""#), "{logged}");
+    }
+}

@@ -873,12 +873,12 @@ export declare function createStore(url?: string, options?: StoreOptions): Store
 /**
  * What `resumeRun` and `recoverRuns` are given again: the store, the secrets a run's log never
  * keeps (a `baseURL` with a password or a query is not logged, nor an MCP server's
- * `authorizationToken`: give them again), and the options JS keeps. Everything else is the run's
+ * `authorizationToken`, nor the `provider`'s AWS `credentials`: give them again), and the options JS keeps. Everything else is the run's
  * own, read from its log.
  */
 export type ResumeOptions<C = unknown> = Pick<
   RunOptions<C>,
-  'apiKey' | 'authToken' | 'approvalSecret' | 'headers' | 'baseURL' | 'mcpServers' | 'signal' | 'context' | 'onToolCall' | 'onToolResult' | 'onStepFinish'
+  'apiKey' | 'authToken' | 'approvalSecret' | 'headers' | 'baseURL' | 'mcpServers' | 'provider' | 'signal' | 'context' | 'onToolCall' | 'onToolResult' | 'onStepFinish'
 > & {
   store: Store
 }

@@ -220,8 +220,12 @@ impl AwsSigning {
             AwsSource::Function(None) => Err(RunError::credentials_function_failed(
                 "provider.credentials must be an object { accessKeyId, secretAccessKey, sessionToken? } or a function returning one",
             )),
-            AwsSource::Profile(name) => chain::lookup(Some(name), platform, "").await,
-            AwsSource::DefaultChain { before } => chain::lookup(None, platform, before).await,
+            AwsSource::Profile(name) => {
+                chain::lookup(Some(name), platform, "", &self.region).await
+            }
+            AwsSource::DefaultChain { before } => {
+                chain::lookup(None, platform, before, &self.region).await
+            }
         }
     }
 }

@@ -16,6 +16,7 @@ use std::time::SystemTime;
 use aws_config::default_provider::credentials::DefaultCredentialsChain;
 use aws_config::profile::ProfileFileCredentialsProvider;
 use aws_config::provider_config::ProviderConfig;
+use aws_config::Region;
 use aws_credential_types::provider::{error::CredentialsError, ProvideCredentials};
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 
@@ -48,13 +49,15 @@ fn cache() -> &'static Cache {
     CACHE.get_or_init(Cache::default)
 }
 
-/// Credentials from `profile` of the shared files, or (`None`) from the whole default chain;
+/// Credentials from `profile` of the shared files, or (`None`) from the whole default chain
+/// (`region`: the run's, for STS; the chain then never asks the instance for one);
 /// `authentication_error` saying where they were looked for (`before`: where the run looked
 /// first) when there are none. Bounded by [`LOOKUP_TIMEOUT`].
 pub async fn lookup(
     profile: Option<&str>,
     platform: &str,
     before: &str,
+    region: &str,
 ) -> Result<AwsCredentials, RunError> {
     let key = selection(profile);
     let now = SystemTime::now();
@@ -75,7 +78,7 @@ pub async fn lookup(
         }
         None => format!("{before} {WHERE}").trim_start().to_owned(),
     };
-    let found = tokio::time::timeout(LOOKUP_TIMEOUT, provide(profile))
+    let found = tokio::time::timeout(LOOKUP_TIMEOUT, provide(profile, region))
         .await
         .map_err(|_| {
             RunError::no_aws_credentials(
@@ -99,12 +102,15 @@ pub async fn lookup(
     Ok(credentials)
 }
 
-async fn provide(profile: Option<&str>) -> aws_credential_types::provider::Result {
-    let config = ProviderConfig::default().with_http_client(
-        aws_smithy_http_client::Builder::new()
-            .tls_provider(Provider::Rustls(CryptoMode::Ring))
-            .build_https(),
-    );
+async fn provide(profile: Option<&str>, region: &str) -> aws_credential_types::provider::Result {
+    let region = Region::new(region.to_owned());
+    let config = ProviderConfig::default()
+        .with_region(Some(region.clone()))
+        .with_http_client(
+            aws_smithy_http_client::Builder::new()
+                .tls_provider(Provider::Rustls(CryptoMode::Ring))
+                .build_https(),
+        );
     match profile {
         Some(name) => {
             ProfileFileCredentialsProvider::builder()
@@ -116,6 +122,7 @@ async fn provide(profile: Option<&str>) -> aws_credential_types::provider::Resul
         }
         None => {
             DefaultCredentialsChain::builder()
+                .region(region)
                 .configure(config)
                 .build()
                 .await

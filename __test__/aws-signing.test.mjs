@@ -70,6 +70,8 @@ for (const [platform, p] of Object.entries(PLATFORMS)) {
     const tool = freshName(`signed_${platform}`)
     const calls = orderTool(tool)
     api.script(reply([toolUse(tool, { orderId: '4821' }, 'toolu_s1')]), reply([text('Order 4821 has shipped.')]))
+    // Given credentials win over the platform's key variables.
+    withEnv(t, { AWS_BEARER_TOKEN_BEDROCK: 'ABSK-env-key-not-used', ANTHROPIC_AWS_API_KEY: 'sk-ant-env-key-not-used' })
     const options = p.options(api)
     options.provider.credentials = { accessKeyId: LONG_TERM.accessKeyId, secretAccessKey: LONG_TERM.secretAccessKey }
     const r = await runWithTools('Where is order 4821?', { ...options, tools: [tool] })

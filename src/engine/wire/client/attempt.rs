@@ -41,9 +41,11 @@ impl ApiClient {
                     .map_err(fatal)?;
                 signed = target.secrets.with(credentials.secrets());
                 let hash = body.sha256_hex();
+                // The URL exactly as reqwest will send it.
+                let url = to.parsed.as_ref().map_or(to.url.as_str(), |u| u.as_str());
                 sigv4::sign_request(
                     &mut headers,
-                    &to.url,
+                    url,
                     &hash,
                     aws,
                     &credentials,

@@ -261,8 +261,8 @@ export interface RunStart {
   /** Sends the trace parts alone (nobody reads the run's other parts). */
   traceOnly?: boolean
   /**
-   * The `provider.credentials` function, wrapped by lib/credentials.js: answers
-   * `{"ok": credentials}` or `{"failed": "what it threw"}` as JSON.
+   * The `provider.credentials` (or `provider.accessToken`) function, wrapped by
+   * lib/credentials.js: answers `{"ok": credentials}` or `{"failed": "what it threw"}` as JSON.
    */
   credentials?: (runId: number) => Promise<string>
 }

@@ -25,7 +25,7 @@ const IS_KIND = { any: () => true, abort_signal: isAbortSignal, hook: (value) =>
  * `hooks` is null when no hook is given, `request` the JSON of `{ prompt, options, env }` for the
  * engine, `timed` whether the run has a `toolTimeoutMs`, `output` the `output` Standard Schema's
  * props (null for none, or a JSON Schema), `telemetry`, `model` and `provider` those options as given (the engine
- * checks them; tracing reads them), `credentials` the wrapped `provider.credentials` function or null.
+ * checks them; tracing reads them), `credentials` the wrapped `provider.credentials` or `provider.accessToken` function or null.
  * process.env is read now, at each call.
  */
 function readOptions(prompt, options) {
@@ -71,8 +71,10 @@ function readOptions(prompt, options) {
     // A store crosses as its handle; anything else as a value the engine refuses, naming it.
     rest.store = require('./store.js').handleOf(rest.store) ?? -1
   }
-  // A `provider.credentials` function stays in JS (lib/credentials.js); the engine calls it.
-  const taken = takeFunction(rest.provider, 'credentials')
+  // A `provider.credentials` or `provider.accessToken` function stays in JS (lib/credentials.js);
+  // the engine calls it.
+  let taken = takeFunction(rest.provider, 'credentials')
+  if (taken.fetch === null) taken = takeFunction(rest.provider, 'accessToken')
   if (taken.fetch !== null) rest.provider = taken.provider
   const env = {
     ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY,

@@ -165,8 +165,8 @@ pub struct RunStart<'a> {
     pub traced: Option<bool>,
     /// Sends the trace parts alone (nobody reads the run's other parts).
     pub trace_only: Option<bool>,
-    /// The `provider.credentials` function, wrapped by lib/credentials.js: answers
-    /// `{"ok": credentials}` or `{"failed": "what it threw"}` as JSON.
+    /// The `provider.credentials` (or `provider.accessToken`) function, wrapped by
+    /// lib/credentials.js: answers `{"ok": credentials}` or `{"failed": "what it threw"}` as JSON.
     #[napi(ts_type = "(runId: number) => Promise<string>")]
     pub credentials: Option<FetchFn>,
 }

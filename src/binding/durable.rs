@@ -14,7 +14,8 @@ const NOT_LOGGED: [&str; 5] = ["apiKey", "authToken", "approvalSecret", "headers
 
 /// Options `resumeRun` may give again, over what the log keeps: the secrets, and the options
 /// that can hold one (a `baseURL` with a password or a query is not logged; an MCP server's
-/// `authorizationToken` is taken out of `mcpServers`, AWS `credentials` out of `provider`).
+/// `authorizationToken` is taken out of `mcpServers`, AWS `credentials` and `accessToken` out of
+/// `provider`).
 const GIVEN_AGAIN: [&str; 8] = [
     "apiKey",
     "authToken",
@@ -50,9 +51,10 @@ pub fn logged_options(request_json: &str) -> String {
     {
         options.remove("baseURL");
     }
-    // AWS credentials given to the platform (a secret key, a session token) are never logged.
+    // Credentials given to the platform (AWS keys, a token function) are never logged.
     if let Some(Value::Object(provider)) = options.get_mut("provider") {
         provider.remove("credentials");
+        provider.remove("accessToken");
     }
     if let Some(Value::Array(servers)) = options.get_mut("mcpServers") {
         for server in servers.iter_mut().filter_map(Value::as_object_mut) {
@@ -217,5 +219,14 @@ mod tests {
             assert!(!logged.contains(secret), "{secret} in {logged}");
         }
         assert!(logged.contains(r#""region":"eu-west-1""#), "{logged}");
+    }
+
+    #[test]
+    fn the_log_keeps_no_access_token_function() {
+        let request = r#"{"prompt":"hi","env":{},"options":{"model":"m",
+            "provider":{"type":"vertex","projectId":"p","region":"global","accessToken":"[function]"}}}"#;
+        let logged = logged_options(request);
+        assert!(!logged.contains("accessToken"), "{logged}");
+        assert!(logged.contains(r#""projectId":"p""#), "{logged}");
     }
 }

@@ -56,7 +56,8 @@ pub struct PartsTo {
 
 /// Parses `request_json` (`{ prompt, options, env }`), picks the tools and runs the loop. With
 /// `parts` the run's parts go to JS in batches (every batch is handed to JS before this
-/// returns); `credentials` is the `provider.credentials` function, wrapped by lib/credentials.js.
+/// returns); `credentials` is the `provider.credentials` or `provider.accessToken` function,
+/// wrapped by lib/credentials.js.
 pub async fn run(
     request_json: String,
     registry: Snapshot,
@@ -85,8 +86,9 @@ pub async fn run(
         };
         let prepared = (|| {
             let mut request = parse_request(&request_json)?;
-            if let (Some(function), Some(aws)) = (credentials, request.config.api.aws.as_mut()) {
-                aws.give_function(Arc::new(JsFetch { function, run_id }));
+            if let Some(function) = credentials {
+                let api = &mut request.config.api;
+                api.give_function(Arc::new(JsFetch { function, run_id }));
             }
             let registered = registry.bind(run_id, &shared);
             if taken.is_some() {

@@ -2,7 +2,8 @@
 //! official client: the `apiKey` option wins; then `provider.credentials` (an object, or a
 //! function lib/credentials.js keeps and the run calls); then, on Claude Platform on AWS, an
 //! `AWS_PROFILE` profile and `ANTHROPIC_AWS_API_KEY`, on Bedrock `AWS_BEARER_TOKEN_BEDROCK`;
-//! then AWS's default chain. Signing needs a region even with `baseURL`.
+//! then AWS's default chain. Signing needs a region even with `baseURL`. `provider.accessToken`
+//! (Google's platforms, Foundry) is only ever a function.
 
 use std::collections::BTreeMap;
 
@@ -18,6 +19,16 @@ pub const FUNCTION: &str = "[function]";
 
 const EXPECTED: &str =
     "an object { accessKeyId, secretAccessKey, sessionToken? } or a function returning one";
+
+/// Checks `provider.accessToken` as given: only a function (a fixed token is `authToken`).
+pub fn check_token_function(value: &Value) -> Result<(), RunError> {
+    if value.as_str() == Some(FUNCTION) {
+        return Ok(());
+    }
+    Err(RunError::invalid_request(
+        "Option provider.accessToken must be a function returning a token (a string, or { token, expiresAt? }); pass a fixed token as authToken. Nothing was sent.",
+    ))
+}
 
 /// Checks `provider.credentials` as given: a function, or AWS credentials.
 pub fn check(value: &Value) -> Result<(), RunError> {

@@ -114,6 +114,7 @@ fn parse_options(
     }
     let provider = provider::provider(o.provider)?;
     let mut aws = None;
+    let mut token = None;
     let (api_key, auth_token, base_url) = if provider.is_anthropic() {
         let (api_key, auth_token) = connection::credentials(o.api_key, o.auth_token, env)?;
         let base_url = connection::base_url(o.base_url, env, DEFAULT_BASE_URL)?;
@@ -132,11 +133,13 @@ fn parse_options(
         };
         let (api_key, signing) = provider.credential(o.api_key.secret()?, env)?;
         aws = signing;
+        token = provider.token_auth();
         (api_key, o.auth_token.secret()?, base_url)
     };
     let mut cfg = RunConfig::new(api_key, base_url);
     cfg.api.auth_token = auth_token;
     cfg.api.aws = aws;
+    cfg.api.token = token;
     cfg.model = o
         .model
         .string()?

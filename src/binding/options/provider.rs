@@ -12,6 +12,7 @@ use super::credentials;
 use super::read::{bad_kind, env_str, Given};
 use crate::engine::wire::aws_auth::AwsSigning;
 use crate::engine::wire::platform::Platform;
+use crate::engine::wire::token_auth::TokenAuth;
 use crate::engine::{RunError, Secret};
 
 /// The platforms `provider` names.
@@ -28,10 +29,10 @@ const TYPES: &[&str] = &[
 fn keys_of(kind: &str) -> &'static [&'static str] {
     match kind {
         "bedrock" => &["region", "credentials"],
-        "vertex" => &["region", "projectId"],
-        "foundry" => &["resource"],
+        "vertex" => &["region", "projectId", "accessToken"],
+        "foundry" => &["resource", "accessToken"],
         "aws" => &["region", "workspaceId", "credentials"],
-        "google-cloud" => &["projectId", "location", "workspaceId"],
+        "google-cloud" => &["projectId", "location", "workspaceId", "accessToken"],
         _ => &[],
     }
 }
@@ -97,6 +98,10 @@ pub fn provider(option: Given) -> Result<Provider, RunError> {
                     credentials::check(value)?;
                     continue;
                 }
+                if key == "accessToken" {
+                    credentials::check_token_function(value)?;
+                    continue;
+                }
                 if key != "type" && !matches!(value, Value::String(s) if !s.trim().is_empty()) {
                     return Err(bad_kind(
                         &format!("provider.{key}"),
@@ -145,6 +150,16 @@ impl Provider {
     /// Refuses a credential option the platform has no use for (Google's take a token, no key;
     /// Bedrock's and Claude Platform on AWS's a key, no token).
     pub fn check_credentials(&self, api_key: Given, auth_token: Given) -> Result<(), RunError> {
+        if self.settings.contains_key("accessToken") {
+            for given in [&api_key, &auth_token] {
+                if given.value().is_some_and(|v| !v.is_null()) {
+                    return Err(RunError::invalid_request(format!(
+                        "provider {:?}: give either provider.accessToken or the {} option, not both. Nothing was sent.",
+                        self.kind, given.name
+                    )));
+                }
+            }
+        }
         let (refused, instead) = match self.kind {
             "vertex" | "google-cloud" => (api_key, "pass an OAuth access token as authToken"),
             "bedrock" | "aws" => (auth_token, "pass the key as apiKey"),
@@ -167,6 +182,10 @@ impl Provider {
         option: Option<Secret>,
         env: &BTreeMap<String, Value>,
     ) -> Result<(Option<Secret>, Option<AwsSigning>), RunError> {
+        // A token function (checked alone by `check_credentials`) leaves no key to find.
+        if self.settings.contains_key("accessToken") {
+            return Ok((None, None));
+        }
         let var = match self.kind {
             "bedrock" | "aws" => {
                 let region = || self.region(env);
@@ -198,6 +217,15 @@ impl Provider {
                 self.kind
             ))
         })
+    }
+
+    /// Where each request's bearer token comes from when `provider.accessToken` is given: asked
+    /// on every request on Foundry (as its official client asks its Entra ID provider), kept
+    /// while fresh on Google's platforms.
+    pub fn token_auth(&self) -> Option<TokenAuth> {
+        self.settings
+            .contains_key("accessToken")
+            .then(|| TokenAuth::from_function(self.kind == "foundry"))
     }
 
     /// The platform's own base-URL variable, where its official client's reads the same thing

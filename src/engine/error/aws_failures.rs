@@ -1,5 +1,6 @@
-//! The failures of AWS signing before anything is sent: no credentials found, the caller's
-//! credentials function failing or answering something else, a request the signer refuses.
+//! The failures of a platform's credentials before anything is sent: no AWS credentials found,
+//! the caller's credential function (AWS credentials, an access token) failing or answering
+//! something else, a request the signer refuses.
 
 use super::{ErrorCode, RunError};
 
@@ -14,21 +15,22 @@ impl RunError {
         )
     }
 
-    /// `authentication_error`: the `provider.credentials` function threw, rejected or did not
-    /// answer (`why`). Nothing was sent.
-    pub fn credentials_function_failed(why: &str) -> Self {
+    /// `authentication_error`: the caller's credential function (`option`:
+    /// `provider.credentials`, `provider.accessToken`) threw, rejected or did not answer (`why`).
+    /// Nothing was sent.
+    pub fn credentials_function_failed(option: &str, why: &str) -> Self {
         RunError::new(
             ErrorCode::AuthenticationError,
-            format!("provider.credentials failed: {why}. Nothing was sent."),
+            format!("{option} failed: {why}. Nothing was sent."),
         )
     }
 
-    /// `invalid_request`: the `provider.credentials` function answered something that is not
-    /// AWS credentials (`why`). Nothing was sent.
-    pub fn credentials_function_answered(why: &str) -> Self {
+    /// `invalid_request`: the caller's credential function (`option`) answered something that is
+    /// not a credential (`why`). Nothing was sent.
+    pub fn credentials_function_answered(option: &str, why: &str) -> Self {
         RunError::new(
             ErrorCode::InvalidRequest,
-            format!("provider.credentials answered {why}. Nothing was sent."),
+            format!("{option} answered {why}. Nothing was sent."),
         )
     }
 

@@ -280,6 +280,7 @@ impl RunConfig {
                 unsent_secrets: Vec::new(),
                 body_secrets: Vec::new(),
                 aws: None,
+                token: None,
                 timeout: DEFAULT_TIMEOUT,
                 platform: Default::default(),
             },

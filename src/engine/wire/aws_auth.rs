@@ -205,19 +205,20 @@ impl AwsSigning {
                 let answer = tokio::time::timeout(LOOKUP_TIMEOUT, function.fetch())
                     .await
                     .map_err(|_| {
-                        RunError::credentials_function_failed(&format!(
+                        RunError::credentials_function_failed("provider.credentials", &format!(
                             "it did not answer within {} s",
                             LOOKUP_TIMEOUT.as_secs()
                         ))
                     })?
-                    .map_err(|why| RunError::credentials_function_failed(&why))?;
+                    .map_err(|why| RunError::credentials_function_failed("provider.credentials", &why))?;
                 let value: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
                 let credentials = AwsCredentials::from_json(&value)
-                    .map_err(|why| RunError::credentials_function_answered(&why))?;
+                    .map_err(|why| RunError::credentials_function_answered("provider.credentials", &why))?;
                 *cache = Some((credentials.clone(), now));
                 Ok(credentials)
             }
             AwsSource::Function(None) => Err(RunError::credentials_function_failed(
+                "provider.credentials",
                 "provider.credentials must be an object { accessKeyId, secretAccessKey, sessionToken? } or a function returning one",
             )),
             AwsSource::Profile(name) => {

@@ -9,7 +9,9 @@
 //! AWS, Claude on Google Cloud) is a [`platform::Platform`]: where a request goes, how its body
 //! and headers are shaped, how a streamed reply is framed and how errors map (`platform/`).
 //! Requests to the AWS platforms are signed (`platform/sigv4.rs`) with credentials found by
-//! `aws_auth.rs`; a credential the caller's own code fetches is a `fetched.rs` [`fetched::FetchCredential`].
+//! `aws_auth.rs`; a bearer token the caller's function answers (Google's platforms, Foundry) is
+//! `token_auth.rs`'s; a credential the caller's own code fetches is a `fetched.rs`
+//! [`fetched::FetchCredential`].
 
 pub mod api_mcp_servers;
 pub mod api_version;
@@ -25,3 +27,4 @@ pub mod secret;
 pub mod settings;
 pub mod stream;
 pub mod threads;
+pub mod token_auth;

@@ -219,8 +219,9 @@ impl Platform {
             })?;
             headers.insert("anthropic-workspace-id", id);
         }
-        // A signed request gets its `authorization` per attempt (`sigv4.rs`).
-        if cfg.aws.is_none() {
+        // A signed request, or one with a fetched token, gets its `authorization` per attempt
+        // (`client/credential.rs`).
+        if cfg.aws.is_none() && cfg.token.is_none() {
             let (name, value) = self.credential(cfg)?;
             headers.insert(name, value);
         }

@@ -1,14 +1,12 @@
 //! One attempt at a request: the body sent, the answer read (whole, or as a stream), and every
 //! outcome turned into the reply or an [`AttemptFailure`] that says whether to try again.
 
-use std::time::SystemTime;
-
-use reqwest::header::{HeaderValue, CONTENT_TYPE, LOCATION};
+use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE, LOCATION};
 use reqwest::StatusCode;
 
-use super::{ApiClient, Target};
+use super::{ApiClient, Endpoint, Target};
 use crate::engine::error::RunError;
-use crate::engine::wire::platform::{bedrock::EVENT_STREAM, errors::bedrock_answer, sigv4};
+use crate::engine::wire::platform::{bedrock::EVENT_STREAM, errors::bedrock_answer, Platform};
 use crate::engine::wire::protocol::{self, ErrorBody, MessageResponse};
 use crate::engine::wire::redact::Redactor;
 use crate::engine::wire::request::Body;
@@ -30,32 +28,30 @@ impl ApiClient {
         let to = target.endpoint(events.is_some());
         let mut headers = target.headers.clone();
         headers.insert("x-stainless-retry-count", HeaderValue::from(retries_done));
-        // Signed requests (AWS) carry secrets that are known only now: their redactor has them.
-        let signed;
-        let secrets = match &cfg.aws {
-            Some(aws) => {
-                let fatal = |e| AttemptFailure::fatal(target.secrets.error(e));
-                let credentials = aws
-                    .credentials(target.platform.display_name())
-                    .await
-                    .map_err(fatal)?;
-                signed = target.secrets.with(credentials.secrets());
-                let hash = body.sha256_hex();
-                // The URL exactly as reqwest will send it.
-                let url = to.parsed.as_ref().map_or(to.url.as_str(), |u| u.as_str());
-                sigv4::sign_request(
-                    &mut headers,
-                    url,
-                    &hash,
-                    aws,
-                    &credentials,
-                    SystemTime::now(),
-                )
-                .map_err(|e| AttemptFailure::fatal(signed.error(e)))?;
-                &signed
-            }
-            None => &target.secrets,
-        };
+        // A signed request (AWS) or a fetched token carries secrets known only now: every error
+        // of this attempt is redacted with them.
+        let own = super::credential::authorize(target, cfg, to, body, &mut headers).await?;
+        let secrets = own.as_ref().unwrap_or(&target.secrets);
+        self.exchange(to, cfg, body, headers, secrets, events, &target.platform)
+            .await
+            .map_err(|failure| AttemptFailure {
+                error: secrets.error(failure.error),
+                ..failure
+            })
+    }
+
+    /// Sends the request with its headers, and reads what comes back.
+    #[allow(clippy::too_many_arguments)]
+    async fn exchange(
+        &self,
+        to: &Endpoint,
+        cfg: &ApiConfig,
+        body: &Body,
+        headers: HeaderMap,
+        secrets: &Redactor,
+        events: Option<&mut (dyn FnMut(StreamEvent) + Send + '_)>,
+        platform: &Platform,
+    ) -> Result<MessageResponse, AttemptFailure> {
         let post = match &to.parsed {
             Some(url) => self.http.post(url.clone()),
             None => self.http.post(to.url.as_str()),
@@ -105,7 +101,6 @@ impl ApiClient {
             return Err(AttemptFailure::fatal(error.or_request_id(request_id)));
         }
         let hint = retry::server_hint(&headers);
-        let platform = &target.platform;
         let (error, retryable) =
             match bedrock_answer(platform, status, &headers, &body, hint, secrets) {
                 Some(mapped) => mapped,

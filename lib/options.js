@@ -99,6 +99,14 @@ function readOptions(prompt, options) {
     GOOGLE_CLOUD_PROJECT: process.env.GOOGLE_CLOUD_PROJECT,
     ANTHROPIC_GOOGLE_CLOUD_LOCATION: process.env.ANTHROPIC_GOOGLE_CLOUD_LOCATION,
     ANTHROPIC_GOOGLE_CLOUD_WORKSPACE_ID: process.env.ANTHROPIC_GOOGLE_CLOUD_WORKSPACE_ID,
+    // Where Google's Application Default Credentials are looked for.
+    GOOGLE_APPLICATION_CREDENTIALS: process.env.GOOGLE_APPLICATION_CREDENTIALS,
+    CLOUDSDK_CONFIG: process.env.CLOUDSDK_CONFIG,
+    HOME: process.env.HOME,
+    APPDATA: process.env.APPDATA,
+    GCE_METADATA_HOST: process.env.GCE_METADATA_HOST,
+    GCE_METADATA_IP: process.env.GCE_METADATA_IP,
+    METADATA_SERVER_DETECTION: process.env.METADATA_SERVER_DETECTION,
   }
   let request
   try {

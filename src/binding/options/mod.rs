@@ -133,8 +133,9 @@ fn parse_options(
         };
         let (api_key, signing) = provider.credential(o.api_key.secret()?, env)?;
         aws = signing;
-        token = provider.token_auth();
-        (api_key, o.auth_token.secret()?, base_url)
+        let auth_token = o.auth_token.secret()?;
+        token = provider.token_auth(auth_token.is_some(), env);
+        (api_key, auth_token, base_url)
     };
     let mut cfg = RunConfig::new(api_key, base_url);
     cfg.api.auth_token = auth_token;

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use super::credentials;
 use super::read::{bad_kind, env_str, Given};
 use crate::engine::wire::aws_auth::AwsSigning;
+use crate::engine::wire::google_adc::GoogleAdc;
 use crate::engine::wire::platform::Platform;
 use crate::engine::wire::token_auth::TokenAuth;
 use crate::engine::{RunError, Secret};
@@ -219,13 +220,20 @@ impl Provider {
         })
     }
 
-    /// Where each request's bearer token comes from when `provider.accessToken` is given: asked
-    /// on every request on Foundry (as its official client asks its Entra ID provider), kept
-    /// while fresh on Google's platforms.
-    pub fn token_auth(&self) -> Option<TokenAuth> {
-        self.settings
-            .contains_key("accessToken")
-            .then(|| TokenAuth::from_function(self.kind == "foundry"))
+    /// Where each request's bearer token comes from: `provider.accessToken`, asked on every
+    /// request on Foundry (as its official client asks its Entra ID provider) and kept while
+    /// fresh on Google's platforms; else, on Google's platforms without `authToken`, Application
+    /// Default Credentials.
+    pub fn token_auth(
+        &self,
+        has_auth_token: bool,
+        env: &BTreeMap<String, Value>,
+    ) -> Option<TokenAuth> {
+        let google = matches!(self.kind, "vertex" | "google-cloud");
+        if self.settings.contains_key("accessToken") {
+            return Some(TokenAuth::from_function(!google));
+        }
+        (google && !has_auth_token).then(|| TokenAuth::from_adc(adc(env)))
     }
 
     /// The platform's own base-URL variable, where its official client's reads the same thing
@@ -277,9 +285,18 @@ impl Provider {
         env: &BTreeMap<String, Value>,
         model: &str,
     ) -> Result<Platform, RunError> {
+        // The option, else the variables, else the project of the credentials file.
         let project = |vars: &[&str]| {
-            self.required("projectId", env, vars, "a Google Cloud project")
-                .map(str::to_owned)
+            match self.setting("projectId", env, vars) {
+            Some(p) => Ok(p.to_owned()),
+            None => adc(env).project().ok_or_else(|| {
+                RunError::invalid_request(format!(
+                    "provider {:?} needs a Google Cloud project: set provider.projectId or {} (or use Application Default Credentials that name one). Nothing was sent.",
+                    self.kind,
+                    vars.join(" / ")
+                ))
+            }),
+        }
         };
         Ok(match self.kind {
             "bedrock" => Platform::Bedrock {
@@ -319,4 +336,9 @@ impl Provider {
             _ => Platform::Anthropic,
         })
     }
+}
+
+/// Application Default Credentials as the environment the JS layer passed points to them.
+fn adc(env: &BTreeMap<String, Value>) -> GoogleAdc {
+    GoogleAdc::new(|name| env_str(env, name).map(str::to_owned))
 }

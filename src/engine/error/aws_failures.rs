@@ -15,6 +15,16 @@ impl RunError {
         )
     }
 
+    /// `authentication_error`: no Google credentials for `platform`; `looked` says where they
+    /// were looked for, `said` what the last place answered (its secrets taken out). Nothing
+    /// was sent.
+    pub fn no_google_credentials(platform: &str, looked: &str, said: &str) -> Self {
+        RunError::new(
+            ErrorCode::AuthenticationError,
+            format!("No Google credentials for {platform}: looked in {looked} ({said}). Set GOOGLE_APPLICATION_CREDENTIALS to a service account key file, run `gcloud auth application-default login`, or pass provider.accessToken (a function, such as google-auth-library's) or a token as authToken. Nothing was sent."),
+        )
+    }
+
     /// `authentication_error`: the caller's credential function (`option`:
     /// `provider.credentials`, `provider.accessToken`) threw, rejected or did not answer (`why`).
     /// Nothing was sent.

@@ -10,14 +10,16 @@
 //! and headers are shaped, how a streamed reply is framed and how errors map (`platform/`).
 //! Requests to the AWS platforms are signed (`platform/sigv4.rs`) with credentials found by
 //! `aws_auth.rs`; a bearer token the caller's function answers (Google's platforms, Foundry) is
-//! `token_auth.rs`'s; a credential the caller's own code fetches is a `fetched.rs`
+//! `token_auth.rs`'s, Google's Application Default Credentials `google_adc.rs`'s; a credential the caller's own code fetches is a `fetched.rs`
 //! [`fetched::FetchCredential`].
 
+pub mod access_token;
 pub mod api_mcp_servers;
 pub mod api_version;
 pub mod aws_auth;
 pub mod client;
 pub mod fetched;
+pub mod google_adc;
 pub mod platform;
 pub mod protocol;
 pub mod redact;

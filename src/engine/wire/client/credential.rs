@@ -38,7 +38,10 @@ pub(super) async fn authorize(
         return Ok(Some(signed));
     }
     if let Some(source) = &cfg.token {
-        let token = source.token().await.map_err(fatal)?;
+        let token = source
+            .token(target.platform.display_name())
+            .await
+            .map_err(fatal)?;
         let secrets = target.secrets.with([token.token.expose()]);
         let mut value = HeaderValue::from_str(&format!("Bearer {}", token.token.expose()))
             .map_err(|_| {

@@ -23,7 +23,8 @@ const withRole = await runWithTools("Where is order 4821?", {
   model: "eu.anthropic.claude-sonnet-5-5-v1:0",
 });
 
-// Microsoft Foundry: the resource's key (ANTHROPIC_FOUNDRY_API_KEY), or an Entra ID token as authToken.
+// Microsoft Foundry: the resource's key (ANTHROPIC_FOUNDRY_API_KEY), or an Entra ID token provider
+// asked on every request (such as getBearerTokenProvider() of @azure/identity).
 const onFoundry = await runWithTools("Where is order 4821?", {
   provider: { type: "foundry", resource: "acme" },
 });
@@ -34,12 +35,23 @@ const onAws = await runWithTools("Where is order 4821?", {
   provider: { type: "aws", region: "us-west-2", workspaceId: "wrkspc_01Example" },
 });
 
-// Vertex AI and Claude on Google Cloud with an access token you fetched (Application Default
-// Credentials are not read yet).
+// Vertex AI and Claude on Google Cloud: Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS,
+// `gcloud auth application-default login`, the metadata server); the project is the key file's.
 const onVertex = await runWithTools("Where is order 4821?", {
-  provider: { type: "vertex", projectId: "acme-ai", region: "us-east5" },
-  authToken: process.env.GOOGLE_ACCESS_TOKEN,
+  provider: { type: "vertex", region: "us-east5" },
   model: "claude-sonnet-5-5@20261001",
 });
 
-export { onAws, onBedrock, onFoundry, onVertex, withRole };
+// Or a token function, kept until shortly before it expires; with google-auth-library:
+// `const auth = new GoogleAuth({ scopes: "https://www.googleapis.com/auth/cloud-platform" })`, then
+// `accessToken: () => auth.getAccessToken()`.
+const onGoogleCloud = await runWithTools("Where is order 4821?", {
+  provider: {
+    type: "google-cloud",
+    projectId: "acme-ai",
+    workspaceId: "wrkspc_01Example",
+    accessToken: async () => ({ token: process.env.GOOGLE_ACCESS_TOKEN, expiresAt: Date.now() + 50 * 60_000 }),
+  },
+});
+
+export { onAws, onBedrock, onFoundry, onGoogleCloud, onVertex, withRole };

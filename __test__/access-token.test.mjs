@@ -170,3 +170,21 @@ test('a token function that throws, answers nothing usable, or is not a function
 
   assert.equal(api.requests.length, 0, 'nothing was sent')
 })
+
+test('a fetched token a platform echoes back in its error is redacted, streamed or not', async (t) => {
+  const { api, accessToken, tokens } = await googleDoor(t, 'google-cloud')
+  const g = GOOGLE['google-cloud']
+  const options = { provider: { ...g.provider, accessToken }, baseURL: api.url, model: g.model, tools: [] }
+  api.script({ status: 400, error: { type: 'invalid_request_error', message: 'messages: the bearer {echo:authorization} is not welcome here' } })
+  const r = await runWithTools('Hi', options)
+  assert.equal(r.error?.code, 'invalid_request', JSON.stringify(r.error))
+  assert.ok(r.error.message.includes('is not welcome here') && r.error.message.includes('[redacted]'), r.error.message)
+  assert.ok(!JSON.stringify(r).includes(tokens[0]), 'the token never appears')
+
+  api.script({ status: 400, error: { type: 'invalid_request_error', message: 'streamed: {echo:authorization}' } })
+  const stream = streamWithTools('Hi', options)
+  const parts = await collect(stream)
+  const streamed = await stream.result
+  assert.equal(streamed.error?.code, 'invalid_request')
+  for (const token of tokens) assert.ok(!JSON.stringify([parts, streamed]).includes(token), 'the token never appears in a part')
+})

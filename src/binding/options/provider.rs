@@ -220,6 +220,21 @@ impl Provider {
         })
     }
 
+    /// The Google Cloud project: the option, else the first of `vars` set, else the project of
+    /// the Application Default Credentials' file; an `invalid_request` naming them without one.
+    fn project(&self, env: &BTreeMap<String, Value>, vars: &[&str]) -> Result<String, RunError> {
+        if let Some(project) = self.setting("projectId", env, vars) {
+            return Ok(project.to_owned());
+        }
+        adc(env).project().ok_or_else(|| {
+            RunError::invalid_request(format!(
+                "provider {:?} needs a Google Cloud project: set provider.projectId or {} (or use Application Default Credentials that name one). Nothing was sent.",
+                self.kind,
+                vars.join(" / ")
+            ))
+        })
+    }
+
     /// Where each request's bearer token comes from: `provider.accessToken`, asked on every
     /// request on Foundry (as its official client asks its Entra ID provider) and kept while
     /// fresh on Google's platforms; else, on Google's platforms without `authToken`, Application
@@ -285,19 +300,7 @@ impl Provider {
         env: &BTreeMap<String, Value>,
         model: &str,
     ) -> Result<Platform, RunError> {
-        // The option, else the variables, else the project of the credentials file.
-        let project = |vars: &[&str]| {
-            match self.setting("projectId", env, vars) {
-            Some(p) => Ok(p.to_owned()),
-            None => adc(env).project().ok_or_else(|| {
-                RunError::invalid_request(format!(
-                    "provider {:?} needs a Google Cloud project: set provider.projectId or {} (or use Application Default Credentials that name one). Nothing was sent.",
-                    self.kind,
-                    vars.join(" / ")
-                ))
-            }),
-        }
-        };
+        let project = |vars: &[&str]| self.project(env, vars);
         Ok(match self.kind {
             "bedrock" => Platform::Bedrock {
                 model: model.to_owned(),

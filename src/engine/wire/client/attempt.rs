@@ -4,9 +4,9 @@
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE, LOCATION};
 use reqwest::StatusCode;
 
-use super::{ApiClient, Endpoint, Target};
+use super::{ApiClient, Target};
 use crate::engine::error::RunError;
-use crate::engine::wire::platform::{bedrock::EVENT_STREAM, errors::bedrock_answer, Platform};
+use crate::engine::wire::platform::{bedrock::EVENT_STREAM, errors::bedrock_answer};
 use crate::engine::wire::protocol::{self, ErrorBody, MessageResponse};
 use crate::engine::wire::redact::Redactor;
 use crate::engine::wire::request::Body;
@@ -32,7 +32,7 @@ impl ApiClient {
         // of this attempt is redacted with them.
         let own = super::credential::authorize(target, cfg, to, body, &mut headers).await?;
         let secrets = own.as_ref().unwrap_or(&target.secrets);
-        self.exchange(to, cfg, body, headers, secrets, events, &target.platform)
+        self.exchange(target, cfg, body, headers, secrets, events)
             .await
             .map_err(|failure| AttemptFailure {
                 error: secrets.error(failure.error),
@@ -41,17 +41,17 @@ impl ApiClient {
     }
 
     /// Sends the request with its headers, and reads what comes back.
-    #[allow(clippy::too_many_arguments)]
     async fn exchange(
         &self,
-        to: &Endpoint,
+        target: &Target,
         cfg: &ApiConfig,
         body: &Body,
         headers: HeaderMap,
         secrets: &Redactor,
         events: Option<&mut (dyn FnMut(StreamEvent) + Send + '_)>,
-        platform: &Platform,
     ) -> Result<MessageResponse, AttemptFailure> {
+        let to = target.endpoint(events.is_some());
+        let platform = &target.platform;
         let post = match &to.parsed {
             Some(url) => self.http.post(url.clone()),
             None => self.http.post(to.url.as_str()),

@@ -288,6 +288,23 @@ test('the token endpoint refuses a JWT signed by another key, for another audien
   assert.match((await keyed.json()).error.message, /API keys are not supported by this API/);
 });
 
+test("the token endpoint exchanges a gcloud user's refresh token as google-auth-library sends it, and refuses a wrong one", async () => {
+  const user = { client_id: 'standin-client.apps.googleusercontent.com', client_secret: 'standin-client-secret-0001', refresh_token: '1//standin-refresh-token-0001' };
+  const api = await standIn({ type: 'vertex', users: [user] });
+  const auth = (over = {}) =>
+    new GoogleAuth({
+      credentials: { type: 'authorized_user', ...user, ...over },
+      scopes: ['https://www.googleapis.com/auth/cloud-platform'],
+      clientOptions: { transporterOptions: toLocalTokenEndpoint(api.url) },
+    });
+  const token = await auth().getAccessToken();
+  assert.match(token, /^ya29\.standin\./);
+  assert.equal(api.requests[0].path, '/token');
+  assert.equal(api.platform.tokensIssued, 1);
+  await assert.rejects(auth({ refresh_token: '1//revoked' }).getAccessToken(), /invalid_grant/);
+  await assert.rejects(auth({ client_secret: 'wrong' }).getAccessToken(), /invalid_client/);
+});
+
 // ---- The first-party API behind a cloud's door: Foundry, Claude Platform on AWS, Claude on Google Cloud
 
 /** A tool round as a thread: the first turn creates it, the second sends only the tool result. */

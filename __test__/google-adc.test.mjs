@@ -103,6 +103,7 @@ test('vertex: gcloud user credentials (CLOUDSDK_CONFIG/application_default_crede
   assert.equal(r.error, null, JSON.stringify(r.error))
   assert.equal(tokenRequests(api).length, 1)
   assert.match(sentTo(api)[0].path, new RegExp(`/projects/${TEST_CREDENTIALS.googleProject}/locations/global/`))
+  assert.equal(sentTo(api)[0].headers['x-goog-user-project'], TEST_CREDENTIALS.googleProject, 'the quota project, as Google\'s libraries send it')
 
   // A refresh token the endpoint does not know: authentication_error quoting the endpoint, no secret.
   // (Another folder: the first file's token is kept for the process.)

@@ -24,6 +24,9 @@ pub struct AccessToken {
     pub token: Secret,
     /// When it expires, if the answer said.
     pub expires: Option<SystemTime>,
+    /// The project billed for the requests (`x-goog-user-project`): a gcloud user's quota
+    /// project, as Google's own libraries send it.
+    pub quota_project: Option<String>,
 }
 
 impl AccessToken {
@@ -40,6 +43,7 @@ impl AccessToken {
                 Some(token) => Ok(AccessToken {
                     token,
                     expires: None,
+                    quota_project: None,
                 }),
                 None => Err("an empty string".to_owned()),
             },
@@ -61,7 +65,11 @@ impl AccessToken {
                     .and_then(|d| SystemTime::try_from(d).ok()),
                     _ => None,
                 };
-                Ok(AccessToken { token, expires })
+                Ok(AccessToken {
+                    token,
+                    expires,
+                    quota_project: None,
+                })
             }
             Value::Null => Err("nothing (null or undefined)".to_owned()),
             Value::Bool(_) => Err("a boolean".to_owned()),

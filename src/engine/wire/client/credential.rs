@@ -14,6 +14,9 @@ use crate::engine::wire::request::Body;
 use crate::engine::wire::retry::AttemptFailure;
 use crate::engine::wire::settings::ApiConfig;
 
+/// The header naming the project billed for a user's requests.
+const USER_PROJECT: &str = "x-goog-user-project";
+
 /// Adds the attempt's own credential to `headers`, and answers the redactor that knows its
 /// secrets (`None`: the run's own, nothing was added). A failure means nothing is sent.
 pub(super) async fn authorize(
@@ -49,6 +52,11 @@ pub(super) async fn authorize(
             })?;
         value.set_sensitive(true);
         headers.insert(AUTHORIZATION, value);
+        // The caller's own `headers` option wins.
+        let project = token.quota_project.as_deref();
+        if let Some(project) = project.and_then(|p| HeaderValue::from_str(p).ok()) {
+            headers.entry(USER_PROJECT).or_insert(project);
+        }
         return Ok(Some(secrets));
     }
     Ok(None)

@@ -89,7 +89,9 @@ pub async fn authorized_user(key: &KeyFile) -> Result<AccessToken, String> {
         ("client_secret", secret.as_str()),
         ("refresh_token", refresh.as_str()),
     ];
-    post_form(url, &form).await
+    let mut token = post_form(url, &form).await?;
+    token.quota_project = key.quota_project_id.clone();
+    Ok(token)
 }
 
 /// The instance's service account's token from the metadata server at `host`.
@@ -150,6 +152,7 @@ async fn token_answer(response: reqwest::Response, who: &str) -> Result<AccessTo
         return Ok(AccessToken {
             token: Secret::new(granted.access_token),
             expires,
+            quota_project: None,
         });
     }
     let said = match serde_json::from_slice::<Refused>(&body) {

@@ -2,13 +2,16 @@
 //! `GOOGLE_APPLICATION_CREDENTIALS`, else gcloud's `application_default_credentials.json` (under
 //! `CLOUDSDK_CONFIG`, else `~/.config/gcloud`), else the metadata server (`GCE_METADATA_HOST`,
 //! `GCE_METADATA_IP`, else 169.254.169.254; `METADATA_SERVER_DETECTION=none` skips it). A file
-//! is a service account's key (its signed JWT exchanged at its `token_uri`) or gcloud's user
-//! credentials (the refresh token exchanged); the exchanges are `google_adc/exchange.rs`'s.
+//! is a service account's key (its signed JWT exchanged at its `token_uri`), gcloud's user
+//! credentials (the refresh token exchanged) or an external account (another identity's token
+//! exchanged at Google's Security Token Service, `google_adc/external.rs`); the exchanges are
+//! `google_adc/exchange.rs`'s.
 //!
 //! The variables are the ones the JS layer read at call time, never the process's own. Tokens
 //! are kept for the process, per credentials, until shortly before they expire.
 
 pub mod exchange;
+pub mod external;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -57,6 +60,9 @@ pub struct KeyFile {
     pub client_secret: Option<String>,
     /// A user's refresh token.
     pub refresh_token: Option<String>,
+    /// An external account's fields.
+    #[serde(flatten)]
+    pub external: external::External,
 }
 
 impl KeyFile {
@@ -233,8 +239,8 @@ impl GoogleAdc {
                 let said = match file.kind.as_str() {
                     "service_account" => exchange::service_account(file).await,
                     "authorized_user" => exchange::authorized_user(file).await,
-                    "external_account" => Err("an external_account (workload identity federation) file is not read yet: pass google-auth-library's token as provider.accessToken".to_owned()),
-                    other => Err(format!("its type {other:?} is not one read here (service_account, authorized_user)")),
+                    "external_account" => external::external_account(&file.external).await,
+                    other => Err(format!("its type {other:?} is not one read here (service_account, authorized_user, external_account)")),
                 };
                 said.map_err(|why| failed(&file.redact(&format!("{shown}: {why}"))))
             }

@@ -23,7 +23,7 @@ const GOOGLE_TOKEN_URL: &str = "https://oauth2.googleapis.com/token";
 /// The metadata server is given this long: off Google Cloud nothing answers there.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(3);
 
-fn http() -> Result<&'static reqwest::Client, String> {
+pub(super) fn http() -> Result<&'static reqwest::Client, String> {
     static HTTP: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
     HTTP.get_or_init(|| {
         reqwest::Client::builder()
@@ -113,7 +113,8 @@ pub async fn metadata(host: &str) -> Result<AccessToken, String> {
     token_answer(response, &format!("the metadata server at {host}")).await
 }
 
-async fn post_form(url: &str, form: &[(&str, &str)]) -> Result<AccessToken, String> {
+/// Posts an OAuth form to a token endpoint and reads the token it answers.
+pub(super) async fn post_form(url: &str, form: &[(&str, &str)]) -> Result<AccessToken, String> {
     let response = http()?.post(url).form(form).send().await.map_err(|e| {
         format!(
             "the token endpoint {url} could not be reached ({})",
@@ -169,7 +170,7 @@ async fn token_answer(response: reqwest::Response, who: &str) -> Result<AccessTo
 }
 
 /// At most 300 characters of outside text.
-fn short(text: &str) -> String {
+pub(super) fn short(text: &str) -> String {
     match text.char_indices().nth(300) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_owned(),

@@ -269,6 +269,11 @@ export interface RunStart {
   traced?: boolean
   /** Sends the trace parts alone (nobody reads the run's other parts). */
   traceOnly?: boolean
+  /**
+   * The `provider.credentials` (or `provider.accessToken`) function, wrapped by
+   * lib/credentials.js: answers `{"ok": credentials}` or `{"failed": "what it threw"}` as JSON.
+   */
+  credentials?: (runId: number) => Promise<string>
 }
 
 /** Sets the function that aborts a running tool's `ctx.signal`: `(runId, toolUseId) => void`. */

@@ -347,6 +347,37 @@ export interface CacheControl {
   ttl?: '5m' | '1h'
 }
 
+/** An AWS access key pair, as `@aws-sdk/credential-providers` answers it. */
+export interface AwsCredentialIdentity {
+  accessKeyId: string
+  secretAccessKey: string
+  /** With temporary credentials. */
+  sessionToken?: string
+  /** When they stop working: they are asked for again shortly before (else after 15 minutes). */
+  expiration?: Date | string | number
+}
+
+/**
+ * AWS credentials for Signature Version 4: an object, or a function (sync or async) returning
+ * one, such as `fromNodeProviderChain()` or Vercel's `awsCredentialsProvider()`. A function is
+ * called when a request needs credentials the run does not hold.
+ */
+export type AwsCredentials = AwsCredentialIdentity | (() => AwsCredentialIdentity | Promise<AwsCredentialIdentity>)
+
+/**
+ * A function answering a bearer token (`provider.accessToken`): a string, or `{ token, expiresAt? }`
+ * (google-auth-library's `client.getAccessToken()` answers `{ token }`; `expiresAt` or the
+ * client's `expiry_date` is read when there). On Vertex AI and Claude on Google Cloud a token is
+ * kept until 5 minutes before `expiresAt` (5 minutes without one) and asked for again once when
+ * the platform answers 401; on Foundry it is asked for on every request.
+ */
+export type AccessTokenFunction = () =>
+  | string
+  | null
+  | undefined
+  | { token?: string | null; expiresAt?: Date | string | number; expiry_date?: number | null }
+  | Promise<string | null | undefined | { token?: string | null; expiresAt?: Date | string | number; expiry_date?: number | null }>
+
 /** The `stop_reason` of the final reply, or one of the run's own. */
 /**
  * Where the Messages API is reached (the `provider` option): Anthropic's API, or a cloud platform
@@ -361,18 +392,48 @@ export type Provider =
   | 'aws'
   | 'google-cloud'
   | { type: 'anthropic' }
-  | { type: 'bedrock'; /** Else `AWS_REGION` / `AWS_DEFAULT_REGION` (not needed with `baseURL`). */ region?: string }
-  | { type: 'vertex'; /** Else `CLOUD_ML_REGION`. */ region?: string; /** Else `ANTHROPIC_VERTEX_PROJECT_ID`. */ projectId?: string }
-  | { type: 'foundry'; /** `{resource}.services.ai.azure.com`; else `ANTHROPIC_FOUNDRY_RESOURCE` (not needed with `baseURL`). */ resource?: string }
-  | { type: 'aws'; /** Else `AWS_REGION` / `AWS_DEFAULT_REGION` (not needed with `baseURL`). */ region?: string; /** Else `ANTHROPIC_AWS_WORKSPACE_ID`. */ workspaceId?: string }
+  | {
+      type: 'bedrock'
+      /** Else `AWS_REGION` / `AWS_DEFAULT_REGION`, else the `AWS_PROFILE` profile's (not needed with `baseURL` and a key). */
+      region?: string
+      /** Signs requests with these AWS credentials (else `AWS_BEARER_TOKEN_BEDROCK`, else the AWS default chain); `apiKey` wins. */
+      credentials?: AwsCredentials
+    }
+  | {
+      type: 'vertex'
+      /** Else `CLOUD_ML_REGION`. */
+      region?: string
+      /** Else `ANTHROPIC_VERTEX_PROJECT_ID`, else the project of the Application Default Credentials' file. */
+      projectId?: string
+      /** A function answering the access token (such as google-auth-library's); without it and `authToken`, Application Default Credentials. */
+      accessToken?: AccessTokenFunction
+    }
+  | {
+      type: 'foundry'
+      /** `{resource}.services.ai.azure.com`; else `ANTHROPIC_FOUNDRY_RESOURCE` (not needed with `baseURL`). */
+      resource?: string
+      /** An Entra ID token provider, asked on every request and sent as a bearer (instead of a key). */
+      accessToken?: AccessTokenFunction
+    }
+  | {
+      type: 'aws'
+      /** Else `AWS_REGION` / `AWS_DEFAULT_REGION`, else the `AWS_PROFILE` profile's (not needed with `baseURL` and a key). */
+      region?: string
+      /** Else `ANTHROPIC_AWS_WORKSPACE_ID`. */
+      workspaceId?: string
+      /** Signs requests with these AWS credentials (else an `AWS_PROFILE` profile, `ANTHROPIC_AWS_API_KEY`, the AWS default chain); `apiKey` wins. */
+      credentials?: AwsCredentials
+    }
   | {
       type: 'google-cloud'
-      /** Else `ANTHROPIC_GOOGLE_CLOUD_PROJECT`, else `GOOGLE_CLOUD_PROJECT`. */
+      /** Else `ANTHROPIC_GOOGLE_CLOUD_PROJECT`, else `GOOGLE_CLOUD_PROJECT`, else the project of the Application Default Credentials' file. */
       projectId?: string
       /** Else `ANTHROPIC_GOOGLE_CLOUD_LOCATION`, else `"global"`. */
       location?: string
       /** Else `ANTHROPIC_GOOGLE_CLOUD_WORKSPACE_ID`. */
       workspaceId?: string
+      /** A function answering the access token (such as google-auth-library's); without it and `authToken`, Application Default Credentials. */
+      accessToken?: AccessTokenFunction
     }
 
 export type StopReason =
@@ -469,11 +530,20 @@ export interface RunOptions<C = unknown> {
   /**
    * Where the Messages API is reached: `"anthropic"`, `"bedrock"`, `"vertex"`, `"foundry"`, `"aws"`
    * (Claude Platform on AWS), `"google-cloud"` (Claude on Google Cloud), or `{ type, ...settings }`
-   * (`region`, `projectId`, `location`, `workspaceId`, `resource`), each setting else read from the
-   * platform's environment variables. `baseURL` then replaces only the platform's `https://{host}`;
-   * `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN` and `ANTHROPIC_BASE_URL` are not read. Credentials:
-   * `apiKey` (Bedrock API key, Foundry key, workspace key) or `authToken` (an Entra ID or Google
-   * access token). What works so far: docs/platforms.md. Default: `"anthropic"`.
+   * (`region`, `projectId`, `location`, `workspaceId`, `resource`; on Bedrock and Claude Platform
+   * on AWS `credentials`; on Vertex, Claude on Google Cloud and Foundry `accessToken`), each
+   * setting else read from the platform's environment variables. `baseURL` (else
+   * `ANTHROPIC_BEDROCK_BASE_URL` / `ANTHROPIC_AWS_BASE_URL`) then replaces only the platform's
+   * `https://{host}`; `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN` and `ANTHROPIC_BASE_URL` are not
+   * read. Credentials: `apiKey` (Bedrock API key, Foundry key, workspace key) or `authToken` (an
+   * Entra ID or Google access token), or `accessToken`, a function returning a token
+   * (google-auth-library's, an Entra ID provider); on Vertex and Claude on Google Cloud without
+   * them, Google's ADC (`GOOGLE_APPLICATION_CREDENTIALS`, gcloud's
+   * `application_default_credentials.json`, the metadata server); on Bedrock and Claude Platform on
+   * AWS, AWS Signature Version 4 with `credentials` (`{ accessKeyId, secretAccessKey, sessionToken?
+   * }` or a function returning them, as `@aws-sdk/credential-providers` do), else the AWS
+   * credential chain (environment, shared files with `AWS_PROFILE`, web identity, container,
+   * instance metadata). What works so far: docs/platforms.md. Default: `"anthropic"`.
    */
   provider?: Provider
   /**
@@ -839,12 +909,12 @@ export declare function createStore(url?: string, options?: StoreOptions): Store
 /**
  * What `resumeRun` and `recoverRuns` are given again: the store, the secrets a run's log never
  * keeps (a `baseURL` with a password or a query is not logged, nor an MCP server's
- * `authorizationToken`: give them again), and the options JS keeps. Everything else is the run's
+ * `authorizationToken`, nor the `provider`'s AWS `credentials` or `accessToken`: give them again), and the options JS keeps. Everything else is the run's
  * own, read from its log.
  */
 export type ResumeOptions<C = unknown> = Pick<
   RunOptions<C>,
-  'apiKey' | 'authToken' | 'approvalSecret' | 'headers' | 'baseURL' | 'mcpServers' | 'signal' | 'context' | 'onToolCall' | 'onToolResult' | 'onStepFinish'
+  'apiKey' | 'authToken' | 'approvalSecret' | 'headers' | 'baseURL' | 'mcpServers' | 'provider' | 'signal' | 'context' | 'onToolCall' | 'onToolResult' | 'onStepFinish'
 > & {
   store: Store
 }

@@ -4,8 +4,9 @@
 // streamed, pass an API error on, retry what the API's twin would be retried, refuse missing
 // settings and missing credentials before anything is sent, and never repeat a secret a server
 // echoes. Vertex AI and Claude on Google Cloud run the same tool rounds with an access token the
-// stand-in's token endpoint issued (passed as authToken: Application Default Credentials are not
-// read yet). Each platform's own checks are the stand-in's (paths, credentials, body fields).
+// stand-in's token endpoint issued, passed as authToken (provider.accessToken and Application
+// Default Credentials: access-token.test.mjs, google-adc.test.mjs). Each platform's own checks are
+// the stand-in's (paths, credentials, body fields).
 import { leftTheMachine, serviceAccount, toLocalTokenEndpoint } from './platform-env.mjs'
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -144,9 +145,12 @@ for (const [platform, p] of Object.entries(PLATFORMS)) {
     api.script(reply([text('must not be asked')]))
     process.env.ANTHROPIC_API_KEY = 'sk-ant-never-for-a-platform'
     process.env.ANTHROPIC_AUTH_TOKEN = 'never-for-a-platform'
+    // Signing needs a region: with one, what is missing is the credentials alone.
+    process.env.AWS_REGION = 'us-east-1'
     t.after(() => {
       delete process.env.ANTHROPIC_API_KEY
       delete process.env.ANTHROPIC_AUTH_TOKEN
+      delete process.env.AWS_REGION
     })
     const { apiKey: _key, ...options } = p.options(api)
     const r = await runWithTools('Hi', { ...options, tools: [] })

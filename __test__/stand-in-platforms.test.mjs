@@ -9,6 +9,9 @@ import { leftTheMachine, NodeSha256, serviceAccount, toLocalTokenEndpoint } from
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSign } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk';
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { AnthropicFoundry } from '@anthropic-ai/foundry-sdk';
@@ -286,6 +289,45 @@ test('the token endpoint refuses a JWT signed by another key, for another audien
   assert.equal(forged.status, 401);
   const keyed = await fetch(`${api.url}${path}?key=AIzaStandIn`, { method: 'POST', headers: { authorization: `Bearer ${ok.body.access_token}`, 'content-type': 'application/json' }, body: '{}' });
   assert.match((await keyed.json()).error.message, /API keys are not supported by this API/);
+});
+
+test("the token endpoint exchanges a gcloud user's refresh token as google-auth-library sends it, and refuses a wrong one", async () => {
+  const user = { client_id: 'standin-client.apps.googleusercontent.com', client_secret: 'standin-client-secret-0001', refresh_token: '1//standin-refresh-token-0001' };
+  const api = await standIn({ type: 'vertex', users: [user] });
+  const auth = (over = {}) =>
+    new GoogleAuth({
+      credentials: { type: 'authorized_user', ...user, ...over },
+      scopes: ['https://www.googleapis.com/auth/cloud-platform'],
+      clientOptions: { transporterOptions: toLocalTokenEndpoint(api.url) },
+    });
+  const token = await auth().getAccessToken();
+  assert.match(token, /^ya29\.standin\./);
+  assert.equal(api.requests[0].path, '/token');
+  assert.equal(api.platform.tokensIssued, 1);
+  await assert.rejects(auth({ refresh_token: '1//revoked' }).getAccessToken(), /invalid_grant/);
+  await assert.rejects(auth({ client_secret: 'wrong' }).getAccessToken(), /invalid_client/);
+});
+
+test("the token endpoint exchanges an external identity's token as google-auth-library sends it (workload identity federation)", async () => {
+  const oidc = 'eyJhbGciOiJSUzI1NiJ9.standin-oidc-subject-token.sig';
+  const api = await standIn({ type: 'vertex', subjectTokens: [oidc] });
+  const dir = mkdtempSync(join(tmpdir(), 'atc-wif-'));
+  writeFileSync(join(dir, 'token'), oidc);
+  const auth = (file) =>
+    new GoogleAuth({
+      credentials: {
+        type: 'external_account',
+        audience: '//iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/pool/providers/ci',
+        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+        token_url: `${api.url}/token`,
+        credential_source: { file },
+      },
+      scopes: ['https://www.googleapis.com/auth/cloud-platform'],
+      clientOptions: { transporterOptions: toLocalTokenEndpoint(api.url) },
+    });
+  assert.match(await auth(join(dir, 'token')).getAccessToken(), /^ya29\.standin\./);
+  writeFileSync(join(dir, 'other'), 'eyJ.unknown.sig');
+  await assert.rejects(auth(join(dir, 'other')).getAccessToken(), /invalid_grant/);
 });
 
 // ---- The first-party API behind a cloud's door: Foundry, Claude Platform on AWS, Claude on Google Cloud

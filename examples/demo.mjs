@@ -1,7 +1,9 @@
 // `npm run demo`: the seed module's conversation, and the lesson's recovery from a tool error.
-// With ANTHROPIC_API_KEY set it talks to the real API; without, to the bundled local stand-in.
+// With ANTHROPIC_API_KEY set it talks to the real API; without, to the bundled local stand-in;
+// with `--provider bedrock|vertex|foundry|aws`, to the stand-in playing that cloud platform.
 import { registerTool, runWithTools, ToolError } from '../index.mjs'
 import { startMockApi, demoModel } from '../stand-in/index.mjs'
+import { demoProvider, providerArgument } from './demo-provider.mjs'
 
 const orders = new Map([
   ['4821', { orderId: '4821', status: 'shipped', carrier: 'UPS', eta: '2026-12-02', deliveredAt: null }],
@@ -34,7 +36,14 @@ registerTool({
 let mock = null
 // Each round re-sends the whole history: cache its prefix (see the cache figures below).
 const options = { cacheControl: { type: 'ephemeral' } }
-if (process.env.ANTHROPIC_API_KEY || process.env.ANTHROPIC_AUTH_TOKEN) {
+const provider = providerArgument(process.argv.slice(2))
+if (provider !== null) {
+  // A cloud platform's front end, played by the stand-in (examples/demo-provider.mjs).
+  const chosen = demoProvider(provider)
+  mock = await startMockApi({ platform: chosen.door, handler: demoModel })
+  Object.assign(options, await chosen.options(mock.url))
+  console.log(`--provider ${provider}: running against the stand-in's ${provider} door at ${mock.url}.`)
+} else if (process.env.ANTHROPIC_API_KEY || process.env.ANTHROPIC_AUTH_TOKEN) {
   console.log('Using the Anthropic API (ANTHROPIC_API_KEY is set).')
 } else {
   mock = await startMockApi({ apiKey: 'sk-ant-local-stand-in', handler: demoModel })

@@ -9,9 +9,9 @@ const { startRun } = require('./run.js')
 const { Store } = require('./store.js')
 
 // What resumeRun is given again: the store, the secrets a log never keeps, and what JS keeps.
-// `baseURL` and `mcpServers` too: a log leaves out a baseURL with a password or a query, and
-// every MCP server's authorizationToken.
-const GIVEN_AGAIN = new Set(['store', 'apiKey', 'authToken', 'approvalSecret', 'headers', 'baseURL', 'mcpServers'])
+// `baseURL`, `mcpServers` and `provider` too: a log leaves out a baseURL with a password or a
+// query, every MCP server's authorizationToken, and the provider's AWS credentials.
+const GIVEN_AGAIN = new Set(['store', 'apiKey', 'authToken', 'approvalSecret', 'headers', 'baseURL', 'mcpServers', 'provider'])
 const JS_ONLY = new Set(require('../binding.js').jsOnlyOptions().map((o) => o.name))
 
 const refused = (message) => ({ data: null, error: { code: 'invalid_request', message } })
@@ -43,7 +43,7 @@ async function resumeRun(runId, options, recovering = false) {
   if (noStore) return refused(`${noStore}. Nothing was run.`)
   for (const key of Object.keys(options)) {
     if (!GIVEN_AGAIN.has(key) && !JS_ONLY.has(key)) {
-      return refused(`resumeRun: option ${key} is the run's own (its log keeps it); give only store, apiKey, authToken, approvalSecret, headers, baseURL, mcpServers and the JS options (signal, context, hooks). Nothing was run.`)
+      return refused(`resumeRun: option ${key} is the run's own (its log keeps it); give only store, apiKey, authToken, approvalSecret, headers, baseURL, mcpServers, provider and the JS options (signal, context, hooks). Nothing was run.`)
     }
   }
   return startRun([], options, null, { runId, recovering })

@@ -6,6 +6,7 @@
 
 const binding = require('../binding.js')
 const { describe } = require('./describe.js')
+const { takeFunction } = require('./credentials.js')
 
 /** The options JS keeps (JS values the engine has no use for) and what each must be. */
 const JS_ONLY = binding.jsOnlyOptions()
@@ -20,11 +21,12 @@ const IS_KIND = { any: () => true, abort_signal: isAbortSignal, hook: (value) =>
 
 /**
  * Checks and splits the options of a run. Returns a failed RunResult (`{ data: null, error }`,
- * nothing sent) for options JS refuses, else `{ signal, context, hooks, request, timed, output, telemetry, model, provider }`:
+ * nothing sent) for options JS refuses, else `{ signal, context, hooks, request, timed, output, telemetry, model, provider, credentials }`:
  * `hooks` is null when no hook is given, `request` the JSON of `{ prompt, options, env }` for the
  * engine, `timed` whether the run has a `toolTimeoutMs`, `output` the `output` Standard Schema's
  * props (null for none, or a JSON Schema), `telemetry`, `model` and `provider` those options as given (the engine
- * checks them; tracing reads them). process.env is read now, at each call.
+ * checks them; tracing reads them), `credentials` the wrapped `provider.credentials` or `provider.accessToken` function or null.
+ * process.env is read now, at each call.
  */
 function readOptions(prompt, options) {
   if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
@@ -69,6 +71,11 @@ function readOptions(prompt, options) {
     // A store crosses as its handle; anything else as a value the engine refuses, naming it.
     rest.store = require('./store.js').handleOf(rest.store) ?? -1
   }
+  // A `provider.credentials` or `provider.accessToken` function stays in JS (lib/credentials.js);
+  // the engine calls it.
+  let taken = takeFunction(rest.provider, 'credentials')
+  if (taken.fetch === null) taken = takeFunction(rest.provider, 'accessToken')
+  if (taken.fetch !== null) rest.provider = taken.provider
   const env = {
     ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY,
     ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN,
@@ -79,6 +86,9 @@ function readOptions(prompt, options) {
     AWS_BEARER_TOKEN_BEDROCK: process.env.AWS_BEARER_TOKEN_BEDROCK,
     AWS_REGION: process.env.AWS_REGION,
     AWS_DEFAULT_REGION: process.env.AWS_DEFAULT_REGION,
+    AWS_PROFILE: process.env.AWS_PROFILE,
+    ANTHROPIC_BEDROCK_BASE_URL: process.env.ANTHROPIC_BEDROCK_BASE_URL,
+    ANTHROPIC_AWS_BASE_URL: process.env.ANTHROPIC_AWS_BASE_URL,
     ANTHROPIC_AWS_API_KEY: process.env.ANTHROPIC_AWS_API_KEY,
     ANTHROPIC_AWS_WORKSPACE_ID: process.env.ANTHROPIC_AWS_WORKSPACE_ID,
     ANTHROPIC_FOUNDRY_API_KEY: process.env.ANTHROPIC_FOUNDRY_API_KEY,
@@ -89,6 +99,14 @@ function readOptions(prompt, options) {
     GOOGLE_CLOUD_PROJECT: process.env.GOOGLE_CLOUD_PROJECT,
     ANTHROPIC_GOOGLE_CLOUD_LOCATION: process.env.ANTHROPIC_GOOGLE_CLOUD_LOCATION,
     ANTHROPIC_GOOGLE_CLOUD_WORKSPACE_ID: process.env.ANTHROPIC_GOOGLE_CLOUD_WORKSPACE_ID,
+    // Where Google's Application Default Credentials are looked for.
+    GOOGLE_APPLICATION_CREDENTIALS: process.env.GOOGLE_APPLICATION_CREDENTIALS,
+    CLOUDSDK_CONFIG: process.env.CLOUDSDK_CONFIG,
+    HOME: process.env.HOME,
+    APPDATA: process.env.APPDATA,
+    GCE_METADATA_HOST: process.env.GCE_METADATA_HOST,
+    GCE_METADATA_IP: process.env.GCE_METADATA_IP,
+    METADATA_SERVER_DETECTION: process.env.METADATA_SERVER_DETECTION,
   }
   let request
   try {
@@ -97,7 +115,7 @@ function readOptions(prompt, options) {
     return binding.jsFailure('not_json', String(e.message))
   }
   const timed = rest.toolTimeoutMs !== undefined && rest.toolTimeoutMs !== null
-  return { signal: kept.signal, context: kept.context, hooks: hooked ? hooks : null, request, timed, output, telemetry: rest.telemetry, model: rest.model, provider: rest.provider }
+  return { signal: kept.signal, context: kept.context, hooks: hooked ? hooks : null, request, timed, output, telemetry: rest.telemetry, model: rest.model, provider: rest.provider, credentials: taken.fetch }
 }
 
 /** The run's failure when the JS layer itself fails: `unknown_error`, worded by Rust, with what was thrown. */

@@ -98,7 +98,7 @@ async function startRun(prompt, options, streaming, resume) {
       let lastBatch = null
       if (streaming === null && hooks === null && !traced) {
         pending = ended(runId)
-        channel.start({ requestJson: request, runId, control })
+        channel.start({ requestJson: request, runId, control, credentials: read.credentials ?? undefined })
       } else {
         if (streaming !== null) streaming.control = control
         // The run's promise and its last batch of parts come by different ways: the result is
@@ -113,7 +113,7 @@ async function startRun(prompt, options, streaming, resume) {
           }
         }
         pending = ended(runId)
-        channel.start({ requestJson: request, runId, control, onParts: batch, stream: streaming !== null, traced, traceOnly: streaming === null && hooks === null })
+        channel.start({ requestJson: request, runId, control, onParts: batch, stream: streaming !== null, traced, traceOnly: streaming === null && hooks === null, credentials: read.credentials ?? undefined })
       }
       const reply = await pending
       if (lastBatch !== null) await lastBatch

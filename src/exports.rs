@@ -11,6 +11,7 @@ use napi_derive::napi;
 use crate::binding::call_gate::{ReplyKind, RunShared, ToolReply};
 use crate::binding::js_failure::{self, JsProblem};
 use crate::binding::node::callback::JsCallback;
+use crate::binding::node::fetch_fn::FetchFn;
 use crate::binding::node::js_text::JsText;
 use crate::binding::node::registry::{Approval, Registry};
 use crate::binding::node::run::{self, History, PartsFn};
@@ -164,6 +165,10 @@ pub struct RunStart<'a> {
     pub traced: Option<bool>,
     /// Sends the trace parts alone (nobody reads the run's other parts).
     pub trace_only: Option<bool>,
+    /// The `provider.credentials` (or `provider.accessToken`) function, wrapped by
+    /// lib/credentials.js: answers `{"ok": credentials}` or `{"failed": "what it threw"}` as JSON.
+    #[napi(ts_type = "(runId: number) => Promise<string>")]
+    pub credentials: Option<FetchFn>,
 }
 
 /// Where runs end: the function given to the constructor is called once per run started
@@ -223,6 +228,7 @@ impl RunChannel {
             stream,
             traced,
             trace_only,
+            credentials,
         } = run;
         crate::binding::logging::init_from_env();
         let registry = Registry::of(env)?.snapshot();
@@ -244,6 +250,7 @@ impl RunChannel {
                 run_id,
                 shared,
                 parts,
+                credentials.map(Arc::new),
             )))
             .await;
             let (result, messages) = match run::reply_of(ended) {

@@ -255,3 +255,22 @@ async function durableUse() {
   void stopped
 }
 void durableUse
+
+// AWS credentials for Bedrock and Claude Platform on AWS: an object, or a sync or async function.
+void runWithTools('hi', { provider: { type: 'bedrock', region: 'eu-west-1', credentials: { accessKeyId: 'AKIA…', secretAccessKey: 's' } } })
+void runWithTools('hi', { provider: { type: 'aws', workspaceId: 'wrkspc_1', credentials: async () => ({ accessKeyId: 'ASIA…', secretAccessKey: 's', sessionToken: 't', expiration: new Date() }) } })
+// @ts-expect-error secretAccessKey is needed
+void runWithTools('hi', { provider: { type: 'bedrock', credentials: { accessKeyId: 'AKIA…' } } })
+// An access token function on Vertex, Claude on Google Cloud (google-auth-library's answer) and Foundry.
+void runWithTools('hi', { provider: { type: 'vertex', projectId: 'p', region: 'global', accessToken: async () => 'ya29.…' } })
+void runWithTools('hi', { provider: { type: 'google-cloud', workspaceId: 'w', accessToken: async () => ({ token: 'ya29.…', expiresAt: new Date() }) } })
+void runWithTools('hi', { provider: { type: 'foundry', resource: 'acme', accessToken: () => 'eyJ…' } })
+// GoogleAuth's getAccessToken() answers string | null | undefined.
+declare const googleAuth: { getAccessToken(): Promise<string | null | undefined> }
+void runWithTools('hi', { provider: { type: 'vertex', accessToken: () => googleAuth.getAccessToken() } })
+// @ts-expect-error an access token is a function, not a string (a fixed token is authToken)
+void runWithTools('hi', { provider: { type: 'vertex', accessToken: 'ya29.…' } })
+// @ts-expect-error Bedrock takes AWS credentials, not an access token
+void runWithTools('hi', { provider: { type: 'bedrock', accessToken: async () => 't' } })
+// @ts-expect-error Vertex takes no AWS credentials
+void runWithTools('hi', { provider: { type: 'vertex', credentials: { accessKeyId: 'AKIA…', secretAccessKey: 's' } } })

@@ -14,8 +14,9 @@ const NOT_LOGGED: [&str; 5] = ["apiKey", "authToken", "approvalSecret", "headers
 
 /// Options `resumeRun` may give again, over what the log keeps: the secrets, and the options
 /// that can hold one (a `baseURL` with a password or a query is not logged; an MCP server's
-/// `authorizationToken` is taken out of `mcpServers`).
-const GIVEN_AGAIN: [&str; 7] = [
+/// `authorizationToken` is taken out of `mcpServers`, AWS `credentials` and `accessToken` out of
+/// `provider`).
+const GIVEN_AGAIN: [&str; 8] = [
     "apiKey",
     "authToken",
     "approvalSecret",
@@ -23,6 +24,7 @@ const GIVEN_AGAIN: [&str; 7] = [
     "store",
     "baseURL",
     "mcpServers",
+    "provider",
 ];
 
 /// The run's options as its log keeps them: the request's `options` without a secret.
@@ -48,6 +50,11 @@ pub fn logged_options(request_json: &str) -> String {
         .is_some_and(credentialed)
     {
         options.remove("baseURL");
+    }
+    // Credentials given to the platform (AWS keys, a token function) are never logged.
+    if let Some(Value::Object(provider)) = options.get_mut("provider") {
+        provider.remove("credentials");
+        provider.remove("accessToken");
     }
     if let Some(Value::Array(servers)) = options.get_mut("mcpServers") {
         for server in servers.iter_mut().filter_map(Value::as_object_mut) {
@@ -195,5 +202,31 @@ pub async fn give_up(store: &Store, run: &DurableRun, error: &mut RunError) {
 pub fn registered_only(names: &mut Option<Vec<String>>, registered: &[crate::engine::Tool]) {
     if let Some(names) = names {
         names.retain(|n| registered.iter().any(|t| &t.name == n));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::logged_options;
+
+    #[test]
+    fn the_log_keeps_no_secret_aws_credentials_included() {
+        let request = r#"{"prompt":"hi","env":{},"options":{"apiKey":"k","model":"m",
+            "provider":{"type":"bedrock","region":"eu-west-1","credentials":{"accessKeyId":"AKIA1","secretAccessKey":"s3cret","sessionToken":"t0ken"}},
+            "mcpServers":[{"name":"d","url":"https://d/mcp","authorizationToken":"mcp-tok"}]}}"#;
+        let logged = logged_options(request);
+        for secret in ["s3cret", "t0ken", "AKIA1", "mcp-tok", "\"k\""] {
+            assert!(!logged.contains(secret), "{secret} in {logged}");
+        }
+        assert!(logged.contains(r#""region":"eu-west-1""#), "{logged}");
+    }
+
+    #[test]
+    fn the_log_keeps_no_access_token_function() {
+        let request = r#"{"prompt":"hi","env":{},"options":{"model":"m",
+            "provider":{"type":"vertex","projectId":"p","region":"global","accessToken":"[function]"}}}"#;
+        let logged = logged_options(request);
+        assert!(!logged.contains("accessToken"), "{logged}");
+        assert!(logged.contains(r#""projectId":"p""#), "{logged}");
     }
 }

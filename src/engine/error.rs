@@ -13,6 +13,7 @@ use crate::engine::report::calls::ToolCall;
 use crate::engine::report::usage::Usage;
 
 mod api_said;
+mod aws_failures;
 mod chain;
 mod code;
 mod wire_failures;

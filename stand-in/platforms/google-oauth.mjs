@@ -7,7 +7,11 @@
 // key with node:crypto), with `iss` that account's email, `aud` this endpoint's URL or Google's
 // (https://oauth2.googleapis.com/token, which Google's own library always puts there), a `scope`
 // holding cloud-platform, and `iat` / `exp` at most an hour apart around now. The answer is
-// `{ access_token, expires_in, token_type: 'Bearer' }`; a refusal is Google's
+// `{ access_token, expires_in, token_type: 'Bearer' }`. A gcloud user's exchange is
+// `grant_type=refresh_token` with `client_id`, `client_secret` and `refresh_token`, all three of a
+// user the stand-in knows (else `invalid_grant` / `invalid_client`). An external account's (workload
+// identity federation) is the token exchange grant with a `subject_token` the stand-in was given,
+// an `audience` and the scope. A refusal is Google's
 // `{ error, error_description }` with status 400 (invalid_grant, invalid_scope,
 // unsupported_grant_type, invalid_request).
 
@@ -32,19 +36,48 @@ function decodePart(part) {
 }
 
 /**
- * The token issuer. `serviceAccounts`: [{ client_email, public_key (PEM) }]; `lifetimeSeconds`:
+ * The token issuer. `serviceAccounts`: [{ client_email, public_key (PEM) }]; `users`: gcloud users
+ * [{ client_id, client_secret, refresh_token }]; `subjectTokens`: the external identities (OIDC tokens)
+ * whose token exchange it takes; `lifetimeSeconds`:
  * how long an issued token lives (3600); `url()`: the stand-in's base URL, for the `aud` check.
  */
-export function createTokenIssuer({ serviceAccounts = [], lifetimeSeconds = 3600, url }) {
+export function createTokenIssuer({ serviceAccounts = [], users = [], subjectTokens = [], lifetimeSeconds = 3600, url }) {
   const accounts = new Map(serviceAccounts.map((a) => [a.client_email, createPublicKey(a.public_key)]));
   /** access token → { email, scope, expiresAt (ms) } */
   const issued = new Map();
+
+  function issue(subject, scopes, extra = {}) {
+    const token = `ya29.standin.${randomToken(32)}`;
+    issued.set(token, { email: subject, scopes, expiresAt: Date.now() + lifetimeSeconds * 1000 });
+    return new Answer(200, { access_token: token, expires_in: lifetimeSeconds, token_type: 'Bearer', ...extra }, { 'cache-control': 'no-store' });
+  }
+
+  function refresh(form) {
+    const user = users.find((u) => u.client_id === form.get('client_id'));
+    if (!user || user.client_secret !== form.get('client_secret')) return new Answer(401, { error: 'invalid_client', error_description: 'The OAuth client was not found.' });
+    if (user.refresh_token !== form.get('refresh_token')) return oauthError('invalid_grant', 'Bad Request');
+    return issue(user.client_id, [CLOUD_PLATFORM_SCOPE]);
+  }
+
+  // Security Token Service: an external identity's token for a Google access token (RFC 8693).
+  function tokenExchange(form) {
+    const required = ['audience', 'subject_token', 'subject_token_type', 'requested_token_type'];
+    const missing = required.find((name) => !form.get(name));
+    if (missing) return oauthError('invalid_request', `Missing required parameter: ${missing}`);
+    if (form.get('requested_token_type') !== 'urn:ietf:params:oauth:token-type:access_token') return oauthError('invalid_request', 'Invalid requested_token_type.');
+    if (!subjectTokens.includes(form.get('subject_token'))) return oauthError('invalid_grant', 'The provided subject token is invalid.');
+    const scopes = String(form.get('scope') ?? '').split(' ').filter(Boolean);
+    if (!scopes.includes(CLOUD_PLATFORM_SCOPE)) return oauthError('invalid_scope', 'Invalid OAuth scope or ID token audience provided.');
+    return issue(form.get('audience'), scopes, { issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' });
+  }
 
   function exchange(req, raw) {
     if (req.method !== 'POST') return new Answer(405, { error: 'invalid_request', error_description: 'Only POST is allowed.' });
     if (mediaType(req) !== 'application/x-www-form-urlencoded') return oauthError('invalid_request', 'Invalid content type: expected application/x-www-form-urlencoded.');
     const form = new URLSearchParams(raw.toString('utf8'));
     const grant = form.get('grant_type');
+    if (grant === 'refresh_token') return refresh(form);
+    if (grant === 'urn:ietf:params:oauth:grant-type:token-exchange') return tokenExchange(form);
     if (grant !== JWT_GRANT) return oauthError('unsupported_grant_type', `Invalid grant_type: ${grant ?? ''}`);
     const assertion = form.get('assertion') ?? '';
     const parts = assertion.split('.');
@@ -65,9 +98,7 @@ export function createTokenIssuer({ serviceAccounts = [], lifetimeSeconds = 3600
     }
     const scopes = String(claims.scope ?? '').split(' ').filter(Boolean);
     if (!scopes.includes(CLOUD_PLATFORM_SCOPE)) return oauthError('invalid_scope', 'Invalid OAuth scope or ID token audience provided.');
-    const token = `ya29.standin.${randomToken(32)}`;
-    issued.set(token, { email: claims.iss, scopes, expiresAt: Date.now() + lifetimeSeconds * 1000 });
-    return new Answer(200, { access_token: token, expires_in: lifetimeSeconds, token_type: 'Bearer' }, { 'cache-control': 'no-store' });
+    return issue(claims.iss, scopes);
   }
 
   return {

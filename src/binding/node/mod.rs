@@ -2,6 +2,7 @@
 //! read JS strings. Everything they decide is in the pure files beside this folder.
 
 pub mod callback;
+pub mod fetch_fn;
 pub mod js_text;
 pub mod mcp;
 pub mod registry;

@@ -12,6 +12,7 @@ use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use tokio::sync::mpsc;
 
 use super::callback::JsCallback;
+use super::fetch_fn::{FetchFn, JsFetch};
 use super::registry::Snapshot;
 use crate::binding::call_gate::RunShared;
 use crate::binding::durable::{self, Resumed};
@@ -55,13 +56,15 @@ pub struct PartsTo {
 
 /// Parses `request_json` (`{ prompt, options, env }`), picks the tools and runs the loop. With
 /// `parts` the run's parts go to JS in batches (every batch is handed to JS before this
-/// returns).
+/// returns); `credentials` is the `provider.credentials` or `provider.accessToken` function,
+/// wrapped by lib/credentials.js.
 pub async fn run(
     request_json: String,
     registry: Snapshot,
     run_id: u32,
     shared: Arc<RunShared>,
     mut parts: Option<PartsTo>,
+    credentials: Option<Arc<FetchFn>>,
 ) -> Result<Ran, RunError> {
     let mut forwarder = None;
     let mut stored = None;
@@ -83,6 +86,10 @@ pub async fn run(
         };
         let prepared = (|| {
             let mut request = parse_request(&request_json)?;
+            if let Some(function) = credentials {
+                let api = &mut request.config.api;
+                api.give_function(Arc::new(JsFetch { function, run_id }));
+            }
             let registered = registry.bind(run_id, &shared);
             if taken.is_some() {
                 durable::registered_only(&mut request.tool_names, &registered);

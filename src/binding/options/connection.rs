@@ -44,14 +44,19 @@ pub fn base_url(
     env: &BTreeMap<String, Value>,
     default: &str,
 ) -> Result<String, RunError> {
+    base_url_from(option, env, "ANTHROPIC_BASE_URL", default)
+}
+
+/// [`base_url`] with the variable `var` instead of `ANTHROPIC_BASE_URL` (a platform's own).
+pub fn base_url_from(
+    option: Given,
+    env: &BTreeMap<String, Value>,
+    var: &'static str,
+    default: &str,
+) -> Result<String, RunError> {
     let (url, source) = match option.string()? {
         Some(url) => (url, "Option baseURL"),
-        None => (
-            env_str(env, "ANTHROPIC_BASE_URL")
-                .unwrap_or(default)
-                .to_owned(),
-            "ANTHROPIC_BASE_URL",
-        ),
+        None => (env_str(env, var).unwrap_or(default).to_owned(), var),
     };
     // The URL is quoted as messages show URLs (no user, password or query: they may be
     // credentials), or not at all when it cannot be read.

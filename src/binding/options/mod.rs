@@ -12,6 +12,7 @@ mod api_version;
 mod approvals;
 mod betas;
 mod connection;
+mod credentials;
 pub mod list;
 mod output;
 mod prompt;
@@ -112,6 +113,8 @@ fn parse_options(
         return Err(unknown_option(unknown));
     }
     let provider = provider::provider(o.provider)?;
+    let mut aws = None;
+    let mut token = None;
     let (api_key, auth_token, base_url) = if provider.is_anthropic() {
         let (api_key, auth_token) = connection::credentials(o.api_key, o.auth_token, env)?;
         let base_url = connection::base_url(o.base_url, env, DEFAULT_BASE_URL)?;
@@ -120,15 +123,24 @@ fn parse_options(
         // A platform's settings come from its own variables: never ANTHROPIC_API_KEY,
         // ANTHROPIC_AUTH_TOKEN or ANTHROPIC_BASE_URL.
         provider.check_credentials(o.api_key, o.auth_token)?;
-        let api_key = provider.api_key(o.api_key.secret()?, env);
-        let base_url = match o.base_url.string()? {
-            Some(_) => connection::base_url(o.base_url, &BTreeMap::new(), "")?,
-            None => provider.default_base_url(env)?,
+        let own_var = provider
+            .base_url_var()
+            .filter(|v| env_str(env, v).is_some());
+        let base_url = match (o.base_url.string()?, own_var) {
+            (Some(_), _) => connection::base_url(o.base_url, &BTreeMap::new(), "")?,
+            (None, Some(var)) => connection::base_url_from(o.base_url, env, var, "")?,
+            (None, None) => provider.default_base_url(env)?,
         };
-        (api_key, o.auth_token.secret()?, base_url)
+        let (api_key, signing) = provider.credential(o.api_key.secret()?, env)?;
+        aws = signing;
+        let auth_token = o.auth_token.secret()?;
+        token = provider.token_auth(auth_token.is_some(), env);
+        (api_key, auth_token, base_url)
     };
     let mut cfg = RunConfig::new(api_key, base_url);
     cfg.api.auth_token = auth_token;
+    cfg.api.aws = aws;
+    cfg.api.token = token;
     cfg.model = o
         .model
         .string()?

@@ -8,8 +8,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::credentials;
 use super::read::{bad_kind, env_str, Given};
+use crate::engine::wire::aws_auth::AwsSigning;
+use crate::engine::wire::google_adc::GoogleAdc;
 use crate::engine::wire::platform::Platform;
+use crate::engine::wire::token_auth::TokenAuth;
 use crate::engine::{RunError, Secret};
 
 /// The platforms `provider` names.
@@ -25,11 +29,11 @@ const TYPES: &[&str] = &[
 /// The settings each platform's object takes besides `type`.
 fn keys_of(kind: &str) -> &'static [&'static str] {
     match kind {
-        "bedrock" => &["region"],
-        "vertex" => &["region", "projectId"],
-        "foundry" => &["resource"],
-        "aws" => &["region", "workspaceId"],
-        "google-cloud" => &["projectId", "location", "workspaceId"],
+        "bedrock" => &["region", "credentials"],
+        "vertex" => &["region", "projectId", "accessToken"],
+        "foundry" => &["resource", "accessToken"],
+        "aws" => &["region", "workspaceId", "credentials"],
+        "google-cloud" => &["projectId", "location", "workspaceId", "accessToken"],
         _ => &[],
     }
 }
@@ -91,6 +95,14 @@ pub fn provider(option: Given) -> Result<Provider, RunError> {
                 )));
             }
             for (key, value) in &settings {
+                if key == "credentials" {
+                    credentials::check(value)?;
+                    continue;
+                }
+                if key == "accessToken" {
+                    credentials::check_token_function(value)?;
+                    continue;
+                }
                 if key != "type" && !matches!(value, Value::String(s) if !s.trim().is_empty()) {
                     return Err(bad_kind(
                         &format!("provider.{key}"),
@@ -139,6 +151,16 @@ impl Provider {
     /// Refuses a credential option the platform has no use for (Google's take a token, no key;
     /// Bedrock's and Claude Platform on AWS's a key, no token).
     pub fn check_credentials(&self, api_key: Given, auth_token: Given) -> Result<(), RunError> {
+        if self.settings.contains_key("accessToken") {
+            for given in [&api_key, &auth_token] {
+                if given.value().is_some_and(|v| !v.is_null()) {
+                    return Err(RunError::invalid_request(format!(
+                        "provider {:?}: give either provider.accessToken or the {} option, not both. Nothing was sent.",
+                        self.kind, given.name
+                    )));
+                }
+            }
+        }
         let (refused, instead) = match self.kind {
             "vertex" | "google-cloud" => (api_key, "pass an OAuth access token as authToken"),
             "bedrock" | "aws" => (auth_token, "pass the key as apiKey"),
@@ -153,30 +175,104 @@ impl Provider {
         Ok(())
     }
 
-    /// The platform's key (the `apiKey` option, else its own variable), or `None`.
-    pub fn api_key(&self, option: Option<Secret>, env: &BTreeMap<String, Value>) -> Option<Secret> {
+    /// The platform's key (the `apiKey` option, else its own variable), or, on Bedrock and
+    /// Claude Platform on AWS, how requests are signed instead; see `credentials.rs` for the
+    /// order.
+    pub fn credential(
+        &self,
+        option: Option<Secret>,
+        env: &BTreeMap<String, Value>,
+    ) -> Result<(Option<Secret>, Option<AwsSigning>), RunError> {
+        // A token function (checked alone by `check_credentials`) leaves no key to find.
+        if self.settings.contains_key("accessToken") {
+            return Ok((None, None));
+        }
         let var = match self.kind {
-            "bedrock" => "AWS_BEARER_TOKEN_BEDROCK",
+            "bedrock" | "aws" => {
+                let region = || self.region(env);
+                return credentials::aws(
+                    self.kind,
+                    option,
+                    self.settings.get("credentials"),
+                    env,
+                    region,
+                );
+            }
             "foundry" => "ANTHROPIC_FOUNDRY_API_KEY",
-            "aws" => "ANTHROPIC_AWS_API_KEY",
-            _ => return option,
+            _ => return Ok((option, None)),
         };
-        option.or_else(|| env_str(env, var).map(Secret::from))
+        Ok((option.or_else(|| env_str(env, var).map(Secret::from)), None))
+    }
+
+    /// The AWS region: the option, else `AWS_REGION`, `AWS_DEFAULT_REGION`, else the region of
+    /// the `AWS_PROFILE` (or default) profile of the shared config file; an `invalid_request`
+    /// naming them when there is none.
+    fn region(&self, env: &BTreeMap<String, Value>) -> Result<String, RunError> {
+        let vars = ["AWS_REGION", "AWS_DEFAULT_REGION"];
+        if let Some(region) = self.setting("region", env, &vars) {
+            return Ok(region.to_owned());
+        }
+        credentials::profile_region(env).ok_or_else(|| {
+            RunError::invalid_request(format!(
+                "provider {:?} needs an AWS region: set provider.region or AWS_REGION / AWS_DEFAULT_REGION (or a region in the AWS_PROFILE profile of the shared config file). Nothing was sent.",
+                self.kind
+            ))
+        })
+    }
+
+    /// The Google Cloud project: the option, else the first of `vars` set, else the project of
+    /// the Application Default Credentials' file; an `invalid_request` naming them without one.
+    fn project(&self, env: &BTreeMap<String, Value>, vars: &[&str]) -> Result<String, RunError> {
+        if let Some(project) = self.setting("projectId", env, vars) {
+            return Ok(project.to_owned());
+        }
+        adc(env).project().ok_or_else(|| {
+            RunError::invalid_request(format!(
+                "provider {:?} needs a Google Cloud project: set provider.projectId or {} (or use Application Default Credentials that name one). Nothing was sent.",
+                self.kind,
+                vars.join(" / ")
+            ))
+        })
+    }
+
+    /// Where each request's bearer token comes from: `provider.accessToken`, asked on every
+    /// request on Foundry (as its official client asks its Entra ID provider) and kept while
+    /// fresh on Google's platforms; else, on Google's platforms without `authToken`, Application
+    /// Default Credentials.
+    pub fn token_auth(
+        &self,
+        has_auth_token: bool,
+        env: &BTreeMap<String, Value>,
+    ) -> Option<TokenAuth> {
+        let google = matches!(self.kind, "vertex" | "google-cloud");
+        if self.settings.contains_key("accessToken") {
+            return Some(TokenAuth::from_function(!google));
+        }
+        (google && !has_auth_token).then(|| TokenAuth::from_adc(adc(env)))
+    }
+
+    /// The platform's own base-URL variable, where its official client's reads the same thing
+    /// our `baseURL` is (the scheme and host, the platform's path following).
+    pub fn base_url_var(&self) -> Option<&'static str> {
+        match self.kind {
+            "bedrock" => Some("ANTHROPIC_BEDROCK_BASE_URL"),
+            "aws" => Some("ANTHROPIC_AWS_BASE_URL"),
+            _ => None,
+        }
     }
 
     /// The platform's default `baseURL` (its `https://{host}`), or an `invalid_request` naming
     /// the setting the host is made from. `None` on the Anthropic API (its own default).
     pub fn default_base_url(&self, env: &BTreeMap<String, Value>) -> Result<String, RunError> {
-        let aws_region = ["AWS_REGION", "AWS_DEFAULT_REGION"];
         Ok(match self.kind {
-            "bedrock" => {
-                let region = self.required("region", env, &aws_region, "an AWS region")?;
-                format!("https://bedrock-runtime.{region}.amazonaws.com")
-            }
-            "aws" => {
-                let region = self.required("region", env, &aws_region, "an AWS region")?;
-                format!("https://aws-external-anthropic.{region}.api.aws")
-            }
+            "bedrock" => format!(
+                "https://bedrock-runtime.{}.amazonaws.com",
+                self.region(env)?
+            ),
+            "aws" => format!(
+                "https://aws-external-anthropic.{}.api.aws",
+                self.region(env)?
+            ),
             "vertex" => match self.vertex_region(env)? {
                 "global" => "https://aiplatform.googleapis.com".to_owned(),
                 region => format!("https://{region}-aiplatform.googleapis.com"),
@@ -204,10 +300,7 @@ impl Provider {
         env: &BTreeMap<String, Value>,
         model: &str,
     ) -> Result<Platform, RunError> {
-        let project = |vars: &[&str]| {
-            self.required("projectId", env, vars, "a Google Cloud project")
-                .map(str::to_owned)
-        };
+        let project = |vars: &[&str]| self.project(env, vars);
         Ok(match self.kind {
             "bedrock" => Platform::Bedrock {
                 model: model.to_owned(),
@@ -246,4 +339,9 @@ impl Provider {
             _ => Platform::Anthropic,
         })
     }
+}
+
+/// Application Default Credentials as the environment the JS layer passed points to them.
+fn adc(env: &BTreeMap<String, Value>) -> GoogleAdc {
+    GoogleAdc::new(|name| env_str(env, name).map(str::to_owned))
 }

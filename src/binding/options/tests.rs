@@ -601,13 +601,17 @@ fn provider_settings_that_are_missing_or_unknown_are_refused() {
         "{}",
         e.message
     );
-    // With baseURL the host needs no region.
+    // With baseURL and a key the host needs no region; without a key, signing does.
     assert!(parse(
-        r#"{"prompt":"hi","options":{"provider":"bedrock","baseURL":"http://127.0.0.1:1"}}"#
+        r#"{"prompt":"hi","options":{"provider":"bedrock","apiKey":"k","baseURL":"http://127.0.0.1:1"}}"#
     )
     .is_ok());
     refused(
-        r#"{"provider":{"type":"aws"},"baseURL":"http://127.0.0.1:1"}"#,
+        r#"{"provider":"bedrock","baseURL":"http://127.0.0.1:1"}"#,
+        "needs an AWS region",
+    );
+    refused(
+        r#"{"provider":{"type":"aws"},"apiKey":"k","baseURL":"http://127.0.0.1:1"}"#,
         "provider.workspaceId or ANTHROPIC_AWS_WORKSPACE_ID",
     );
     refused(

@@ -58,7 +58,7 @@ impl RunError {
         if self.code == ErrorCode::AuthenticationError {
             self.message = self.message.replacen(
                 ErrorCode::AuthenticationError.advice(),
-                " Check the platform's credentials (the apiKey / authToken options or the platform's environment variables) and their permissions.",
+                " Check the platform's credentials (the apiKey / authToken options, provider.credentials or the platform's environment variables) and their permissions.",
                 1,
             );
         }

@@ -279,6 +279,8 @@ impl RunConfig {
                 headers: Vec::new(),
                 unsent_secrets: Vec::new(),
                 body_secrets: Vec::new(),
+                aws: None,
+                token: None,
                 timeout: DEFAULT_TIMEOUT,
                 platform: Default::default(),
             },

@@ -3,6 +3,7 @@
 //! and reading what comes back) is `client/attempt.rs`.
 
 pub(crate) mod attempt;
+mod credential;
 
 use std::time::{Duration, Instant};
 
@@ -118,6 +119,7 @@ impl ApiClient {
         let mut retries_done = 0u32;
         let mut restarted = None;
         let mut after_cut = false;
+        let mut token_refreshed = false;
         loop {
             let body = restarted.as_ref().unwrap_or(&request.body);
             let started = Instant::now();
@@ -155,6 +157,19 @@ impl ApiClient {
                 code = failure.error.code.as_str(),
                 "api attempt: failed"
             );
+            // A kept access token the platform refused is fetched again, once, and the request
+            // sent again with it at once (this is not one of the retries).
+            if let (Some(401), false, Some(token)) =
+                (failure.error.status, token_refreshed, &cfg.token)
+            {
+                if token.forget().await {
+                    tracing::info!(
+                        "api: the access token was refused; sending again with a fresh one"
+                    );
+                    token_refreshed = true;
+                    continue;
+                }
+            }
             let Some(wait) = failure.wait_before_retry(retries_done, cfg.max_retries) else {
                 return Err(failure.error);
             };

@@ -8,10 +8,18 @@
 //! A cloud platform that serves the same models (Bedrock, Vertex, Foundry, Claude Platform on
 //! AWS, Claude on Google Cloud) is a [`platform::Platform`]: where a request goes, how its body
 //! and headers are shaped, how a streamed reply is framed and how errors map (`platform/`).
+//! Requests to the AWS platforms are signed (`platform/sigv4.rs`) with credentials found by
+//! `aws_auth.rs`; a bearer token the caller's function answers (Google's platforms, Foundry) is
+//! `token_auth.rs`'s, Google's Application Default Credentials `google_adc.rs`'s; a credential the caller's own code fetches is a `fetched.rs`
+//! [`fetched::FetchCredential`].
 
+pub mod access_token;
 pub mod api_mcp_servers;
 pub mod api_version;
+pub mod aws_auth;
 pub mod client;
+pub mod fetched;
+pub mod google_adc;
 pub mod platform;
 pub mod protocol;
 pub mod redact;
@@ -21,3 +29,4 @@ pub mod secret;
 pub mod settings;
 pub mod stream;
 pub mod threads;
+pub mod token_auth;

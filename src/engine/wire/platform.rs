@@ -10,6 +10,7 @@
 pub mod bedrock;
 pub mod errors;
 pub mod kind;
+pub mod sigv4;
 
 pub use kind::Platform;
 
@@ -218,8 +219,12 @@ impl Platform {
             })?;
             headers.insert("anthropic-workspace-id", id);
         }
-        let (name, value) = self.credential(cfg)?;
-        headers.insert(name, value);
+        // A signed request, or one with a fetched token, gets its `authorization` per attempt
+        // (`client/credential.rs`).
+        if cfg.aws.is_none() && cfg.token.is_none() {
+            let (name, value) = self.credential(cfg)?;
+            headers.insert(name, value);
+        }
         Ok(headers)
     }
 

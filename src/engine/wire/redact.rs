@@ -69,6 +69,13 @@ impl Redactor {
         Redactor::new(derived.iter().map(String::as_str))
     }
 
+    /// These secrets and `more` (credentials fetched for one request).
+    pub fn with<'a>(&self, more: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut all = self.secrets.clone();
+        all.extend(more.into_iter().map(str::to_owned));
+        Redactor::new(all.iter().map(String::as_str))
+    }
+
     /// `text` with every secret in it replaced by [`REDACTED`]. Every character inside any
     /// occurrence of any secret is covered, and overlapping or adjacent occurrences become one
     /// `[redacted]`: no part of a longer secret survives because a shorter one matched first.

@@ -156,6 +156,16 @@ impl Body {
         out
     }
 
+    /// The lowercase hex SHA-256 of the body's bytes (a signed request's payload hash).
+    pub fn sha256_hex(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut hash = Sha256::new();
+        for piece in &self.pieces {
+            hash.update(piece);
+        }
+        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
     /// The body as reqwest sends it: piece by piece (each a shared `Bytes`, written with
     /// vectored writes), with its exact length, so it goes with a `content-length` like a body
     /// in one buffer.

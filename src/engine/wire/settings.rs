@@ -7,9 +7,12 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 
 use crate::engine::error::RunError;
+use crate::engine::wire::aws_auth::AwsSigning;
+use crate::engine::wire::fetched::FetchCredential;
 use crate::engine::wire::platform::kind::Platform;
 use crate::engine::wire::secret::Secret;
 use crate::engine::wire::threads::THREADS_BETA;
+use crate::engine::wire::token_auth::TokenAuth;
 
 /// The largest response body we read; a larger one is refused rather than buffered.
 pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
@@ -43,6 +46,24 @@ pub struct ApiConfig {
     pub body_secrets: Vec<Secret>,
     /// Where the Messages API is reached (`provider`): the Anthropic API by default.
     pub platform: Platform,
+    /// On Bedrock and Claude Platform on AWS without a key: how each attempt is signed (AWS
+    /// Signature Version 4) and with which credentials.
+    pub aws: Option<AwsSigning>,
+    /// On Vertex AI, Claude on Google Cloud and Foundry with `provider.accessToken`: where each
+    /// attempt's bearer token comes from.
+    pub token: Option<TokenAuth>,
+}
+
+impl ApiConfig {
+    /// Hands over the caller's credential function to whichever source takes one (AWS
+    /// credentials, or an access token).
+    pub fn give_function(&mut self, function: std::sync::Arc<dyn FetchCredential>) {
+        if let Some(aws) = self.aws.as_mut() {
+            aws.give_function(function);
+        } else if let Some(token) = self.token.as_mut() {
+            token.give_function(function);
+        }
+    }
 }
 
 /// The headers every attempt sends: the caller's extra ones, then ours (content type, version,

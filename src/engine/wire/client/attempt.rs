@@ -1,7 +1,7 @@
 //! One attempt at a request: the body sent, the answer read (whole, or as a stream), and every
 //! outcome turned into the reply or an [`AttemptFailure`] that says whether to try again.
 
-use reqwest::header::{CONTENT_TYPE, LOCATION};
+use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE, LOCATION};
 use reqwest::StatusCode;
 
 use super::{ApiClient, Target};
@@ -25,15 +25,39 @@ impl ApiClient {
         retries_done: u32,
         events: Option<&mut (dyn FnMut(StreamEvent) + Send + '_)>,
     ) -> Result<MessageResponse, AttemptFailure> {
-        let secrets = &target.secrets;
         let to = target.endpoint(events.is_some());
+        let mut headers = target.headers.clone();
+        headers.insert("x-stainless-retry-count", HeaderValue::from(retries_done));
+        // A signed request (AWS) or a fetched token carries secrets known only now: every error
+        // of this attempt is redacted with them.
+        let own = super::credential::authorize(target, cfg, to, body, &mut headers).await?;
+        let secrets = own.as_ref().unwrap_or(&target.secrets);
+        self.exchange(target, cfg, body, headers, secrets, events)
+            .await
+            .map_err(|failure| AttemptFailure {
+                error: secrets.error(failure.error),
+                ..failure
+            })
+    }
+
+    /// Sends the request with its headers, and reads what comes back.
+    async fn exchange(
+        &self,
+        target: &Target,
+        cfg: &ApiConfig,
+        body: &Body,
+        headers: HeaderMap,
+        secrets: &Redactor,
+        events: Option<&mut (dyn FnMut(StreamEvent) + Send + '_)>,
+    ) -> Result<MessageResponse, AttemptFailure> {
+        let to = target.endpoint(events.is_some());
+        let platform = &target.platform;
         let post = match &to.parsed {
             Some(url) => self.http.post(url.clone()),
             None => self.http.post(to.url.as_str()),
         };
         let sent = post
-            .headers(target.headers.clone())
-            .header("x-stainless-retry-count", retries_done)
+            .headers(headers)
             .timeout(cfg.timeout)
             .body(body.to_http())
             .send()
@@ -77,7 +101,6 @@ impl ApiClient {
             return Err(AttemptFailure::fatal(error.or_request_id(request_id)));
         }
         let hint = retry::server_hint(&headers);
-        let platform = &target.platform;
         let (error, retryable) =
             match bedrock_answer(platform, status, &headers, &body, hint, secrets) {
                 Some(mapped) => mapped,

@@ -112,11 +112,11 @@ fn aws_answer(
 /// for. Nothing was sent.
 pub fn no_credentials(platform: &Platform) -> RunError {
     let where_ = match platform {
-        Platform::Bedrock { .. } => "a Bedrock API key: the apiKey option or AWS_BEARER_TOKEN_BEDROCK (AWS access keys with Signature Version 4 are not supported yet)",
-        Platform::Vertex { .. } => "an OAuth access token: the authToken option (Application Default Credentials and the accessToken function are not supported yet)",
-        Platform::Foundry => "a Foundry key (the apiKey option or ANTHROPIC_FOUNDRY_API_KEY) or an Entra ID token (the authToken option)",
-        Platform::Aws { .. } => "a workspace API key: the apiKey option or ANTHROPIC_AWS_API_KEY (AWS access keys with Signature Version 4 are not supported yet)",
-        Platform::GoogleCloud { .. } => "an OAuth access token: the authToken option (Application Default Credentials and the accessToken function are not supported yet)",
+        Platform::Bedrock { .. } => "a Bedrock API key (the apiKey option or AWS_BEARER_TOKEN_BEDROCK) or AWS credentials (provider.credentials, the AWS default chain)",
+        Platform::Vertex { .. } => "an OAuth access token: the authToken option, a provider.accessToken function, or Application Default Credentials",
+        Platform::Foundry => "a Foundry key (the apiKey option or ANTHROPIC_FOUNDRY_API_KEY) or an Entra ID token (the authToken option, or a provider.accessToken function)",
+        Platform::Aws { .. } => "a workspace API key (the apiKey option or ANTHROPIC_AWS_API_KEY) or AWS credentials (provider.credentials, AWS_PROFILE, the AWS default chain)",
+        Platform::GoogleCloud { .. } => "an OAuth access token: the authToken option, a provider.accessToken function, or Application Default Credentials",
         Platform::Anthropic => return RunError::no_credentials(),
     };
     RunError::no_platform_credentials(platform.display_name(), where_)

@@ -188,8 +188,16 @@ async fn a_version_2_store_is_migrated_and_a_run_s_stream_is_written_in_slices_a
         sent.push_str(&text);
         store.record_stream("run_1", text, false);
     }
-    // A follower that waits is woken by the write.
-    let first = follow("alice", 0, 5_000).await.unwrap();
+    // A follower that waits is woken by the write (the stream's row is made by the writer's
+    // first write, which may commit after a follower's first look).
+    let mut first = follow("alice", 0, 5_000).await.unwrap();
+    for _ in 0..100 {
+        if first.state != StreamState::Missing {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        first = follow("alice", 0, 5_000).await.unwrap();
+    }
     assert_eq!(first.state, StreamState::Live);
     assert!(!first.text.is_empty());
     store.record_stream("run_1", "data: [DONE]\n\n".into(), true);

@@ -224,3 +224,66 @@ test("an external account (workload identity federation) exchanges a file's or a
   assert.match(refused.error.message, /invalid_grant/)
   assert.ok(!JSON.stringify(refused).includes('not-a-known-subject'))
 })
+
+test('service account impersonation: an external account naming one, and a gcloud impersonated_service_account file; a refusal says so without a secret', async (t) => {
+  const oidc = 'eyJhbGciOiJSUzI1NiJ9.standin-oidc-subject-token.sig'
+  const user = { client_id: 'standin-client.apps.googleusercontent.com', client_secret: 'standin-client-secret-0001', refresh_token: '1//standin-refresh-token-0001' }
+  const target = 'agent@standin-project.iam.gserviceaccount.com'
+  const api = await startMockApi({ platform: { type: 'vertex', subjectTokens: [oidc], users: [user], impersonable: [target] } })
+  t.after(() => api.close())
+  const dir = scratch()
+  writeFileSync(join(dir, 'oidc-token'), oidc)
+  const impersonation = (email) => `${api.url}/v1/projects/-/serviceAccounts/${email}:generateAccessToken`
+  const isImpersonation = (q) => q.path.endsWith(':generateAccessToken')
+  const options = { provider: { type: 'vertex', region: 'global', projectId: TEST_CREDENTIALS.googleProject }, baseURL: api.url, model: 'claude-sonnet-5-5@20261001', tools: [] }
+  const bearerOfLastCall = () => sentTo(api).filter((q) => !isImpersonation(q)).at(-1).headers.authorization.replace(/^Bearer /, '')
+
+  // An external account: the federated token is traded for the service account's, which the request carries.
+  const external = join(dir, 'external-impersonating.json')
+  writeFileSync(external, JSON.stringify({
+    type: 'external_account',
+    audience: '//iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/pool/providers/vercel',
+    subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+    token_url: `${api.url}/token`,
+    service_account_impersonation_url: impersonation(target),
+    service_account_impersonation: { token_lifetime_seconds: 1800 },
+    credential_source: { file: join(dir, 'oidc-token') },
+  }))
+  withEnv(t, { GOOGLE_APPLICATION_CREDENTIALS: external })
+  api.script(reply([text('As the service account.')]))
+  const r = await runWithTools('Hi', options)
+  assert.equal(r.error, null, JSON.stringify(r.error))
+  const asked = api.requests.find(isImpersonation)
+  assert.ok(asked, 'generateAccessToken was asked')
+  assert.deepEqual(asked.body, { scope: ['https://www.googleapis.com/auth/cloud-platform'], lifetime: '1800s' })
+  assert.equal(api.platform.subjectOf(bearerOfLastCall()), target, 'the request carried the impersonated token')
+
+  // gcloud's impersonated_service_account file, a user's refresh token as its source.
+  const gcloud = join(dir, 'impersonated.json')
+  writeFileSync(gcloud, JSON.stringify({
+    type: 'impersonated_service_account',
+    service_account_impersonation_url: impersonation(target),
+    source_credentials: { type: 'authorized_user', ...user, token_uri: `${api.url}/token` },
+    delegates: [],
+  }))
+  process.env.GOOGLE_APPLICATION_CREDENTIALS = gcloud
+  api.script(reply([text('As the service account, for a user.')]))
+  const viaUser = await runWithTools('Hi', options)
+  assert.equal(viaUser.error, null, JSON.stringify(viaUser.error))
+  assert.equal(api.platform.subjectOf(bearerOfLastCall()), target)
+
+  // A service account the caller may not impersonate: authentication_error naming the permission; no secret in it.
+  const denied = join(dir, 'impersonated-denied.json')
+  writeFileSync(denied, JSON.stringify({
+    type: 'impersonated_service_account',
+    service_account_impersonation_url: impersonation('stranger@standin-project.iam.gserviceaccount.com'),
+    source_credentials: { type: 'authorized_user', ...user, token_uri: `${api.url}/token` },
+  }))
+  process.env.GOOGLE_APPLICATION_CREDENTIALS = denied
+  const before = sentTo(api).filter((q) => !isImpersonation(q)).length
+  const refused = await runWithTools('Hi', options)
+  assert.equal(refused.error?.code, 'authentication_error', JSON.stringify(refused.error))
+  assert.match(refused.error.message, /PERMISSION_DENIED.*iam\.serviceAccounts\.getAccessToken/)
+  for (const secret of [user.client_secret, user.refresh_token]) assert.ok(!JSON.stringify(refused).includes(secret))
+  assert.equal(sentTo(api).filter((q) => !isImpersonation(q)).length, before, 'nothing was sent to the platform')
+})

@@ -19,7 +19,7 @@ import { AnthropicAws } from '@anthropic-ai/aws-sdk';
 import { AnthropicGoogleCloud } from '@anthropic-ai/google-cloud-sdk';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { GoogleAuth } from 'google-auth-library';
+import { GoogleAuth, Impersonated, UserRefreshClient } from 'google-auth-library';
 import { reply, startMockApi, text, toolUse } from '../stand-in/index.mjs';
 import { TEST_CREDENTIALS, encodeFrame } from '../stand-in/platforms/index.mjs';
 
@@ -328,6 +328,52 @@ test("the token endpoint exchanges an external identity's token as google-auth-l
   assert.match(await auth(join(dir, 'token')).getAccessToken(), /^ya29\.standin\./);
   writeFileSync(join(dir, 'other'), 'eyJ.unknown.sig');
   await assert.rejects(auth(join(dir, 'other')).getAccessToken(), /invalid_grant/);
+});
+
+test("IAM Credentials' generateAccessToken impersonates a service account as google-auth-library asks it (an external account's, a user's)", async () => {
+  const oidc = 'eyJhbGciOiJSUzI1NiJ9.standin-oidc-subject-token.sig';
+  const user = { client_id: 'standin-client.apps.googleusercontent.com', client_secret: 'standin-client-secret-0001', refresh_token: '1//standin-refresh-token-0001' };
+  const target = 'agent@standin-project.iam.gserviceaccount.com';
+  const api = await standIn({ type: 'vertex', subjectTokens: [oidc], users: [user], impersonable: [target] });
+  const dir = mkdtempSync(join(tmpdir(), 'atc-imp-'));
+  writeFileSync(join(dir, 'token'), oidc);
+  const impersonation = (email) => `${api.url}/v1/projects/-/serviceAccounts/${email}:generateAccessToken`;
+  const external = (email) =>
+    new GoogleAuth({
+      credentials: {
+        type: 'external_account',
+        audience: '//iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/pool/providers/ci',
+        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+        token_url: `${api.url}/token`,
+        service_account_impersonation_url: impersonation(email),
+        credential_source: { file: join(dir, 'token') },
+      },
+      scopes: ['https://www.googleapis.com/auth/cloud-platform'],
+      clientOptions: { transporterOptions: toLocalTokenEndpoint(api.url) },
+    });
+  const token = await external(target).getAccessToken();
+  assert.match(token, /^ya29\.standin\./);
+  assert.deepEqual(api.requests.map((q) => q.path), ['/token', `/v1/projects/-/serviceAccounts/${target}:generateAccessToken`]);
+  assert.equal(api.platform.subjectOf(token), target, 'the token stands for the impersonated service account');
+  await assert.rejects(external('stranger@standin-project.iam.gserviceaccount.com').getAccessToken(), /iam\.serviceAccounts\.getAccessToken/);
+
+  // gcloud's impersonated_service_account file is google-auth-library's Impersonated client: a user's token as the source.
+  const transporterOptions = toLocalTokenEndpoint(api.url);
+  const impersonated = new Impersonated({
+    sourceClient: new UserRefreshClient({ clientId: user.client_id, clientSecret: user.client_secret, refreshToken: user.refresh_token, transporterOptions }),
+    targetPrincipal: target,
+    targetScopes: ['https://www.googleapis.com/auth/cloud-platform'],
+    lifetime: 1800,
+    endpoint: api.url,
+    transporterOptions,
+  });
+  const asUser = await impersonated.getAccessToken();
+  assert.equal(api.platform.subjectOf(asUser.token), target);
+
+  // Without a token the issuer gave: Google's 401.
+  const unauthenticated = await fetch(impersonation(target), { method: 'POST', headers: { authorization: 'Bearer ya29.forged', 'content-type': 'application/json' }, body: JSON.stringify({ scope: ['https://www.googleapis.com/auth/cloud-platform'] }) });
+  assert.equal(unauthenticated.status, 401);
+  assert.equal((await unauthenticated.json()).error.status, 'UNAUTHENTICATED');
 });
 
 // ---- The first-party API behind a cloud's door: Foundry, Claude Platform on AWS, Claude on Google Cloud

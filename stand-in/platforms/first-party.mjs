@@ -108,7 +108,8 @@ export function googleCloudDoor(options, issuer) {
   return {
     name: 'google-cloud',
     admit(req, record, raw, parsed, parseError) {
-      if (pathOf(req) === '/token') throw issuer.exchange(req, raw);
+      const own = issuer.serve(req, raw);
+      if (own) throw own;
       const route = GOOGLE_CLOUD_ROUTE.exec(pathOf(req));
       if (!route) throw googleError(404, 'NOT_FOUND', `The requested URL ${pathOf(req)} was not found on this server.`);
       if (req.method !== 'POST') throw googleError(405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed.`);

@@ -14,14 +14,23 @@
 // an `audience` and the scope. A refusal is Google's
 // `{ error, error_description }` with status 400 (invalid_grant, invalid_scope,
 // unsupported_grant_type, invalid_request).
+//
+// Service account impersonation is the IAM Credentials API's
+// `POST /v1/projects/-/serviceAccounts/{email}:generateAccessToken`: a bearer token this issuer
+// gave (a federated, a user's or a service account's), a JSON body `{ scope: [...], lifetime:
+// "3600s", delegates? }` with cloud-platform in the scope and a lifetime of 1 to 3600 seconds, and
+// a service account the stand-in lets be impersonated (`impersonable`); the answer is `{ accessToken,
+// expireTime }` (RFC 3339), a token the doors take like any other. A refusal is Google's front-end
+// shape `{ error: { code, message, status } }`.
 
 import { createPublicKey, verify } from 'node:crypto';
-import { Answer, mediaType, randomToken } from './common.mjs';
+import { Answer, bearerOf, mediaType, pathOf, randomToken } from './common.mjs';
 
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 const JWT_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SKEW_S = 300;
+const IMPERSONATE_ROUTE = /^\/v1\/projects\/-\/serviceAccounts\/([^/:]+):generateAccessToken$/;
 const SHORT_LIVED =
   'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.';
 
@@ -41,7 +50,7 @@ function decodePart(part) {
  * whose token exchange it takes; `lifetimeSeconds`:
  * how long an issued token lives (3600); `url()`: the stand-in's base URL, for the `aud` check.
  */
-export function createTokenIssuer({ serviceAccounts = [], users = [], subjectTokens = [], lifetimeSeconds = 3600, url }) {
+export function createTokenIssuer({ serviceAccounts = [], users = [], subjectTokens = [], impersonable = [], lifetimeSeconds = 3600, url }) {
   const accounts = new Map(serviceAccounts.map((a) => [a.client_email, createPublicKey(a.public_key)]));
   /** access token → { email, scope, expiresAt (ms) } */
   const issued = new Map();
@@ -101,13 +110,59 @@ export function createTokenIssuer({ serviceAccounts = [], users = [], subjectTok
     return issue(claims.iss, scopes);
   }
 
+  // IAM Credentials: a token of the service account named in the path, for a token issued here.
+  function impersonate(req, raw, email) {
+    if (req.method !== 'POST') return googleError(405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed.`);
+    const challenge = { 'www-authenticate': 'Bearer realm="https://accounts.google.com/"' };
+    if (check(bearerOf(req)) !== 'ok') return googleError(401, 'UNAUTHENTICATED', UNAUTHENTICATED, challenge);
+    if (!impersonable.includes(email)) {
+      return googleError(403, 'PERMISSION_DENIED', `Permission 'iam.serviceAccounts.getAccessToken' denied on resource (or it may not exist).`);
+    }
+    if (mediaType(req) !== 'application/json') return googleError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received: expected application/json.');
+    let body;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return googleError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received.');
+    }
+    const scopes = body?.scope;
+    if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string')) return googleError(400, 'INVALID_ARGUMENT', 'Invalid value at \'scope\': expected a list of strings.');
+    if (!scopes.includes(CLOUD_PLATFORM_SCOPE)) return googleError(400, 'INVALID_ARGUMENT', 'Scope required.');
+    const lifetime = /^(\d+)(?:\.\d+)?s$/.exec(String(body.lifetime ?? '3600s'));
+    const seconds = lifetime ? Number(lifetime[1]) : NaN;
+    if (!(seconds >= 1 && seconds <= 3600)) return googleError(400, 'INVALID_ARGUMENT', 'The lifetime must be between 1s and 3600s.');
+    const delegates = body.delegates ?? [];
+    if (!Array.isArray(delegates) || !delegates.every((d) => typeof d === 'string' && d.startsWith('projects/-/serviceAccounts/'))) {
+      return googleError(400, 'INVALID_ARGUMENT', 'Invalid delegates: each is projects/-/serviceAccounts/{email}.');
+    }
+    const known = Object.keys(body).filter((k) => !['scope', 'lifetime', 'delegates'].includes(k));
+    if (known.length > 0) return googleError(400, 'INVALID_ARGUMENT', `Invalid JSON payload received. Unknown name "${known[0]}": Cannot find field.`);
+    const token = `ya29.standin.${randomToken(32)}`;
+    const expiresAt = Date.now() + Math.min(seconds, lifetimeSeconds) * 1000;
+    issued.set(token, { email, scopes, expiresAt, impersonated: true });
+    return new Answer(200, { accessToken: token, expireTime: new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z') });
+  }
+
+  function check(token) {
+    const held = token === undefined ? undefined : issued.get(token);
+    if (!held) return 'unknown';
+    return held.expiresAt <= Date.now() ? 'expired' : 'ok';
+  }
+
   return {
     exchange,
+    /** The answer of the token endpoint or of IAM Credentials when `req` is for one of them, else null. */
+    serve(req, raw) {
+      const path = pathOf(req);
+      if (path === '/token') return exchange(req, raw);
+      const named = IMPERSONATE_ROUTE.exec(path);
+      return named ? impersonate(req, raw, decodeURIComponent(named[1])) : null;
+    },
     /** 'ok', 'expired' or 'unknown' for a bearer token. */
-    check(token) {
-      const held = token === undefined ? undefined : issued.get(token);
-      if (!held) return 'unknown';
-      return held.expiresAt <= Date.now() ? 'expired' : 'ok';
+    check,
+    /** The account a live token stands for (a service account's email, a user's client id, a pool's audience). */
+    subjectOf(token) {
+      return check(token) === 'ok' ? issued.get(token).email : undefined;
     },
     /** Makes every token issued so far expired (a test's way to a 401). */
     expireAll() {
@@ -162,6 +217,7 @@ export function googleDoorParts(issuer) {
     fault: (name) => googleFault(name),
     control: {
       expireTokens: () => issuer.expireAll(),
+      subjectOf: (token) => issuer.subjectOf(token),
       get tokensIssued() {
         return issuer.issued;
       },

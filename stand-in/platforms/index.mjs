@@ -15,7 +15,8 @@
 // google-cloud: [{ project, workspace }]), `projects` (vertex), `serviceAccounts` ([{ client_email,
 // public_key }], whose signed JWTs the token endpoint takes), `users` ([{ client_id, client_secret,
 // refresh_token }]: gcloud users whose refresh tokens it takes), `subjectTokens` (external identities'
-// tokens it exchanges), `tokenLifetimeSeconds` (3600).
+// tokens it exchanges), `impersonable` (service account emails whose tokens IAM Credentials'
+// generateAccessToken gives for a token it issued), `tokenLifetimeSeconds` (3600).
 //
 // A door (`createDoor`) has: `name`; `admit(req, record, rawBytes, parsed, parseError)`, which
 // checks the platform's path and caller and returns the first-party request ({ body, version }) for
@@ -40,7 +41,7 @@ export const PLATFORMS = ['bedrock', 'vertex', 'foundry', 'aws', 'google-cloud']
 /** The door for `platform` (a name or { type, …options }); `api` gives the server's URL. */
 export function createDoor(platform, api) {
   const options = typeof platform === 'string' ? { type: platform } : platform;
-  const google = () => createTokenIssuer({ serviceAccounts: options.serviceAccounts, users: options.users, subjectTokens: options.subjectTokens, lifetimeSeconds: options.tokenLifetimeSeconds, url: () => api.url });
+  const google = () => createTokenIssuer({ serviceAccounts: options.serviceAccounts, users: options.users, subjectTokens: options.subjectTokens, impersonable: options.impersonable, lifetimeSeconds: options.tokenLifetimeSeconds, url: () => api.url });
   switch (options?.type) {
     case 'bedrock':
       return bedrockDoor(options);

@@ -3,15 +3,17 @@
 //! `CLOUDSDK_CONFIG`, else `~/.config/gcloud`), else the metadata server (`GCE_METADATA_HOST`,
 //! `GCE_METADATA_IP`, else 169.254.169.254; `METADATA_SERVER_DETECTION=none` skips it). A file
 //! is a service account's key (its signed JWT exchanged at its `token_uri`), gcloud's user
-//! credentials (the refresh token exchanged) or an external account (another identity's token
-//! exchanged at Google's Security Token Service, `google_adc/external.rs`); the exchanges are
-//! `google_adc/exchange.rs`'s.
+//! credentials (the refresh token exchanged), an external account (another identity's token
+//! exchanged at Google's Security Token Service, `google_adc/external.rs`) or an impersonated
+//! service account (its source credentials' token traded for the service account's,
+//! `google_adc/impersonate.rs`); the exchanges are `google_adc/exchange.rs`'s.
 //!
 //! The variables are the ones the JS layer read at call time, never the process's own. Tokens
 //! are kept for the process, per credentials, until shortly before they expire.
 
 pub mod exchange;
 pub mod external;
+pub mod impersonate;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -60,28 +62,43 @@ pub struct KeyFile {
     pub client_secret: Option<String>,
     /// A user's refresh token.
     pub refresh_token: Option<String>,
-    /// An external account's fields.
+    /// An external account's fields (and the impersonation URL of an impersonated account).
     #[serde(flatten)]
     pub external: external::External,
+    /// An impersonated service account's own credentials (a user's, a key's, an external account's).
+    pub source_credentials: Option<Box<KeyFile>>,
+    /// An impersonated service account's delegation chain.
+    #[serde(default)]
+    pub delegates: Vec<String>,
 }
 
 impl KeyFile {
     /// `text` without the secrets in it (the private key, each line of it included, the client
     /// secret, the refresh token): what a token endpoint says back may quote them.
     fn redact(&self, text: &str) -> String {
-        let key_lines = self.private_key.iter().flat_map(|k| k.lines());
-        let mut secrets: Vec<&str> = [&self.private_key, &self.client_secret, &self.refresh_token]
-            .into_iter()
-            .flatten()
-            .map(String::as_str)
-            .chain(key_lines.filter(|l| l.len() >= 16))
-            .collect();
+        let mut secrets = Vec::new();
+        self.secrets(&mut secrets);
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         let mut text = text.to_owned();
         for secret in secrets.iter().filter(|s| !s.is_empty()) {
             text = text.replace(secret, "[redacted]");
         }
         text
+    }
+
+    /// This file's secrets and its source credentials'.
+    fn secrets<'a>(&'a self, into: &mut Vec<&'a str>) {
+        let key_lines = self.private_key.iter().flat_map(|k| k.lines());
+        into.extend(
+            [&self.private_key, &self.client_secret, &self.refresh_token]
+                .into_iter()
+                .flatten()
+                .map(String::as_str)
+                .chain(key_lines.filter(|l| l.len() >= 16)),
+        );
+        if let Some(source) = &self.source_credentials {
+            source.secrets(into);
+        }
     }
 }
 
@@ -195,7 +212,8 @@ impl GoogleAdc {
     /// `quota_project_id`), read from the file only; `None` without one.
     pub fn project(&self) -> Option<String> {
         let (_, key) = self.file().ok()??;
-        key.project_id.or(key.quota_project_id)
+        let source = key.source_credentials.map(|s| *s).unwrap_or_default();
+        (key.project_id.or(key.quota_project_id)).or(source.project_id.or(source.quota_project_id))
     }
 
     fn found(&self) -> Result<Option<Found>, String> {
@@ -237,10 +255,8 @@ impl GoogleAdc {
             Found::File(path, file) => {
                 let shown = path.display().to_string();
                 let said = match file.kind.as_str() {
-                    "service_account" => exchange::service_account(file).await,
-                    "authorized_user" => exchange::authorized_user(file).await,
-                    "external_account" => external::external_account(&file.external).await,
-                    other => Err(format!("its type {other:?} is not one read here (service_account, authorized_user, external_account)")),
+                    "impersonated_service_account" => impersonated(file).await,
+                    _ => own_token(file).await,
                 };
                 said.map_err(|why| failed(&file.redact(&format!("{shown}: {why}"))))
             }
@@ -258,6 +274,40 @@ impl GoogleAdc {
             c.clear();
         }
     }
+}
+
+/// The token of a file that is not an impersonation.
+async fn own_token(file: &KeyFile) -> Result<AccessToken, String> {
+    match file.kind.as_str() {
+        "service_account" => exchange::service_account(file).await,
+        "authorized_user" => exchange::authorized_user(file).await,
+        "external_account" => external::external_account(&file.external).await,
+        other => Err(format!("its type {other:?} is not one read here (service_account, authorized_user, external_account, impersonated_service_account)")),
+    }
+}
+
+/// An `impersonated_service_account` file's token: its source credentials' token traded at its
+/// `service_account_impersonation_url`.
+async fn impersonated(file: &KeyFile) -> Result<AccessToken, String> {
+    let (Some(url), Some(source)) = (
+        &file.external.service_account_impersonation_url,
+        &file.source_credentials,
+    ) else {
+        return Err("an impersonated service account needs service_account_impersonation_url and source_credentials".into());
+    };
+    if source.kind == "impersonated_service_account" {
+        return Err("its source_credentials are themselves impersonated: name the chain in delegates instead".into());
+    }
+    let own = own_token(source)
+        .await
+        .map_err(|why| format!("its source_credentials: {why}"))?;
+    impersonate::access_token(
+        url,
+        &own,
+        &file.delegates,
+        impersonate::DEFAULT_LIFETIME_SECONDS,
+    )
+    .await
 }
 
 #[cfg(test)]

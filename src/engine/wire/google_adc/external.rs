@@ -1,14 +1,15 @@
 //! An external account (workload identity federation): a token of another identity provider
 //! (an OIDC token of a CI, a cloud or a platform such as Vercel), read from a file or a URL as
 //! the credentials file says, exchanged at Google's Security Token Service (the file's
-//! `token_url`) for an access token. Service account impersonation and executable sources are not
-//! read here.
+//! `token_url`) for an access token; with `service_account_impersonation_url`, that token is traded
+//! for the named service account's (`impersonate.rs`). Executable and AWS sources are not read here.
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
 use super::exchange::{http, post_form, short, CLOUD_PLATFORM};
+use super::impersonate;
 use crate::engine::wire::access_token::AccessToken;
 
 /// Where the external token is read (`credential_source`).
@@ -50,15 +51,36 @@ pub struct External {
     pub token_url: Option<String>,
     /// Where the external token is read.
     pub credential_source: Option<CredentialSource>,
-    /// A service account to impersonate (not read here).
+    /// A service account to impersonate: its IAM Credentials `generateAccessToken` URL (also the
+    /// field of an `impersonated_service_account` file).
     pub service_account_impersonation_url: Option<String>,
+    /// `{ token_lifetime_seconds }` of the impersonated token.
+    pub service_account_impersonation: Option<ImpersonationSettings>,
+}
+
+/// How long an impersonated token is asked to live.
+#[derive(Deserialize, Default)]
+pub struct ImpersonationSettings {
+    /// Seconds; Google's default is 3600.
+    pub token_lifetime_seconds: Option<u64>,
 }
 
 /// An access token for an external identity; errors never quote the external token.
 pub async fn external_account(file: &External) -> Result<AccessToken, String> {
-    if file.service_account_impersonation_url.is_some() {
-        return Err("service account impersonation (service_account_impersonation_url) is not read yet: pass google-auth-library's token as provider.accessToken".into());
-    }
+    let federated = federated_token(file).await?;
+    let Some(url) = &file.service_account_impersonation_url else {
+        return Ok(federated);
+    };
+    let lifetime = file
+        .service_account_impersonation
+        .as_ref()
+        .and_then(|s| s.token_lifetime_seconds)
+        .unwrap_or(impersonate::DEFAULT_LIFETIME_SECONDS);
+    impersonate::access_token(url, &federated, &[], lifetime).await
+}
+
+/// The Security Token Service's token for the external identity.
+async fn federated_token(file: &External) -> Result<AccessToken, String> {
     let (Some(audience), Some(kind), Some(token_url), Some(source)) = (
         &file.audience,
         &file.subject_token_type,

@@ -23,6 +23,9 @@ use super::tx::{Op, StoreError};
 /// How long a writer waits for another process's write to finish before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How many prepared statements the connection keeps (more than the store has).
+const STATEMENTS_KEPT: usize = 256;
+
 /// The most operations one transaction commits together.
 const MOST_IN_A_GROUP: usize = 256;
 
@@ -276,6 +279,10 @@ fn open(path: Option<&std::path::Path>, quoted: &str) -> Result<Connection, Stor
     };
     let setup = || -> rusqlite::Result<()> {
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        // Every statement the store runs stays prepared: a durable run's step uses more of them
+        // than rusqlite's default cache (16) holds, and preparing one again costs more than
+        // running it.
+        conn.set_prepared_statement_cache_capacity(STATEMENTS_KEPT);
         if path.is_some() {
             conn.pragma_update(None, "journal_mode", "WAL")?;
             conn.pragma_update(None, "synchronous", "NORMAL")?;

@@ -34,6 +34,11 @@ export declare class NativeStore {
   /** The run that holds the thread now (if `owner` may see the thread), or `null`. */
   runningRun(threadId: string, owner: string): Promise<string | null>
   /**
+   * What run `runId`'s recorded stream sent so far (SSE text), or `null` when it was never
+   * recorded or is over: `resumeRun` records a streamed run on from there.
+   */
+  streamTail(runId: string): Promise<string | null>
+  /**
    * Run `runId`'s stream after slice `after` (waiting up to `waitMs` for more):
    * `{ state: "missing" | "live" | "done", text, seq }`.
    */

@@ -925,14 +925,17 @@ export type ResumeOptions<C = unknown> = Pick<
  * is never requested again, a finished call never runs again, a started one runs again
  * (`ctx.attempt` 2 …) unless its tool has `onInterrupted: "report"`. Resolves like
  * `runWithTools` (`data.resumed` counts take-overs); a run still held is `thread_busy`; a
- * finished run resolves with its stored result and runs nothing. Never rejects.
+ * finished run resolves with its stored result and runs nothing. A run that was streamed
+ * (`streamWithTools` with a store) is recorded on into the same stream, so `resumeStream`'s
+ * followers see it to its end; one that was not stays unrecorded. Never rejects.
  */
 export declare function resumeRun<C = unknown>(runId: string, options: ResumeOptions<C>): Promise<RunResult>
 
 /**
  * Takes over every run whose lease ran out (at most `limit`, default 10) and resumes each here:
  * for a cron route, or `instrumentation.ts` at boot. Two processes calling it together never
- * take the same run; resolves with the runs this one took.
+ * take the same run; resolves with the runs this one took. A streamed run is recorded on, as
+ * with `resumeRun`.
  */
 export declare function recoverRuns<C = unknown>(options: ResumeOptions<C> & { limit?: number }): Promise<Array<{ runId: string; result: RunResult }>>
 
@@ -951,6 +954,9 @@ export declare function stopRun(runId: string, options: { store: Store }): Promi
  * run in progress, or the run's stream is not there (never recorded, or dropped
  * `streamRetentionMs` after the run ended); owners apply as for threads (another owner's thread
  * reads as none). A run id replays a finished run's stream whole within `streamRetentionMs`.
+ * A run whose process stopped is still in progress: its stream is given, and followed, until
+ * `resumeRun` / `recoverRuns` takes it over and records on (a cut step is taken back with
+ * `reset-step` and asked for again) to its end, or a new run supersedes it.
  * Closing the Response never stops the run: `stopRun` does, and every follower's stream ends with
  * the `abort` chunk. Rejects with `store_unavailable` when the store cannot be read.
  */

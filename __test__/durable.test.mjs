@@ -182,7 +182,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       assert.equal(records(file).filter((r) => r.phase === 'start').length, 1)
     })
 
-    test('killed during a stream: the run goes on, unstreamed, from its last committed step', async (t) => {
+    test('killed during a stream: the run goes on from its last committed step (its stream recorded on)', async (t) => {
       const url = fresh()
       const file = join(scratch, `records-${++count}.jsonl`)
       const s = await standIn(t, [toolUse('lookup', { id: 'y' }), slow(60_000, text('never seen')), text('streamed on')])

@@ -12,6 +12,7 @@ const { Store } = require('./store.js')
 // `baseURL`, `mcpServers` and `provider` too: a log leaves out a baseURL with a password or a
 // query, every MCP server's authorizationToken, and the provider's AWS credentials.
 const GIVEN_AGAIN = new Set(['store', 'apiKey', 'authToken', 'approvalSecret', 'headers', 'baseURL', 'mcpServers', 'provider'])
+let recording
 const JS_ONLY = new Set(require('../binding.js').jsOnlyOptions().map((o) => o.name))
 
 const refused = (message) => ({ data: null, error: { code: 'invalid_request', message } })
@@ -46,7 +47,20 @@ async function resumeRun(runId, options, recovering = false) {
       return refused(`resumeRun: option ${key} is the run's own (its log keeps it); give only store, apiKey, authToken, approvalSecret, headers, baseURL, mcpServers, provider and the JS options (signal, context, hooks). Nothing was run.`)
     }
   }
-  return startRun([], options, null, { runId, recovering })
+  // A run that was streamed goes on recording into its stream (resumeStream's followers see it
+  // to its end); one that was not stays unrecorded.
+  let sent
+  try {
+    sent = await Store.nativeOf(options.store).streamTail(runId)
+  } catch (e) {
+    const what = e && typeof e.message === 'string' ? e.message : String(e)
+    return { data: null, error: { code: 'store_unavailable', runId, message: `The store failed: ${what}. Check that the database is up and reachable, then resume the run again. Nothing was run.` } }
+  }
+  if (sent === null) return startRun([], options, null, { runId, recovering })
+  const recorder = (recording ??= require('./stream/record.js')).recorderFor(options.store, { runId, sent })
+  const result = await startRun([], options, { push: (parts) => recorder.feed(parts), control: null }, { runId, recovering })
+  recorder.end(result)
+  return result
 }
 
 /**

@@ -17,14 +17,22 @@ const sse = (chunks) => {
 /**
  * The recorder of a run with `store`: `feed(parts)` with each batch, `end(result)` once. Its
  * id comes with the run's first part; a run refused before it began records nothing.
+ *
+ * `takenOver`: `{ runId, sent }` for a streamed run that `resumeRun` or `recoverRuns` takes over,
+ * `sent` being what its stream holds so far: the recording goes on after it, in the same stream,
+ * from the first part of the take-over (one that fails with `thread_busy` records nothing).
  */
-function recorderFor(store) {
+function recorderFor(store, takenOver) {
   const native = Store.nativeOf(store)
   if (native === undefined) return null
   // What a plain `toUIMessageStreamResponse()` sends: every follower sees the same stream.
   const chunker = new UIChunker({ onError: undefined, messageId: undefined, sendReasoning: true })
   let runId = null
   let held = ''
+  if (takenOver !== undefined) {
+    chunker.continueAfter(takenOver.sent)
+    return recording(native, chunker, takenOver.runId)
+  }
   const hand = (text, done) => {
     if (runId === null) {
       held += text
@@ -48,6 +56,31 @@ function recorderFor(store) {
       const out = []
       chunker.write({ type: 'finish', result }, out)
       hand(`${sse(out)}data: [DONE]\n\n`, true)
+    },
+  }
+}
+
+/**
+ * The recorder of a run taken over: it knows its id, and writes from the first part on. Its end
+ * is written also when the take-over ran nothing: the run had ended where nobody recorded it
+ * (stopped or superseded while its process was gone, its options refused here), so the stream
+ * ends as the run did. A take-over that lost the run to a live holder (`thread_busy`) writes
+ * nothing; a stream that is over takes nothing more (src/engine/store/stream_log.rs).
+ */
+function recording(native, chunker, runId) {
+  let fed = false
+  return {
+    feed(parts) {
+      fed = true
+      const out = []
+      for (const part of parts) chunker.write(part, out)
+      if (out.length > 0) native.recordStream(runId, sse(out), false)
+    },
+    end(result) {
+      if (!fed && result && result.error && result.error.code === 'thread_busy') return
+      const out = []
+      chunker.write({ type: 'finish', result }, out)
+      native.recordStream(runId, `${sse(out)}data: [DONE]\n\n`, true)
     },
   }
 }

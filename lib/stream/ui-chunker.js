@@ -55,9 +55,15 @@ class UIChunker {
   /** The open text or reasoning part: { kind: 'text' | 'reasoning', id }. */
   #open = null
   #lastId = 0
-  /** Per toolUseId: { toolName, inputText, available }. */
+  /** Per toolUseId: { toolName, inputText, available, settled }. */
   #calls = new Map()
   #started = false
+  /** A step was started and not finished. */
+  #inStep = false
+  /** The calls announced in the step in progress (what a `reset-step` takes away). */
+  #stepCalls = new Set()
+  /** Taken over (`continueAfter`): the next part is the first the new holder of the run writes. */
+  #cut = false
 
   constructor({ onError, messageId, sendReasoning }) {
     this.#onError = onError
@@ -67,6 +73,85 @@ class UIChunker {
 
   start() {
     return []
+  }
+
+  /**
+   * A run taken over (resumeRun, recoverRuns) records on after what its stream sent (`sse`, the
+   * committed slices): the state it left is read back, and the first part written next mends
+   * what the cut left open. A step whose reply was cut before it was committed is asked for
+   * again: its parts so far are taken back (`reset-step`: the AI SDK removes what the current
+   * step added) and the step goes on; otherwise an open text or reasoning part is ended. Calls
+   * already announced or answered are not sent twice.
+   */
+  continueAfter(sse) {
+    this.#started = true
+    this.#cut = true
+    for (const line of sse.split('\n')) {
+      if (!line.startsWith('data: {')) continue
+      let chunk
+      try {
+        chunk = JSON.parse(line.slice(6))
+      } catch {
+        continue
+      }
+      this.#replayed(chunk)
+    }
+  }
+
+  #replayed(chunk) {
+    const call = this.#calls.get(chunk.toolCallId)
+    switch (chunk.type) {
+      case 'start-step':
+        this.#inStep = true
+        this.#stepCalls.clear()
+        return
+      case 'finish-step':
+        this.#inStep = false
+        this.#open = null
+        return
+      case 'text-start':
+      case 'reasoning-start': {
+        this.#open = { kind: chunk.type.slice(0, -'-start'.length), id: chunk.id }
+        const n = Number(/-(\d+)$/.exec(chunk.id)?.[1])
+        if (n > this.#lastId) this.#lastId = n
+        return
+      }
+      case 'text-end':
+      case 'reasoning-end':
+        if (this.#open !== null && this.#open.id === chunk.id) this.#open = null
+        return
+      case 'tool-input-start':
+        this.#calls.set(chunk.toolCallId, { toolName: chunk.toolName, inputText: '', available: false, settled: false })
+        this.#stepCalls.add(chunk.toolCallId)
+        return
+      case 'tool-input-delta':
+        if (call !== undefined) call.inputText += chunk.inputTextDelta
+        return
+      case 'tool-input-available':
+        this.#calls.set(chunk.toolCallId, { ...(call || { inputText: '' }), toolName: chunk.toolName, available: true, settled: false })
+        this.#stepCalls.add(chunk.toolCallId)
+        return
+      case 'tool-output-available':
+      case 'tool-output-error':
+      case 'tool-output-denied':
+        if (call !== undefined) call.settled = true
+        return
+      default:
+    }
+  }
+
+  /** The first part after a take-over: what the cut left open is mended (see continueAfter). */
+  #mend(part, out) {
+    this.#cut = false
+    if (part.type === 'start-step' && this.#inStep) {
+      out.push({ type: 'reset-step' })
+      this.#open = null
+      for (const id of this.#stepCalls) this.#calls.delete(id)
+      this.#stepCalls.clear()
+      return true
+    }
+    this.#close(out)
+    return false
   }
 
   /**
@@ -84,9 +169,13 @@ class UIChunker {
 
   write(part, out) {
     if (!this.#started) this.#begin(part, out)
+    // The step cut off is the one asked for again: it goes on, without a second start.
+    if (this.#cut && this.#mend(part, out)) return
     switch (part.type) {
       case 'start-step':
         this.#close(out)
+        this.#inStep = true
+        this.#stepCalls.clear()
         out.push({ type: 'start-step' })
         return
       case 'text-delta':
@@ -101,7 +190,8 @@ class UIChunker {
         return
       case 'tool-input-start':
         this.#close(out)
-        this.#calls.set(part.toolUseId, { toolName: part.toolName, inputText: '', available: false })
+        this.#calls.set(part.toolUseId, { toolName: part.toolName, inputText: '', available: false, settled: false })
+        this.#stepCalls.add(part.toolUseId)
         out.push({ type: 'tool-input-start', toolCallId: part.toolUseId, toolName: part.toolName })
         return
       case 'tool-input-delta': {
@@ -114,11 +204,16 @@ class UIChunker {
       }
       case 'tool-call':
         this.#close(out)
+        // A round taken over tells its calls again: one already announced is not sent twice.
+        if (this.#calls.get(part.toolUseId)?.available) return
         this.#available(part.toolUseId, part.toolName, part.input, out)
         return
-      case 'tool-result':
+      case 'tool-result': {
         this.#close(out)
+        const call = this.#calls.get(part.toolUseId)
+        if (call !== undefined && call.settled) return
         this.#ensureAvailable(part.toolUseId, part.toolName, out)
+        this.#calls.get(part.toolUseId).settled = true
         if (part.declined) {
           // The person said no: the AI SDK's own state for it, not a failure.
           out.push({ type: 'tool-output-denied', toolCallId: part.toolUseId })
@@ -129,8 +224,10 @@ class UIChunker {
           out.push({ type: 'tool-output-available', toolCallId: part.toolUseId, output: part.output === undefined ? null : part.output })
         }
         return
+      }
       case 'finish-step':
         this.#close(out)
+        this.#inStep = false
         out.push({ type: 'finish-step' })
         return
       case 'finish':
@@ -174,9 +271,10 @@ class UIChunker {
   }
 
   #available(toolUseId, toolName, input, out) {
-    const call = this.#calls.get(toolUseId) || { toolName, inputText: '', available: false }
+    const call = this.#calls.get(toolUseId) || { toolName, inputText: '', available: false, settled: false }
     call.available = true
     this.#calls.set(toolUseId, call)
+    this.#stepCalls.add(toolUseId)
     out.push({ type: 'tool-input-available', toolCallId: toolUseId, toolName, input: input === undefined ? {} : input })
   }
 

@@ -9,6 +9,12 @@
 //! sent and then waits: woken at once by a write in this process, by `NOTIFY` from another
 //! process on PostgreSQL (`pg_listen.rs`), or after [`SQLITE_POLL`] on SQLite (whose other
 //! processes cannot wake it).
+//!
+//! A run taken over (`resumeRun`, `recoverRuns`) goes on recording into the same stream: the new
+//! holder's slices are numbered on from the last one committed ([`Store::stream_tail`] gives it
+//! what was sent, for lib/stream/record.js to close what the cut left open), and a stream that
+//! is over takes no more. A follower keeps following a run whose process stopped while nobody
+//! has taken it over yet: the run is still in progress.
 
 use std::time::Duration;
 
@@ -28,8 +34,9 @@ const SQLITE_POLL: Duration = Duration::from_millis(250);
 /// How often a follower on PostgreSQL looks anyway, should a notification be lost.
 const PG_POLL: Duration = Duration::from_secs(5);
 
-/// A stream not written for this long, whose run no longer holds its thread, ended without its
-/// last slice (its process stopped): its followers end.
+/// A stream not written for this long, whose run has ended (its end recorded in the run's log),
+/// will get no last slice (the run ended where nobody recorded it: superseded, stopped while its
+/// process was gone, or that slice could not be written): its followers end.
 const ORPHANED_MS: i64 = 5_000;
 
 /// How many times a slice that could not be written is tried again before it is dropped.
@@ -80,7 +87,8 @@ impl Store {
         }
     }
 
-    /// The run that holds thread `thread_id` now, if the owner may see the thread.
+    /// The run in progress on thread `thread_id`, if the owner may see the thread: the one that
+    /// holds it, or a streamed one whose process stopped and that nobody has taken over yet.
     pub async fn running_run(
         &self,
         thread_id: String,
@@ -91,7 +99,49 @@ impl Store {
                 let Some((summary, active, _)) = find(tx, &thread_id, &owner, false).await? else {
                     return Ok(None);
                 };
-                Ok((summary.status == "running").then(|| run_of(&active).to_owned()))
+                let run = run_of(&active).to_owned();
+                if summary.status == "running" || active.is_empty() {
+                    return Ok((summary.status == "running").then_some(run));
+                }
+                let orphaned = tx
+                    .query(
+                        "SELECT r.id FROM atc_runs r JOIN atc_streams s ON s.run_id = r.id \
+                         WHERE r.id = $1 AND r.status = 'running' AND s.done = 0",
+                        &[run.as_str().into()],
+                    )
+                    .await?;
+                Ok((!orphaned.is_empty()).then_some(run))
+            })
+        }))
+        .await
+    }
+
+    /// What run `run_id`'s stream sent so far (its SSE text), if it was recorded and is not over:
+    /// a run taken over goes on from there.
+    pub async fn stream_tail(&self, run_id: String) -> Result<Option<String>, StoreError> {
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                let rows = tx
+                    .query(
+                        "SELECT done FROM atc_streams WHERE run_id = $1",
+                        &[run_id.as_str().into()],
+                    )
+                    .await?;
+                match rows.first().and_then(|r| r.first()) {
+                    Some(done) if done.int() == 0 => {}
+                    _ => return Ok(None),
+                }
+                let slices = tx
+                    .query(
+                        "SELECT chunks FROM atc_stream_chunks WHERE run_id = $1 ORDER BY seq",
+                        &[run_id.as_str().into()],
+                    )
+                    .await?;
+                let mut text = String::new();
+                for slice in slices {
+                    text.push_str(slice.first().map_or("", Val::text));
+                }
+                Ok(Some(text))
             })
         }))
         .await
@@ -157,7 +207,7 @@ impl Store {
                 };
                 let rows = tx
                     .query(
-                        "SELECT s.done, s.expires_at, s.updated_at, t.owner, t.active_run, t.lease_until \
+                        "SELECT s.done, s.expires_at, s.updated_at, t.owner, r.status, r.updated_at \
                          FROM atc_streams s JOIN atc_runs r ON r.id = s.run_id \
                          JOIN atc_threads t ON t.id = r.thread_id WHERE s.run_id = $1",
                         &[run_id.as_str().into()],
@@ -173,7 +223,8 @@ impl Store {
                 if (text(3) != owner && text(3) != OWN_THREAD_OWNER) || (done && expires < now) {
                     return Ok(missing);
                 }
-                let held = run_of(text(4)) == run_id && int(5) > now;
+                // A run whose process stopped is still in progress until it is taken over.
+                let ended = text(4) == "done" && updated.max(int(5)) + ORPHANED_MS < now;
                 let slices = tx
                     .query(
                         "SELECT seq, chunks FROM atc_stream_chunks WHERE run_id = $1 AND seq > $2 ORDER BY seq",
@@ -181,7 +232,7 @@ impl Store {
                     )
                     .await?;
                 let mut read = StreamRead {
-                    state: if done || (!held && updated + ORPHANED_MS < now) {
+                    state: if done || ended {
                         StreamState::Done
                     } else {
                         StreamState::Live
@@ -199,18 +250,34 @@ impl Store {
         .await
     }
 
-    /// Writes slice `seq` of run `run_id`'s stream; the last one also drops the streams whose
-    /// time is up. Tells other processes (PostgreSQL's `NOTIFY`, sent when it commits).
+    /// Writes the next slice of run `run_id`'s stream, numbered on from the last one committed
+    /// (by this process or the one the run was taken over from); nothing once the stream is over.
+    /// The last one also drops the streams whose time is up. Tells other processes (PostgreSQL's
+    /// `NOTIFY`, sent when it commits).
     async fn write_slice(
         &self,
         run_id: String,
-        seq: i64,
         text: String,
         done: bool,
     ) -> Result<(), StoreError> {
         let retention = self.streams.retention_ms;
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
+                let sql = format!(
+                    "SELECT done FROM atc_streams WHERE run_id = $1{}",
+                    tx.for_update()
+                );
+                let stream = tx.query(&sql, &[run_id.as_str().into()]).await?;
+                if stream.first().and_then(|r| r.first()).is_some_and(|d| d.int() != 0) {
+                    return Ok(());
+                }
+                let last = tx
+                    .query(
+                        "SELECT COALESCE(MAX(seq), 0) FROM atc_stream_chunks WHERE run_id = $1",
+                        &[run_id.as_str().into()],
+                    )
+                    .await?;
+                let seq = last.first().and_then(|r| r.first()).map_or(0, Val::int) + 1;
                 let now = now_ms();
                 let expires = if done { now + retention } else { 0 };
                 tx.execute(
@@ -254,7 +321,6 @@ impl Store {
 
 /// One run's writer: each write takes everything that came since the last one.
 async fn write_loop(store: Store, run_id: String, mut rx: mpsc::UnboundedReceiver<(String, bool)>) {
-    let mut seq = 0;
     let mut text = String::new();
     let mut done = false;
     let mut failures = 0;
@@ -272,12 +338,8 @@ async fn write_loop(store: Store, run_id: String, mut rx: mpsc::UnboundedReceive
             text.push_str(&more);
             done |= last;
         }
-        match store
-            .write_slice(run_id.clone(), seq + 1, text.clone(), done)
-            .await
-        {
+        match store.write_slice(run_id.clone(), text.clone(), done).await {
             Ok(()) => {
-                seq += 1;
                 failures = 0;
                 text.clear();
                 store.streams.wake();

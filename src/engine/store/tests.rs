@@ -221,3 +221,84 @@ async fn a_version_2_store_is_migrated_and_a_run_s_stream_is_written_in_slices_a
     );
     store.close().await;
 }
+
+/// Run `run`'s stream after slice `after`, for alice, without waiting.
+async fn follow_now(s: &Store, run: &str, after: i64) -> Result<StreamRead, StoreError> {
+    s.follow_stream(
+        run.into(),
+        "alice".into(),
+        after,
+        std::time::Duration::from_millis(0),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_stream_taken_over_is_numbered_on_an_orphan_is_followed_and_a_stream_over_takes_no_more()
+{
+    let url = temp_db("takeover");
+    let store = Store::open(&url, StoreOptions::default()).unwrap();
+    assert!(store
+        .insert_thread("t".into(), "alice".into(), "{}".into())
+        .await
+        .unwrap());
+    // Run 1 holds the thread with a lease that ran out (its process stopped); run 2 ended.
+    let path = url.strip_prefix("sqlite:").unwrap().to_owned();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "INSERT INTO atc_runs (id, thread_id, options, started_at_seq, progress, status, result, resumed, stop_requested, created_at, updated_at)
+           VALUES ('run_1', 't', '{}', 0, '{}', 'running', '', 0, 0, 0, 0),
+                  ('run_2', 't', '{}', 0, '{}', 'done', '', 0, 0, 0, 0);
+         UPDATE atc_threads SET active_run = 'run_1.0', lease_until = 1 WHERE id = 't';
+         INSERT INTO atc_streams (run_id, done, expires_at, updated_at) VALUES ('run_2', 0, 0, 0);
+         INSERT INTO atc_stream_chunks (run_id, seq, chunks) VALUES ('run_2', 1, 'data: cut\n\n');",
+    )
+    .unwrap();
+    store.record_stream("run_1", "data: a\n\n".into(), false);
+    let mut read = follow_now(&store, "run_1", 0).await.unwrap();
+    for _ in 0..200 {
+        if !read.text.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        read = follow_now(&store, "run_1", 0).await.unwrap();
+    }
+    // Nobody holds the run, and it has not ended: it is still in progress.
+    assert_eq!(read.state, StreamState::Live);
+    assert_eq!((read.text.as_str(), read.seq), ("data: a\n\n", 1));
+    assert_eq!(
+        store.running_run("t".into(), "alice".into()).await.unwrap(),
+        Some("run_1".to_owned())
+    );
+    assert_eq!(
+        store.stream_tail("run_1".into()).await.unwrap().as_deref(),
+        Some("data: a\n\n")
+    );
+    // Another process takes it over and records on: its slices come after, numbered on.
+    let taker = Store::open(&url, StoreOptions::default()).unwrap();
+    taker.record_stream("run_1", "data: b\n\n".into(), false);
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    taker.record_stream("run_1", "data: [DONE]\n\n".into(), true);
+    taker.close().await;
+    let read = follow_now(&store, "run_1", 0).await.unwrap();
+    assert_eq!(read.state, StreamState::Done);
+    assert_eq!(read.text, "data: a\n\ndata: b\n\ndata: [DONE]\n\n");
+    assert_eq!(read.seq, 3);
+    assert_eq!(
+        follow_now(&store, "run_1", 1).await.unwrap().text,
+        "data: b\n\ndata: [DONE]\n\n"
+    );
+    assert_eq!(store.stream_tail("run_1".into()).await.unwrap(), None);
+    // A stream that is over takes no more (a holder that lost its lease writes late).
+    store.record_stream("run_1", "data: late\n\n".into(), false);
+    store.close().await;
+    let store = Store::open(&url, StoreOptions::default()).unwrap();
+    assert_eq!(follow_now(&store, "run_1", 0).await.unwrap().seq, 3);
+    // A run that ended where nobody wrote its stream's end: its followers end.
+    let read = follow_now(&store, "run_2", 0).await.unwrap();
+    assert_eq!(
+        (read.state, read.text.as_str()),
+        (StreamState::Done, "data: cut\n\n")
+    );
+    store.close().await;
+}

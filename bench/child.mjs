@@ -29,7 +29,8 @@
 // workload uses the contender's streaming form (bench/contenders/<name>-stream.mjs), and its runs are
 // also checked on the text deltas: all of them joined must be every text of the conversation. The
 // mcp workload uses the MCP form (<name>-mcp.mjs, against the MCP server at --mcp-url): its tools
-// run in that server, never here, and the driver counts them there. A contender that cannot be
+// run in that server, never here, and the driver counts them there. The bedrock workload uses the
+// Bedrock form (<name>-bedrock.mjs), whose --url is the stand-in's Bedrock door. A contender that cannot be
 // measured in this build (`skip`: ours before registerMcpServer exists) prints why and no figures.
 
 import { performance, monitorEventLoopDelay } from 'node:perf_hooks'

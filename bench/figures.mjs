@@ -82,15 +82,16 @@ export function summariseCells(cells, raw) {
   return summary
 }
 
-/** The contenders that failed, cell by cell: the streaming and mcp cells apart, as each has a section of its own. */
+/** The contenders that failed, cell by cell: the streaming, mcp and bedrock cells apart, as each has a section of its own. */
 export function failuresOf(summary) {
   const failed = []
   const failedStream = []
   const failedMcp = []
+  const failedBedrock = []
   for (const [key, rows] of Object.entries(summary)) {
     const form = WORKLOADS[key.split('@')[0]].form
-    const into = form === 'stream' ? failedStream : form === 'mcp' ? failedMcp : failed
+    const into = { stream: failedStream, mcp: failedMcp, bedrock: failedBedrock }[form] ?? failed
     for (const [c, r] of Object.entries(rows)) if (r.failures > 0) into.push(`${c} ${key.replace('@', ' c=')}: ${r.failures} failure(s), first: ${r.firstFailure}`)
   }
-  return { failed, failedStream, failedMcp }
+  return { failed, failedStream, failedMcp, failedBedrock }
 }

@@ -38,8 +38,14 @@ export const STREAM_CONTENDERS = ['ours', 'sdk', 'ai']
  * registerMcpServer, the SDK's toolRunner with its MCP helper, and generateText with @ai-sdk/mcp.
  */
 export const MCP_CONTENDERS = ['ours', 'sdk', 'ai']
+/**
+ * The bedrock workload: ours with `provider: { type: 'bedrock', region, credentials }`, the
+ * Bedrock SDK's tool runner (`AnthropicBedrock`) and generateText with @ai-sdk/amazon-bedrock's
+ * Anthropic provider (InvokeModel); no floor (a bare request would have to sign itself).
+ */
+export const BEDROCK_CONTENDERS = ['ours', 'sdk', 'ai']
 /** Who has the form a workload is measured in (bench/contenders/<name>-<form>.mjs); every contender when it has none. */
-export const contendersOf = (workload) => ({ stream: STREAM_CONTENDERS, mcp: MCP_CONTENDERS })[WORKLOADS[workload]?.form] ?? ALL_CONTENDERS
+export const contendersOf = (workload) => ({ stream: STREAM_CONTENDERS, mcp: MCP_CONTENDERS, bedrock: BEDROCK_CONTENDERS })[WORKLOADS[workload]?.form] ?? ALL_CONTENDERS
 /** The module of a contender for a workload: its form's (ai-stream.mjs, sdk-mcp.mjs …) or its own. */
 export const contenderModule = (contender, workload) => `${contender}${WORKLOADS[workload]?.form ? `-${WORKLOADS[workload].form}` : ''}.mjs`
 const LABEL = {
@@ -62,14 +68,21 @@ const MCP_LABEL = {
   sdk: '@anthropic-ai/sdk toolRunner + mcpTools',
   ai: 'ai generateText + @ai-sdk/mcp',
 }
+const BEDROCK_LABEL = {
+  ours: 'anthropic-tool-calling, provider bedrock',
+  sdk: '@anthropic-ai/bedrock-sdk toolRunner',
+  ai: 'ai generateText + @ai-sdk/amazon-bedrock/anthropic',
+}
 /** The name of a contender in the tables of a workload (a workload with a form names that form; a ref's twin, its commit). */
 export function label(contender, workload) {
   const base = baseOf(contender)
-  const name = (({ stream: STREAM_LABEL, mcp: MCP_LABEL })[WORKLOADS[workload]?.form] ?? LABEL)[base]
+  const name = (({ stream: STREAM_LABEL, mcp: MCP_LABEL, bedrock: BEDROCK_LABEL })[WORKLOADS[workload]?.form] ?? LABEL)[base]
   return base === contender ? name : `${name}, at ${contender.slice(base.length + 1)}`
 }
 export const PEER_PACKAGES = ['@anthropic-ai/sdk', 'ai', '@ai-sdk/anthropic', 'zod']
 /** What the mcp cell needs beside them: the MCP server's SDK (every contender's server) and the AI SDK's MCP client. */
 export const MCP_PACKAGES = ['@modelcontextprotocol/sdk', '@ai-sdk/mcp']
+/** What the bedrock cell's peers need beside them: Anthropic's Bedrock client and the AI SDK's Bedrock provider. */
+export const BEDROCK_PACKAGES = ['@anthropic-ai/bedrock-sdk', '@ai-sdk/amazon-bedrock']
 /** What `ours-traced` registers (bench/contenders/ours-traced.mjs), in bench/node_modules too. */
 export const TRACING_PACKAGES = ['@opentelemetry/api', '@opentelemetry/sdk-trace-base', '@opentelemetry/context-async-hooks']

@@ -14,7 +14,7 @@ import { WORKLOADS } from './workloads.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
-/** `urls`: { api, mcp } (mcp: the MCP server, for the mcp workload); `env`: the children's environment (see preconditions.mjs). */
+/** `urls`: { api, bedrock, mcp } (bedrock: the stand-in's Bedrock door; mcp: the MCP server, for the mcp workload); `env`: the children's environment (see preconditions.mjs). */
 export function measureInChild(urls, contender, workload, concurrency, env) {
   const { warmupRuns, maxRuns } = limits(concurrency, workload)
   const args = [
@@ -22,7 +22,8 @@ export function measureInChild(urls, contender, workload, concurrency, env) {
     '--contender', baseOf(contender),
     '--workload', workload,
     '--concurrency', String(concurrency),
-    '--url', urls.api,
+    // A workload on a cloud platform talks to the stand-in's door for it (bench/server.mjs).
+    '--url', WORKLOADS[workload]?.platform === 'bedrock' ? urls.bedrock : urls.api,
     ...(WORKLOADS[workload]?.form === 'mcp' ? ['--mcp-url', urls.mcp] : []),
     '--seconds', String(seconds),
     '--warmup-seconds', String(warmup),

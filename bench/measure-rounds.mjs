@@ -37,12 +37,16 @@ export async function measureAll({ cells, machine: m, load0, addon, env, raw, pr
   const mcpServer = cells.some((cell) => WORKLOADS[cell.workload].form === 'mcp') ? startMcpServer(env) : null
   const urls = {}
   try {
-    urls.api = await server.ready
-    if (mcpServer) urls.mcp = await mcpServer.ready
+    const said = await server.ready
+    urls.api = said.url
+    urls.bedrock = said.bedrockUrl
+    if (mcpServer) urls.mcp = (await mcpServer.ready).url
   } catch (e) {
     die(e.message)
   }
-  if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(urls.api)) die(`the stand-in API is at ${urls.api}, not on loopback`)
+  for (const [what, url] of [['API', urls.api], ['Bedrock door', urls.bedrock]]) {
+    if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(url)) die(`the stand-in's ${what} is at ${url}, not on loopback`)
+  }
   if (mcpServer && !/^http:\/\/127\.0\.0\.1:\d+\/mcp$/.test(urls.mcp)) die(`the MCP server is at ${urls.mcp}, not on loopback`)
 
   try {

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { hostPlatform } from '../scripts/platform.mjs'
 import { ensureBuilt, ensureNodeModules, ensureWorktree } from './against.mjs'
-import { ALL_OURS, MCP_PACKAGES, OURS, PEERS, PEER_PACKAGES, TRACING_PACKAGES } from './lineup.mjs'
+import { ALL_OURS, BEDROCK_PACKAGES, MCP_PACKAGES, OURS, PEERS, PEER_PACKAGES, TRACING_PACKAGES } from './lineup.mjs'
 import { against, contenders, die, lacking, opts, quick, saved, workloads } from './settings.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -24,6 +24,7 @@ export function checkPeersInstalled() {
     ...(contenders.some((c) => PEERS.includes(c)) ? PEER_PACKAGES : []),
     ...(contenders.includes('ours-traced') ? TRACING_PACKAGES : []),
     ...(workloads.includes('mcp') ? MCP_PACKAGES : []),
+    ...(workloads.includes('bedrock') && contenders.some((c) => PEERS.includes(c)) ? BEDROCK_PACKAGES : []),
   ]
   if (!saved) {
     for (const pkg of needed) {

@@ -5,7 +5,7 @@
 // round; the tables show the median of the rounds. See bench/RESULTS.md for what each figure means.
 //
 //   npm run bench                          full run (3 rounds × 3 workloads × 2 concurrencies × 4 contenders, ours-traced
-//                                          on order too, and the streaming and mcp cells: 3 rounds × 2 concurrencies × 3
+//                                          on order too, and the streaming, mcp and bedrock cells: 3 rounds × 2 concurrencies × 3
 //                                          contenders each), writes bench/RESULTS.md
 //   npm run bench -- --contenders ours,ours-traced,sdk,ai --workloads order
 //                                          the tracing cell: ours with an OpenTelemetry SDK registered beside ours and the peers
@@ -14,6 +14,9 @@
 //                                          (bench/mcp-server.mjs); writes its section once ours is measured in it too
 //   npm run bench -- --workloads mcp --contenders sdk,ai --quick
 //                                          the peers' MCP forms alone, as a smoke run
+//   npm run bench -- --workloads bedrock   the bedrock cell only: the order round on Amazon Bedrock (the stand-in's
+//                                          Bedrock door, every request SigV4-signed) against @anthropic-ai/bedrock-sdk's
+//                                          tool runner and @ai-sdk/amazon-bedrock; writes its section of bench/RESULTS.md
 //   npm run bench -- --quick               a smoke run (1 round, a few hundred runs; also BENCH_QUICK=1); writes nothing
 //   npm run bench -- --contenders ours --workloads heavy --concurrency 64 --rounds 5
 //                                          one contender / workload / concurrency (writes nothing)
@@ -23,10 +26,10 @@
 //                                          heavy, and a table of this tree's figures ÷ main's per cell (writes nothing)
 //
 // Options: --rounds N (3), --seconds S measured per measurement (5), --warmup S (1.5), --max-runs N,
-// --contenders ours,ours-hooks,ours-traced,ours-sqlite,ours-postgres,sdk,ai,floor (ours-hooks, ours-traced and the store ones: on order only; stream and mcp: ours, sdk, ai in their
-// streaming and MCP forms), --workloads order,heavy,heavy-objects,stream,mcp, --concurrency 1,64, --json FILE (raw figures),
+// --contenders ours,ours-hooks,ours-traced,ours-sqlite,ours-postgres,sdk,ai,floor (ours-hooks, ours-traced and the store ones: on order only; stream, mcp and bedrock: ours, sdk, ai in their
+// streaming, MCP and Bedrock forms), --workloads order,heavy,heavy-objects,stream,mcp,bedrock, --concurrency 1,64, --json FILE (raw figures),
 // --write / --no-write (bench/RESULTS.md: by default each section whose cells were all measured, by
-// every contender, is rewritten: order + heavy, the streaming cell, the mcp cell), --addon FILE (the build to measure, default the root's
+// every contender, is rewritten: order + heavy, the streaming cell, the mcp cell, the bedrock cell), --addon FILE (the build to measure, default the root's
 // .node; it is copied first, so a rebuild during the run changes nothing), --allow-debug (measure a
 // debug addon anyway; never written),
 // --no-eld (no event-loop delay monitor: its 1 ms timer costs a little CPU in every contender),
@@ -85,16 +88,16 @@ if (saved) console.log(`bench: the report of ${opts['from-json']} (measured ${st
 else stoppedEarly = await measureAll({ cells, machine: m, load0, addon, env: childEnv, raw, problems, ref })
 
 const summary = summariseCells(cells, raw)
-const { failed, failedStream, failedMcp } = failuresOf(summary)
-const allFailed = [...failed, ...failedStream, ...failedMcp]
+const { failed, failedStream, failedMcp, failedBedrock } = failuresOf(summary)
+const allFailed = [...failed, ...failedStream, ...failedMcp, ...failedBedrock]
 
 const load1 = saved ? (saved.load1 ?? null) : os.loadavg()
 if (!saved) console.log(`bench: load average at the end ${load1.map((x) => x.toFixed(2)).join(' ')}`)
-const { report, streamReport, mcpReport } = buildReports(summary, cells)
+const { report, streamReport, mcpReport, bedrockReport } = buildReports(summary, cells)
 const refAddon = ref?.addon ?? saved?.against?.addon ?? null
 const comparison = against ? againstReport(raw, { cells, pairs: refs.map((r) => ({ tree: baseOf(r), ref: r })), against, quick }) : null
 
-console.log(`\n${[report, streamReport, mcpReport, comparison].filter(Boolean).join('\n\n')}\n`)
+console.log(`\n${[report, streamReport, mcpReport, bedrockReport, comparison].filter(Boolean).join('\n\n')}\n`)
 if (allFailed.length > 0) console.log(`FAILED — a contender's conversations were not all correct:\n${allFailed.map((f) => `  ${f}`).join('\n')}\n`)
 for (const p of problems) console.log(`bench: warning: ${p}`)
 if (addon && !addonTrusted) console.log('bench: warning: the addon is a debug build: these figures mean nothing')
@@ -105,6 +108,6 @@ if (opts.json) {
   console.log(`bench: raw figures written to ${opts.json}`)
 }
 
-if (write) writeResultsMd({ started, machine: m, source, addon, addonTrusted, stoppedEarly, raw, load0, load1, report, streamReport, mcpReport, failed, failedStream, failedMcp })
+if (write) writeResultsMd({ started, machine: m, source, addon, addonTrusted, stoppedEarly, raw, load0, load1, report, streamReport, mcpReport, bedrockReport, failed, failedStream, failedMcp, failedBedrock })
 
 process.exitCode = allFailed.length > 0 || stoppedEarly ? 1 : 0

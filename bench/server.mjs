@@ -1,11 +1,18 @@
 // The benchmark's stand-in API: the strict stand-in (stand-in/) in its own process, with a
 // handler that scripts the workloads of bench/workloads.mjs. Started by bench/run.mjs with an IPC
-// channel; it says { type: 'ready', url } and answers { type: 'stats' } with its counters.
+// channel; it says { type: 'ready', url, bedrockUrl } and answers { type: 'stats' } with its counters.
 //
-// By hand: node bench/server.mjs [--port N]   (prints the URL; Ctrl-C stops it)
+// Two doors, each on a port of its own, sharing the script and the counters: the Anthropic API's
+// (`url`), and Amazon Bedrock's (`bedrockUrl`: POST /model/{model}/invoke, for the bedrock
+// workload), which takes only the bench's AWS key, signed (SigV4): a request with no signature, or
+// with a Bedrock API key, is refused. It checks the signature's header, scope, date and key, not
+// its HMAC, which __test__/stand-in-platforms.test.mjs checks against the official clients: the
+// stand-in's CPU is taken from the contenders on this 2-core machine.
+//
+// By hand: node bench/server.mjs [--port N]   (prints the URLs; Ctrl-C stops it)
 
 import { startMockApi } from '../stand-in/index.mjs'
-import { API_KEY, scriptedReply } from './workloads.mjs'
+import { API_KEY, BEDROCK, scriptedReply } from './workloads.mjs'
 
 const args = process.argv.slice(2)
 const portAt = args.indexOf('--port')
@@ -13,8 +20,8 @@ const port = portAt >= 0 ? Number(args[portAt + 1]) : 0
 
 const stats = { requests: 0, statuses: {}, versions: {}, mismatches: 0, lastMismatch: null, lastRefusal: null }
 
-function handler(body) {
-  const step = scriptedReply(body)
+function handler(body, record) {
+  const step = scriptedReply(body, record?.platform)
   if (step.mismatch === undefined) return step
   stats.mismatches++
   stats.lastMismatch = step.mismatch
@@ -22,34 +29,49 @@ function handler(body) {
 }
 
 const api = await startMockApi({ apiKey: API_KEY, host: '127.0.0.1', port, handler })
-
-// The mock keeps every request (body included) for the tests to read; a benchmark sends hundreds
-// of thousands, so count them instead of keeping them.
-api.requests = {
-  push(record) {
-    stats.requests++
-    return record
+const bedrock = await startMockApi({
+  host: '127.0.0.1',
+  port: port === 0 ? 0 : port + 1,
+  handler,
+  platform: {
+    type: 'bedrock',
+    region: BEDROCK.region,
+    credentials: [{ accessKeyId: BEDROCK.accessKeyId, secretAccessKey: BEDROCK.secretAccessKey }],
+    apiKeys: [],
+    recomputeSignature: false,
   },
-  length: 0,
-}
-// The API version each request speaks (the stand-in holds each to that version's rules):
-// anthropic-tool-calling, @anthropic-ai/sdk 1.x and the floor send 2026-10-21, `ai` 6 2023-06-01.
-api.server.prependListener('request', (req) => {
-  const version = String(req.headers['anthropic-version'])
-  stats.versions[version] = (stats.versions[version] ?? 0) + 1
 })
-api.server.on('request', (req, res) => {
-  res.on('finish', () => {
-    const code = String(res.statusCode)
-    stats.statuses[code] = (stats.statuses[code] ?? 0) + 1
-  })
-  // Keep the first words of a refusal (the strict mock's message says which field it refused).
-  const end = res.end
-  res.end = function (chunk, ...rest) {
-    if (res.statusCode !== 200 && typeof chunk === 'string') stats.lastRefusal = chunk.slice(0, 500)
-    return end.call(this, chunk, ...rest)
+
+for (const door of [api, bedrock]) {
+  // The mock keeps every request (body included) for the tests to read; a benchmark sends hundreds
+  // of thousands, so count them instead of keeping them.
+  door.requests = {
+    push(record) {
+      stats.requests++
+      return record
+    },
+    length: 0,
   }
-})
+  // The API version each request speaks (the stand-in holds each to that version's rules):
+  // anthropic-tool-calling, @anthropic-ai/sdk 1.x and the floor send 2026-10-21, `ai` 6 2023-06-01;
+  // on Bedrock it is in the body (counted as `bedrock`).
+  door.server.prependListener('request', (req) => {
+    const version = door === bedrock ? 'bedrock' : String(req.headers['anthropic-version'])
+    stats.versions[version] = (stats.versions[version] ?? 0) + 1
+  })
+  door.server.on('request', (req, res) => {
+    res.on('finish', () => {
+      const code = String(res.statusCode)
+      stats.statuses[code] = (stats.statuses[code] ?? 0) + 1
+    })
+    // Keep the first words of a refusal (the strict mock's message says which field it refused).
+    const end = res.end
+    res.end = function (chunk, ...rest) {
+      if (res.statusCode !== 200 && typeof chunk === 'string') stats.lastRefusal = chunk.slice(0, 500)
+      return end.call(this, chunk, ...rest)
+    }
+  })
+}
 
 function snapshot() {
   const cpu = process.cpuUsage()
@@ -62,16 +84,16 @@ if (process.send) {
     else if (msg?.type === 'stop') stop()
   })
   process.on('disconnect', () => stop())
-  process.send({ type: 'ready', url: api.url })
+  process.send({ type: 'ready', url: api.url, bedrockUrl: bedrock.url })
 } else {
-  process.stdout.write(`bench stand-in API listening on ${api.url} (key ${API_KEY})\n`)
+  process.stdout.write(`bench stand-in API listening on ${api.url} (key ${API_KEY}), Bedrock on ${bedrock.url}\n`)
 }
 
 let stopping = false
 async function stop() {
   if (stopping) return
   stopping = true
-  await api.close()
+  await Promise.all([api.close(), bedrock.close()])
   process.exit(0)
 }
 process.once('SIGINT', stop)

@@ -14,7 +14,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { refContenders, refFeatures, resolveRef, unusableWhy } from './against.mjs'
-import { ALL_CONTENDERS, MCP_CONTENDERS, OURS, STREAM_CONTENDERS, measuredOn } from './lineup.mjs'
+import { ALL_CONTENDERS, BEDROCK_CONTENDERS, MCP_CONTENDERS, OURS, STREAM_CONTENDERS, measuredOn } from './lineup.mjs'
 import { WORKLOADS } from './workloads.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -136,14 +136,15 @@ if (priority !== null && !(Number.isInteger(priority) && priority >= -20 && prio
 export const niceArgs = priority === null ? [] : ['-n', String(priority), process.execPath]
 export const launcher = priority === null ? process.execPath : 'nice'
 
-// RESULTS.md has three generated sections: order + heavy (every contender, both concurrencies), the
-// streaming cell and the mcp cell (ours, sdk, ai, both concurrencies each). A run rewrites each one
-// it measured whole.
+// RESULTS.md has four generated sections: order + heavy (every contender, both concurrencies), the
+// streaming cell, the mcp cell and the bedrock cell (ours, sdk, ai, both concurrencies each). A run
+// rewrites each one it measured whole.
 const bothConcurrencies = concurrencies.length === 2
 export const mainComplete = contenders.length === ALL_CONTENDERS.length && ['order', 'heavy', 'heavy-objects'].every((w) => workloads.includes(w)) && bothConcurrencies
 export const streamComplete = STREAM_CONTENDERS.every((c) => contenders.includes(c)) && workloads.includes('stream') && bothConcurrencies
 export const mcpComplete = MCP_CONTENDERS.every((c) => contenders.includes(c)) && workloads.includes('mcp') && bothConcurrencies
-export const write = opts['no-write'] || against ? false : (opts.write ?? (!saved && !quick && (mainComplete || streamComplete || mcpComplete)))
+export const bedrockComplete = BEDROCK_CONTENDERS.every((c) => contenders.includes(c)) && workloads.includes('bedrock') && bothConcurrencies
+export const write = opts['no-write'] || against ? false : (opts.write ?? (!saved && !quick && (mainComplete || streamComplete || mcpComplete || bedrockComplete)))
 if (write && quick) die('--write and --quick: a quick run is not a measurement; run without --quick to write RESULTS.md')
 
 /**

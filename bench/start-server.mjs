@@ -30,11 +30,12 @@ function startHelper(file, what, env) {
       pending.delete(msg.id)
     }
   })
+  // What it says once it listens: { url } (the stand-in also bedrockUrl, its Bedrock door).
   const ready = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${what} did not start within 15 s`)), 15_000)
     server.once('message', (msg) => {
       clearTimeout(timer)
-      if (msg?.type === 'ready') resolve(msg.url)
+      if (msg?.type === 'ready') resolve(msg)
       else reject(new Error(`${what} said ${JSON.stringify(msg)}`))
     })
     server.once('exit', (code) => reject(new Error(`${what} exited (${code})`)))

@@ -1,7 +1,7 @@
 // The report, as markdown tables: one table a cell (every figure of every contender, and ours as a
 // ratio of the best peer and of the floor; in a traced cell, ours traced as a ratio of ours and of
 // the best peer), and above them the targets ours is held to, each marked met (✓) or not (✗).
-// The streaming and mcp cells are reports of their own. The same text is printed and put in
+// The streaming, mcp and bedrock cells are reports of their own. The same text is printed and put in
 // bench/RESULTS.md.
 
 import { baseOf } from './against.mjs'
@@ -11,8 +11,8 @@ import { concurrencies, workloads } from './settings.mjs'
 import { WORKLOADS } from './workloads.mjs'
 
 /**
- * The three reports of a run: the cells of the plain workloads (with their targets), the streaming
- * cell and the mcp cell; each is a section of RESULTS.md of its own.
+ * The four reports of a run: the cells of the plain workloads (with their targets), the streaming
+ * cell, the mcp cell and the bedrock cell; each is a section of RESULTS.md of its own.
  */
 export function buildReports(summary, cells) {
   const sections = []
@@ -28,7 +28,8 @@ export function buildReports(summary, cells) {
   const report = sections.join('\n\n')
   const streamReport = formReport(summary, cells, 'stream', 'Streaming', STREAM_TARGETS)
   const mcpReport = formReport(summary, cells, 'mcp', 'MCP', MCP_TARGETS)
-  return { report, streamReport, mcpReport }
+  const bedrockReport = formReport(summary, cells, 'bedrock', 'Bedrock', BEDROCK_TARGETS)
+  return { report, streamReport, mcpReport, bedrockReport }
 }
 
 /** The report of a form's cells: ours against the best peer (`targets`), then a table a cell. */
@@ -195,6 +196,20 @@ const MCP_TARGETS = [
   { name: 'main-thread CPU per run ≤ 0.1× best peer', key: 'mainCpuUsPerRun', ok: (v) => v <= 0.1 },
   { name: 'CPU per run (all threads) ≤ 0.5× best peer', key: 'cpuUsPerRun', ok: (v) => v <= 0.5 },
   { name: 'main-thread busy per run', key: 'mainUsPerRun' },
+  { name: 'runs/s', key: 'runsPerSec' },
+  { name: 'p99', key: 'p99Ms' },
+  { name: 'peak RSS', key: 'peakRssMb' },
+]
+
+/**
+ * The bedrock cell against the best peer, at each concurrency: `order`'s round on Bedrock, every
+ * request signed (SigV4). The target is on the main thread's CPU (≤ 0.1×: the engine signs on its
+ * own threads, a peer on the app's); the rest are shown for comparison.
+ */
+const BEDROCK_TARGETS = [
+  { name: 'main-thread CPU per run ≤ 0.1× best peer', key: 'mainCpuUsPerRun', ok: (v) => v <= 0.1 },
+  { name: 'main-thread busy per run', key: 'mainUsPerRun' },
+  { name: 'CPU per run (all threads)', key: 'cpuUsPerRun' },
   { name: 'runs/s', key: 'runsPerSec' },
   { name: 'p99', key: 'p99Ms' },
   { name: 'peak RSS', key: 'peakRssMb' },

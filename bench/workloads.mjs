@@ -15,6 +15,11 @@
 //          MCP forms (bench/contenders/*-mcp.mjs), each with its own MCP client. The MCP server's
 //          text comes back to the stand-in as the tool_result's content, a string or text blocks
 //          depending on the client; the check reads the text of either, as for every workload.
+//   bedrock order's one tool round on Amazon Bedrock: the stand-in plays Bedrock's door
+//          (`POST /model/{model}/invoke`, SigV4-signed, `anthropic_version` in the body, no
+//          `model`), on a port of its own (bench/server.mjs), and its contenders are the Bedrock
+//          forms (bench/contenders/*-bedrock.mjs). A conversation of this workload that reaches
+//          the first-party door, or one of another workload that reaches Bedrock's, is a mismatch.
 //
 // The stand-in checks every tool_result against `toolOutput` and answers with a text that starts
 // `MISMATCH` when anything is off; each contender checks the final text and its tool call count.
@@ -24,6 +29,19 @@ export const MODEL = 'claude-sonnet-5-5'
 export const MAX_TOKENS = 1024
 
 const WINDOWS = ['1h', '24h', '7d']
+
+/**
+ * The bedrock workload's platform: the model id (Bedrock's own: an inference profile of the
+ * model the other cells name), the region the stand-in plays, and the AWS keys every contender
+ * signs with. Static test keys, known only to this stand-in on 127.0.0.1, so no contender looks
+ * for credentials in the environment, the files or the instance metadata.
+ */
+export const BEDROCK = Object.freeze({
+  model: 'us.anthropic.claude-sonnet-5-5-v1:0',
+  region: 'us-east-1',
+  accessKeyId: 'AKIABENCHLOCALKEY001',
+  secretAccessKey: 'bench/local/stand-in/secret/not/a/real/key01',
+})
 
 /**
  * The stand-in's pause between two SSE events of a streamed reply (message_start goes out at once;
@@ -136,6 +154,20 @@ export const WORKLOADS = {
     tools: [ORDER_TOOL],
     calls(k) {
       return [{ id: `toolu_mcp_${k}_0`, name: 'get_order_status', input: { orderId: '4821' } }]
+    },
+    roundText: null,
+    finalText: 'Order #4821 is shipped. Carrier: UPS. Expected delivery: 2026-12-02.',
+  },
+  bedrock: {
+    name: 'bedrock',
+    form: 'bedrock',
+    platform: 'bedrock',
+    prompt: "On Bedrock: what's the status of order #4821?",
+    rounds: 1,
+    callsPerRound: 1,
+    tools: [ORDER_TOOL],
+    calls(k) {
+      return [{ id: `toolu_bedrock_${k}_0`, name: 'get_order_status', input: { orderId: '4821' } }]
     },
     roundText: null,
     finalText: 'Order #4821 is shipped. Carrier: UPS. Expected delivery: 2026-12-02.',
@@ -314,12 +346,16 @@ function pacing(workload) {
 /**
  * The stand-in's answer to a valid request: the next step of the workload's conversation, or a
  * text starting `MISMATCH` (so the contender's check fails) when the request is not the expected
- * conversation. Stateless: the round is read from the history.
+ * conversation. Stateless: the round is read from the history. `platform`: the door the request
+ * came through (the stand-in record's `platform`; undefined for the Anthropic API's own), which
+ * must be the workload's.
  */
-export function scriptedReply(body) {
+export function scriptedReply(body, platform) {
   const messages = body.messages
   const workload = byPrompt.get(textOf(messages[0]?.content))
   if (!workload) return { mismatch: 'the first user message is not a workload prompt' }
+  const door = platform ?? 'the Anthropic API'
+  if (door !== (workload.platform ?? 'the Anthropic API')) return { mismatch: `the ${workload.name} workload came through ${door}` }
   const offered = (body.tools ?? []).map((t) => t.name).sort().join(',')
   const expected = workload.tools.map((t) => t.name).sort().join(',')
   if (offered !== expected) return { mismatch: `tools offered: ${offered || 'none'}; expected ${expected}` }

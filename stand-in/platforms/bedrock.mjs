@@ -42,11 +42,16 @@ export function beforeClaude47(model) {
   return major < 4 || (major === 4 && minor < 7);
 }
 
-/** Bedrock's door. `options`: region ('us-east-1'), credentials (AWS keys), apiKeys (Bedrock API keys). */
+/**
+ * Bedrock's door. `options`: region ('us-east-1'), credentials (AWS keys), apiKeys (Bedrock API
+ * keys), recomputeSignature (true; false: a SigV4 header's form, scope, date and key are checked,
+ * not its HMAC: see sigv4.mjs).
+ */
 export function bedrockDoor(options = {}) {
   const region = options.region ?? 'us-east-1';
   const credentials = options.credentials ?? TEST_CREDENTIALS.aws;
   const apiKeys = options.apiKeys ?? [TEST_CREDENTIALS.bedrockApiKey];
+  const recompute = options.recomputeSignature ?? true;
 
   function headers(record) {
     const out = { 'x-amzn-requestid': record.requestId };
@@ -66,7 +71,7 @@ export function bedrockDoor(options = {}) {
       return;
     }
     try {
-      record.caller = verifySigV4(req, raw, { service: 'bedrock', region, credentials });
+      record.caller = verifySigV4(req, raw, { service: 'bedrock', region, credentials, recompute });
     } catch (err) {
       if (err instanceof SignatureRefusal) throw awsError(record, 403, err.type, err.message);
       throw err;

@@ -12,7 +12,8 @@
 // aws 'us-west-2': the region the stand-in plays, which a signature's scope must name),
 // `credentials` ([{ accessKeyId, secretAccessKey, sessionToken? }]), `apiKeys` (Bedrock API keys;
 // Foundry keys), `entraTokens` (Foundry), `workspaces` (aws: [{ id, region, apiKey }];
-// google-cloud: [{ project, workspace }]), `projects` (vertex), `serviceAccounts` ([{ client_email,
+// google-cloud: [{ project, workspace }]), `recomputeSignature` (bedrock, true: false checks a
+// SigV4 header's form, scope, date and key without recomputing its HMAC), `projects` (vertex), `serviceAccounts` ([{ client_email,
 // public_key }], whose signed JWTs the token endpoint takes), `users` ([{ client_id, client_secret,
 // refresh_token }]: gcloud users whose refresh tokens it takes), `subjectTokens` (external identities'
 // tokens it exchanges), `impersonable` (service account emails whose tokens IAM Credentials'

@@ -61,11 +61,12 @@ function recorderFor(store, takenOver) {
 }
 
 /**
- * The recorder of a run taken over: it knows its id, and writes from the first part on. Its end
- * is written also when the take-over ran nothing: the run had ended where nobody recorded it
- * (stopped or superseded while its process was gone, its options refused here), so the stream
- * ends as the run did. A take-over that lost the run to a live holder (`thread_busy`) writes
- * nothing; a stream that is over takes nothing more (src/engine/store/stream_log.rs).
+ * The recorder of a run taken over: it knows its id, and writes from the first part on. When the
+ * take-over ran nothing, its end is written only when that end is known to be the run's: the
+ * run's stored result (it had finished), or `aborted` (stopped while its process was gone). Any
+ * other failure before a part (`thread_busy`, `store_unavailable`, options refused here, an
+ * internal failure) may leave the run to a later take-over, which records on; the stream is left
+ * open for it (followers of a run that did end stop on their own, src/engine/store/stream_log.rs).
  */
 function recording(native, chunker, runId) {
   let fed = false
@@ -77,7 +78,7 @@ function recording(native, chunker, runId) {
       if (out.length > 0) native.recordStream(runId, sse(out), false)
     },
     end(result) {
-      if (!fed && result && result.error && result.error.code === 'thread_busy') return
+      if (!fed && result && result.error && result.error.code !== 'aborted') return
       const out = []
       chunker.write({ type: 'finish', result }, out)
       native.recordStream(runId, `${sse(out)}data: [DONE]\n\n`, true)

@@ -6,47 +6,16 @@
 // with the same idempotency key, or was told to the model as interrupted).
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { createStore, resumeRun, stopRun, runWithTools } from 'anthropic-tool-calling'
 import { startStandIn, text, toolUse, message, slow } from 'anthropic-tool-calling/testing'
-import { storeBackends } from './helpers.mjs'
+import { durableChild, storeBackends } from './helpers.mjs'
 
-const here = dirname(fileURLToPath(import.meta.url))
 const { scratch, backends: BACKENDS, pg: server } = storeBackends('durable')
 let count = 0 // names each test's record file
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-
-/** A child process running `job` (see fixtures/durable-child.mjs). */
-function child(job) {
-  const proc = spawn(process.execPath, [join(here, 'fixtures', 'durable-child.mjs'), JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] })
-  let out = ''
-  proc.stdout.on('data', (d) => (out += d))
-  const exited = new Promise((resolve) => proc.on('exit', resolve))
-  return {
-    async waitFor(line, ms = 15_000) {
-      const until = Date.now() + ms
-      while (!out.includes(line)) {
-        if (Date.now() > until) throw new Error(`the child never said ${JSON.stringify(line)}; it said: ${out}`)
-        await sleep(10)
-      }
-    },
-    printed: () => out.includes('RESULT '),
-    async kill() {
-      proc.kill('SIGKILL')
-      await exited
-    },
-    async result() {
-      await exited
-      const line = out.split('\n').find((l) => l.startsWith('RESULT '))
-      assert.ok(line, `the child printed no result: ${out}`)
-      return JSON.parse(line.slice('RESULT '.length))
-    },
-  }
-}
 
 /** Each tool's own record: one entry per event, in order. */
 const records = (file) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [])
@@ -90,7 +59,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const file = join(scratch, `records-${++count}.jsonl`)
       const s = await standIn(t, [message([toolUse('lookup', { id: 'a' }), toolUse('charge', { id: 'b' })]), text('all done')])
       const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
-      const first = child({ ...base, mode: 'run', thread: 'order-1', prompt: 'charge it', hang: ['charge'] })
+      const first = durableChild({ ...base, mode: 'run', thread: 'order-1', prompt: 'charge it', hang: ['charge'] })
       await first.waitFor('hanging charge')
       const runId = await activeRun(url, 'order-1')
       while (!records(file).some((r) => r.tool === 'lookup' && r.phase === 'done')) await sleep(10)
@@ -98,7 +67,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       await first.kill()
       await sleep(700) // the lease (600 ms) runs out
 
-      const second = child({ ...base, mode: 'resume', runId })
+      const second = durableChild({ ...base, mode: 'resume', runId })
       const result = await second.result()
       assert.equal(result.error, null, JSON.stringify(result.error))
       assert.equal(result.data.text, 'all done')
@@ -125,13 +94,13 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const file = join(scratch, `records-${++count}.jsonl`)
       const s = await standIn(t, [toolUse('gated', { id: 'g' }), text('gated done')])
       const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
-      const first = child({ ...base, mode: 'run', thread: 'between', prompt: 'go', holdBeforeTools: true })
+      const first = durableChild({ ...base, mode: 'run', thread: 'between', prompt: 'go', holdBeforeTools: true })
       await first.waitFor('between the reply and its tools')
       const runId = await activeRun(url, 'between')
       await first.kill()
       assert.deepEqual(records(file), [], 'no tool had started')
       await sleep(700)
-      const result = await child({ ...base, mode: 'resume', runId }).result()
+      const result = await durableChild({ ...base, mode: 'resume', runId }).result()
       assert.equal(result.error, null, JSON.stringify(result.error))
       assert.equal(result.data.text, 'gated done')
       assert.deepEqual(records(file).filter((r) => r.phase === 'start').map((r) => r.attempt), [1])
@@ -144,14 +113,14 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const s = await standIn(t, [toolUse('charge', { id: 'o' }), text('own thread done')])
       const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
       // A whole history as the prompt, as a run without a store takes it.
-      const first = child({ ...base, mode: 'run', prompt: [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'Hi, how can I help?' }, { role: 'user', content: 'charge it' }], hang: ['charge'] })
+      const first = durableChild({ ...base, mode: 'run', prompt: [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'Hi, how can I help?' }, { role: 'user', content: 'charge it' }], hang: ['charge'] })
       await first.waitFor('hanging charge')
       await first.kill()
       const store = createStore(url)
       t.after(() => store.close())
       assert.deepEqual(await store.listThreads(), [], 'a run\'s own thread is listed for nobody')
       await sleep(700)
-      const recovered = await child({ ...base, mode: 'recover' }).result()
+      const recovered = await durableChild({ ...base, mode: 'recover' }).result()
       assert.equal(recovered.length, 1)
       const { runId, result } = recovered[0]
       assert.equal(result.error, null, JSON.stringify(result.error))
@@ -168,12 +137,12 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const file = join(scratch, `records-${++count}.jsonl`)
       const s = await standIn(t, [slow(60_000, text('never seen')), (r) => toolUse('lookup', { id: 'x' }), text('found it')])
       const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
-      const first = child({ ...base, mode: 'run', thread: 'inflight', prompt: 'find x' })
+      const first = durableChild({ ...base, mode: 'run', thread: 'inflight', prompt: 'find x' })
       while (s.requests.length < 1) await sleep(10)
       const runId = await activeRun(url, 'inflight')
       await first.kill()
       await sleep(700)
-      const result = await child({ ...base, mode: 'resume', runId }).result()
+      const result = await durableChild({ ...base, mode: 'resume', runId }).result()
       assert.equal(result.error, null, JSON.stringify(result.error))
       assert.equal(result.data.text, 'found it')
       const h = histories(s)
@@ -187,12 +156,12 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const file = join(scratch, `records-${++count}.jsonl`)
       const s = await standIn(t, [toolUse('lookup', { id: 'y' }), slow(60_000, text('never seen')), text('streamed on')])
       const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
-      const first = child({ ...base, mode: 'stream', thread: 'stream', prompt: 'find y' })
+      const first = durableChild({ ...base, mode: 'stream', thread: 'stream', prompt: 'find y' })
       while (s.requests.length < 2) await sleep(10)
       const runId = await activeRun(url, 'stream')
       await first.kill()
       await sleep(700)
-      const result = await child({ ...base, mode: 'resume', runId }).result()
+      const result = await durableChild({ ...base, mode: 'resume', runId }).result()
       assert.equal(result.error, null, JSON.stringify(result.error))
       assert.equal(result.data.text, 'streamed on')
       const h = histories(s).map((m) => JSON.parse(m))
@@ -209,12 +178,12 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const file = join(scratch, `records-${++count}.jsonl`)
       const s = await standIn(t, [toolUse('notify', { id: 'n' }), text('told')])
       const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
-      const first = child({ ...base, mode: 'run', thread: 'report', prompt: 'notify', hang: ['notify'] })
+      const first = durableChild({ ...base, mode: 'run', thread: 'report', prompt: 'notify', hang: ['notify'] })
       await first.waitFor('hanging notify')
       const runId = await activeRun(url, 'report')
       await first.kill()
       await sleep(700)
-      const result = await child({ ...base, mode: 'resume', runId }).result()
+      const result = await durableChild({ ...base, mode: 'resume', runId }).result()
       assert.equal(result.error, null, JSON.stringify(result.error))
       assert.equal(records(file).filter((r) => r.phase === 'start').length, 1)
       const told = s.requests[1].messages.at(-1).content.find((b) => b.type === 'tool_result')
@@ -227,7 +196,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const file = join(scratch, `records-${++count}.jsonl`)
       const s = await standIn(t, [toolUse('charge', { id: 'c' }), text('charged')])
       const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
-      const first = child({ ...base, mode: 'run', thread: 'held', prompt: 'charge', hang: ['charge'], leaseMs: 30_000 })
+      const first = durableChild({ ...base, mode: 'run', thread: 'held', prompt: 'charge', hang: ['charge'], leaseMs: 30_000 })
       await first.waitFor('hanging charge')
       const runId = await activeRun(url, 'held')
       const store = createStore(url)
@@ -258,7 +227,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const file = join(scratch, `records-${++count}.jsonl`)
       const s = await standIn(t, [toolUse('lookup', { id: 'z' }), text('found z')])
       const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
-      const done = await child({ ...base, mode: 'run', thread: 'done', prompt: 'find z' }).result()
+      const done = await durableChild({ ...base, mode: 'run', thread: 'done', prompt: 'find z' }).result()
       assert.match(done.data.runId, /^run_[0-9a-f]{32}$/)
       assert.equal(done.data.resumed, 0)
       const store = createStore(url)
@@ -276,12 +245,12 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const file = join(scratch, `records-${++count}.jsonl`)
       const s = await standIn(t, [toolUse('charge', { id: 'r' }), text('raced')])
       const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
-      const first = child({ ...base, mode: 'run', thread: 'race', prompt: 'charge', hang: ['charge'] })
+      const first = durableChild({ ...base, mode: 'run', thread: 'race', prompt: 'charge', hang: ['charge'] })
       await first.waitFor('hanging charge')
       const runId = await activeRun(url, 'race')
       await first.kill()
       await sleep(700)
-      const results = await Promise.all([child({ ...base, mode: 'resume', runId }).result(), child({ ...base, mode: 'resume', runId }).result()])
+      const results = await Promise.all([durableChild({ ...base, mode: 'resume', runId }).result(), durableChild({ ...base, mode: 'resume', runId }).result()])
       // The loser found it held (thread_busy), or, coming after the winner had ended it, its
       // stored result: either way one process ran it.
       for (const r of results) {
@@ -303,7 +272,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const file = join(scratch, `records-${++count}.jsonl`)
       const s = await standIn(t, [toolUse('charge', { id: 's' }), text('never')])
       const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
-      const first = child({ ...base, mode: 'run', thread: 'dead-stop', prompt: 'charge', hang: ['charge'] })
+      const first = durableChild({ ...base, mode: 'run', thread: 'dead-stop', prompt: 'charge', hang: ['charge'] })
       await first.waitFor('hanging charge')
       const runId = await activeRun(url, 'dead-stop')
       await first.kill()
@@ -311,7 +280,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       t.after(() => store.close())
       assert.equal(await stopRun(runId, { store }), true)
       await sleep(700)
-      const recovered = await child({ ...base, mode: 'recover' }).result()
+      const recovered = await durableChild({ ...base, mode: 'recover' }).result()
       assert.deepEqual(recovered, [], 'a stopped run is not recovered')
       const r = await resumeRun(runId, { store, apiKey: s.apiKey })
       assert.equal(r.error.code, 'aborted')
@@ -327,7 +296,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const file = join(scratch, `records-${++count}.jsonl`)
       const s = await standIn(t, [toolUse('charge', { id: 'q' }), text('never')])
       const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
-      const first = child({ ...base, mode: 'run', thread: 'choice', prompt: 'charge', hang: ['charge'] })
+      const first = durableChild({ ...base, mode: 'run', thread: 'choice', prompt: 'charge', hang: ['charge'] })
       await first.waitFor('hanging charge')
       const runId = await activeRun(url, 'choice')
       await first.kill()
@@ -369,7 +338,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
         const thread = `prop-${run}`
         const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
         const first = log.length
-        let proc = child({ ...base, mode: 'run', thread, prompt: `run ${run}` })
+        let proc = durableChild({ ...base, mode: 'run', thread, prompt: `run ${run}` })
         let runId = await activeRun(url, thread, proc)
         let result = null
         for (let kills = 0; result === null; kills++) {
@@ -383,7 +352,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
             break
           }
           await sleep(700)
-          proc = child({ ...base, mode: 'resume', runId })
+          proc = durableChild({ ...base, mode: 'resume', runId })
         }
         assert.equal(result.error, null, JSON.stringify(result.error))
         runId ??= result.data.runId
@@ -424,15 +393,15 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const file = join(scratch, `records-${++count}.jsonl`)
       const s = await standIn(t, [toolUse('charge', { id: '1' }), toolUse('charge', { id: '2' }), text('one'), text('two')])
       const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
-      const a = child({ ...base, mode: 'run', thread: 'r1', prompt: 'one', hang: ['charge'] })
+      const a = durableChild({ ...base, mode: 'run', thread: 'r1', prompt: 'one', hang: ['charge'] })
       await a.waitFor('hanging charge')
-      const b = child({ ...base, mode: 'run', thread: 'r2', prompt: 'two', hang: ['charge'] })
+      const b = durableChild({ ...base, mode: 'run', thread: 'r2', prompt: 'two', hang: ['charge'] })
       await b.waitFor('hanging charge')
       const ids = [await activeRun(url, 'r1'), await activeRun(url, 'r2')]
       await a.kill()
       await b.kill()
       await sleep(700)
-      const [x, y] = await Promise.all([child({ ...base, mode: 'recover' }).result(), child({ ...base, mode: 'recover' }).result()])
+      const [x, y] = await Promise.all([durableChild({ ...base, mode: 'recover' }).result(), durableChild({ ...base, mode: 'recover' }).result()])
       const taken = [...x, ...y].map((r) => r.runId)
       assert.deepEqual([...taken].sort(), [...ids].sort(), 'every expired run was taken, none twice')
       for (const { result } of [...x, ...y]) assert.equal(result.error, null, JSON.stringify(result.error))

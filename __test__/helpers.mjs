@@ -5,9 +5,11 @@ import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 
 import { registerTool, runWithTools } from '../index.mjs'
 import { reply, startMockApi, text } from '../stand-in/index.mjs'
 import { startStandIn } from 'anthropic-tool-calling/testing'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { startPostgres } from '../scripts/postgres.mjs'
 
 /** The key the stand-in accepts. It must never show up anywhere but the auth header. */
@@ -188,4 +190,90 @@ export function storeBackends(prefix) {
     postgres: () => pg.createDatabase(`${prefix.replace(/\W/g, '_')}${++count}`),
   }
   return { scratch, backends, pg: () => pg }
+}
+
+/** The UI message chunks of an SSE text, parsed by the AI SDK's own parser and schema. */
+export async function chunksOf(body) {
+  const out = []
+  const parsed = parseJsonEventStream({ stream: new Response(body).body, schema: uiMessageChunkSchema })
+  for await (const p of parsed) {
+    if (!p.success) throw p.error
+    out.push(p.value)
+  }
+  return out
+}
+
+/** The assistant message readUIMessageStream builds from the chunks (it throws on a malformed stream). */
+export async function messageOf(chunks) {
+  let last
+  const stream = new ReadableStream({
+    start(c) {
+      for (const chunk of chunks) c.enqueue(chunk)
+      c.close()
+    },
+  })
+  for await (const message of readUIMessageStream({ stream, terminateOnError: true })) last = message
+  return last
+}
+
+/** A UI message's text parts, joined. */
+export const uiTextOf = (message) => message.parts.filter((p) => p.type === 'text').map((p) => p.text).join('')
+/** The chunks' types, in order. */
+export const chunkTypes = (chunks) => chunks.map((c) => c.type)
+
+/** Reads a Response's body as text while it comes; `text` resolves at its end, `over()` says whether it came. */
+export function reading(res) {
+  let received = ''
+  let over = false
+  const decoder = new TextDecoder()
+  const done = (async () => {
+    for await (const bytes of res.body) received += decoder.decode(bytes, { stream: true })
+    over = true
+    return received
+  })()
+  return { text: done, soFar: () => received, over: () => over }
+}
+
+/** Waits (10 ms at a time, at most `ms`) until `check()` holds; `what` names it when it never does. */
+export async function until(check, what, ms = 10_000) {
+  const end = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
+
+/**
+ * A child process running `job` (see fixtures/durable-child.mjs): `said(line)` / `waitFor(line)`
+ * its output, `printed()` whether it printed its result, `kill()` with SIGKILL, `result()` the
+ * result it printed.
+ */
+export function durableChild(job) {
+  const proc = spawn(process.execPath, [join(fixtures, 'durable-child.mjs'), JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  proc.stdout.on('data', (d) => (out += d))
+  const exited = new Promise((resolve) => proc.on('exit', resolve))
+  return {
+    said: (line) => out.includes(line),
+    async waitFor(line, ms = 15_000) {
+      const deadline = Date.now() + ms
+      while (!out.includes(line)) {
+        if (Date.now() > deadline) throw new Error(`the child never said ${JSON.stringify(line)}; it said: ${out}`)
+        await new Promise((r) => setTimeout(r, 10))
+      }
+    },
+    printed: () => out.includes('RESULT '),
+    async kill() {
+      proc.kill('SIGKILL')
+      await exited
+    },
+    async result() {
+      await exited
+      const line = out.split('\n').find((l) => l.startsWith('RESULT '))
+      assert.ok(line, `the child printed no result: ${out}`)
+      return JSON.parse(line.slice('RESULT '.length))
+    },
+  }
 }

@@ -9,10 +9,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 'ai'
 import { createStore, registerTool, resumeStream, stopRun, streamWithTools } from 'anthropic-tool-calling'
 import { reply, text, toolUse } from '../stand-in/index.mjs'
-import { at, freshName, startApi, storeBackends, KEY } from './helpers.mjs'
+import { at, chunkTypes, chunksOf, freshName, messageOf, reading, startApi, storeBackends, uiTextOf, until, KEY } from './helpers.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
@@ -21,34 +20,6 @@ const { scratch, backends: BACKENDS } = storeBackends('streams')
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 let files = 0
 
-/** The UI message chunks of an SSE text, parsed by the AI SDK's own parser and schema. */
-async function chunksOf(body) {
-  const out = []
-  const parsed = parseJsonEventStream({ stream: new Response(body).body, schema: uiMessageChunkSchema })
-  for await (const p of parsed) {
-    if (!p.success) throw p.error
-    out.push(p.value)
-  }
-  return out
-}
-
-/** The assistant message readUIMessageStream builds from the chunks. */
-async function messageOf(chunks) {
-  let last
-  const stream = new ReadableStream({
-    start(c) {
-      for (const chunk of chunks) c.enqueue(chunk)
-      c.close()
-    },
-  })
-  for await (const message of readUIMessageStream({ stream, terminateOnError: true })) last = message
-  return last
-}
-
-const textOf = (message) => message.parts.filter((p) => p.type === 'text').map((p) => p.text).join('')
-const types = (chunks) => chunks.map((c) => c.type)
-
-/** A tool that waits until `open()` (or the run's abort); `started` resolves when it begins. */
 function gateTool() {
   const name = freshName('gate')
   let open, started
@@ -70,25 +41,6 @@ function gateTool() {
     },
   })
   return { name, open: () => open(), began, seen }
-}
-
-/** Reads a Response's body as text while it comes; `text` resolves at its end. */
-function reading(res) {
-  let received = ''
-  const decoder = new TextDecoder()
-  const done = (async () => {
-    for await (const bytes of res.body) received += decoder.decode(bytes, { stream: true })
-    return received
-  })()
-  return { text: done, soFar: () => received }
-}
-
-async function until(check, what, ms = 10_000) {
-  const end = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await sleep(10)
-  }
 }
 
 const runIdOf = async (sseText) => (await chunksOf(sseText)).find((c) => c.type === 'start').messageMetadata.runId
@@ -125,7 +77,7 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
         assert.deepEqual(await chunksOf(got), await chunksOf(firstText))
         assert.ok(got.endsWith('data: [DONE]\n\n'))
         const message = await messageOf(await chunksOf(got))
-        assert.equal(textOf(message), 'Let me look that up.It is on its way, and arrives on Friday.')
+        assert.equal(uiTextOf(message), 'Let me look that up.It is on its way, and arrives on Friday.')
         const tool = message.parts.find((p) => p.type === `tool-${gate.name}`)
         assert.deepEqual(tool.output, { opened: true })
         assert.equal(message.metadata.runId, runId)
@@ -165,7 +117,7 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       const late = await resumeStream(runId, { store, owner: 'alice' })
       assert.equal(late.status, 200)
       assert.equal(await late.text(), whole)
-      assert.equal(textOf(await messageOf(await chunksOf(whole))), 'Done.')
+      assert.equal(uiTextOf(await messageOf(await chunksOf(whole))), 'Done.')
       await sleep(1700)
       assert.equal((await resumeStream(runId, { store, owner: 'alice' })).status, 204, 'dropped after streamRetentionMs')
       // Another store on the same database sees the same.
@@ -202,8 +154,8 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       assert.equal(result.error.code, 'aborted')
       for (const follower of followers) {
         const chunks = await chunksOf(await follower.text)
-        assert.equal(types(chunks).at(-1), 'abort')
-        assert.equal(textOf(await messageOf(chunks)), 'Working on it.')
+        assert.equal(chunkTypes(chunks).at(-1), 'abort')
+        assert.equal(uiTextOf(await messageOf(chunks)), 'Working on it.')
       }
       assert.equal(gate.seen.aborted, 1, "the run's tool was stopped")
       assert.equal(gate.seen.finished, 0)
@@ -218,7 +170,7 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       t.after(() => store.close())
       const stream = streamWithTools('Talk', at(api, { store, thread: 'slices' }))
       const whole = await stream.toUIMessageStreamResponse().text()
-      const deltas = types(await chunksOf(whole)).filter((t) => t === 'text-delta').length
+      const deltas = chunkTypes(await chunksOf(whole)).filter((t) => t === 'text-delta').length
       const runId = await runIdOf(whole)
       // The last slice is written just after the run's end reached JS.
       let read
@@ -254,7 +206,7 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       const latency = Date.now() - opened
       if (backend === 'postgres') assert.ok(latency < 2500, `woken by NOTIFY, not a 5 s poll (${latency} ms)`)
       const message = await messageOf(await chunksOf(await follower.text))
-      assert.equal(textOf(message), 'Checking.All set: it ships today.')
+      assert.equal(uiTextOf(message), 'Checking.All set: it ships today.')
       await until(() => out.includes('RESULT '), 'the child to end')
       assert.deepEqual(JSON.parse(out.split('RESULT ')[1]), { code: null, text: 'All set: it ships today.' })
     })

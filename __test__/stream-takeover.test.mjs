@@ -6,87 +6,20 @@
 // no gap. On SQLite files and on a real PostgreSQL server.
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 'ai'
+import { join } from 'node:path'
 import { createStore, resumeStream } from 'anthropic-tool-calling'
 import { reply, text, toolUse } from '../stand-in/index.mjs'
-import { startApi, storeBackends, KEY } from './helpers.mjs'
+import { chunkTypes, chunksOf, durableChild, messageOf, reading, startApi, storeBackends, uiTextOf, until, KEY } from './helpers.mjs'
 
-const here = dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
 const { Store } = require('../lib/store.js')
 const { scratch, backends: BACKENDS } = storeBackends('takeover')
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 let files = 0
 
-async function chunksOf(body) {
-  const out = []
-  for await (const p of parseJsonEventStream({ stream: new Response(body).body, schema: uiMessageChunkSchema })) {
-    if (!p.success) throw p.error
-    out.push(p.value)
-  }
-  return out
-}
-
-/** The assistant message readUIMessageStream builds (it throws on a malformed stream). */
-async function messageOf(chunks) {
-  let last
-  const stream = new ReadableStream({
-    start(c) {
-      for (const chunk of chunks) c.enqueue(chunk)
-      c.close()
-    },
-  })
-  for await (const message of readUIMessageStream({ stream, terminateOnError: true })) last = message
-  return last
-}
-
-const textOf = (message) => message.parts.filter((p) => p.type === 'text').map((p) => p.text).join('')
-const types = (chunks) => chunks.map((c) => c.type)
-
-function reading(res) {
-  let received = ''
-  let over = false
-  const decoder = new TextDecoder()
-  const done = (async () => {
-    for await (const bytes of res.body) received += decoder.decode(bytes, { stream: true })
-    over = true
-    return received
-  })()
-  return { text: done, soFar: () => received, over: () => over }
-}
-
-async function until(check, what, ms = 20_000) {
-  const end = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await sleep(10)
-  }
-}
-
-/** A child running fixtures/durable-child.mjs (lease 600 ms); `result()` its printed result. */
-function child(job) {
-  const proc = spawn(process.execPath, [join(here, 'fixtures', 'durable-child.mjs'), JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] })
-  let out = ''
-  proc.stdout.on('data', (d) => (out += d))
-  const exited = new Promise((resolve) => proc.on('exit', resolve))
-  return {
-    said: (line) => out.includes(line),
-    async kill() {
-      proc.kill('SIGKILL')
-      await exited
-    },
-    async result() {
-      await exited
-      const line = out.split('\n').find((l) => l.startsWith('RESULT '))
-      assert.ok(line, `the child printed no result: ${out}`)
-      return JSON.parse(line.slice('RESULT '.length))
-    },
-  }
-}
+/** A child takes seconds to start on a busy machine: the waits here allow 20 s. */
+const waitFor = (check, what) => until(check, what, 20_000)
 
 /** The run holding `thread`, read through the store's native follower API. */
 async function runIdOf(follower) {
@@ -115,14 +48,14 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
         const url = makeUrl()
         const records = join(scratch, `records-${++files}.jsonl`)
         const base = { storeUrl: url, baseURL: api.url, apiKey: KEY, records }
-        const first = child({ ...base, mode: 'stream', thread: `t-${takeOver}`, prompt: 'Charge it', hang: ['charge'] })
+        const first = durableChild({ ...base, mode: 'stream', thread: `t-${takeOver}`, prompt: 'Charge it', hang: ['charge'] })
         t.after(() => first.kill())
         const store = createStore(url)
         t.after(() => store.close())
         const native = Store.nativeOf(store)
-        await until(() => first.said('hanging charge'), 'the child to run its tool')
+        await waitFor(() => first.said('hanging charge'), 'the child to run its tool')
         const before = reading(await resumeStream({ thread: `t-${takeOver}` }, { store }))
-        await until(() => before.soFar().includes('tool-input-available'), 'the replay of the first step')
+        await waitFor(() => before.soFar().includes('tool-input-available'), 'the replay of the first step')
         const runId = await runIdOf(before)
         const cut = await native.followStream(runId, '', 0, 0)
         await first.kill()
@@ -134,9 +67,9 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
         const orphanByThread = await resumeStream({ thread: `t-${takeOver}` }, { store })
         assert.equal(orphanByThread.status, 200)
         const during = reading(orphanByThread)
-        await until(() => during.soFar().includes('tool-input-available'), 'the replay to the new follower')
+        await waitFor(() => during.soFar().includes('tool-input-available'), 'the replay to the new follower')
 
-        const taker = child({ ...base, mode: takeOver, runId })
+        const taker = durableChild({ ...base, mode: takeOver, runId })
         const result = await taker.result()
         const run = takeOver === 'resume' ? result : result.find((r) => r.runId === runId).result
         assert.equal(run.error, null, JSON.stringify(run.error))
@@ -148,11 +81,11 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
         for (const follower of [before, during]) assert.equal(await follower.text, whole)
         assert.ok(whole.endsWith('data: [DONE]\n\n'))
         const chunks = await chunksOf(whole)
-        assert.equal(types(chunks).at(-1), 'finish')
-        assert.equal(types(chunks).filter((c) => c === 'start').length, 1, 'one start')
-        assert.equal(types(chunks).filter((c) => c === 'tool-input-available').length, 1, 'the call announced once')
+        assert.equal(chunkTypes(chunks).at(-1), 'finish')
+        assert.equal(chunkTypes(chunks).filter((c) => c === 'start').length, 1, 'one start')
+        assert.equal(chunkTypes(chunks).filter((c) => c === 'tool-input-available').length, 1, 'the call announced once')
         const message = await messageOf(chunks)
-        assert.equal(textOf(message), 'Let me charge it.Charged: all done.')
+        assert.equal(uiTextOf(message), 'Let me charge it.Charged: all done.')
         assert.equal(message.metadata.runId, runId)
         const charge = message.parts.find((p) => p.type === 'tool-charge')
         assert.deepEqual(charge.output, { tool: 'charge', id: 'b' })
@@ -170,23 +103,23 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       api.script({ ...reply([text(partial)]), streamDelayMs: 40 }, reply([text('The second try is whole.')]))
       const url = makeUrl()
       const base = { storeUrl: url, baseURL: api.url, apiKey: KEY, records: join(scratch, `records-${++files}.jsonl`) }
-      const first = child({ ...base, mode: 'stream', thread: 'mid-text', prompt: 'Write' })
+      const first = durableChild({ ...base, mode: 'stream', thread: 'mid-text', prompt: 'Write' })
       t.after(() => first.kill())
       const store = createStore(url)
       t.after(() => store.close())
-      await until(() => first.said('streaming'), 'the child to stream')
+      await waitFor(() => first.said('streaming'), 'the child to stream')
       const follower = reading(await resumeStream({ thread: 'mid-text' }, { store }))
-      await until(() => follower.soFar().includes('text-delta'), 'some text')
+      await waitFor(() => follower.soFar().includes('text-delta'), 'some text')
       const runId = await runIdOf(follower)
       await first.kill()
       await sleep(800)
-      const result = await child({ ...base, mode: 'resume', runId }).result()
+      const result = await durableChild({ ...base, mode: 'resume', runId }).result()
       assert.equal(result.error, null, JSON.stringify(result.error))
       const chunks = await chunksOf(await follower.text)
-      assert.ok(types(chunks).includes('reset-step'))
-      assert.equal(types(chunks).at(-1), 'finish')
+      assert.ok(chunkTypes(chunks).includes('reset-step'))
+      assert.equal(chunkTypes(chunks).at(-1), 'finish')
       const message = await messageOf(chunks)
-      assert.equal(textOf(message), 'The second try is whole.')
+      assert.equal(uiTextOf(message), 'The second try is whole.')
       assert.equal(message.parts.filter((p) => p.type === 'step-start').length, 1)
       await sliceNumbers(Store.nativeOf(store), runId)
     })
@@ -196,15 +129,15 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       api.script(reply([toolUse('charge', { id: 'c' })]), reply([text('Done quietly.')]))
       const url = makeUrl()
       const base = { storeUrl: url, baseURL: api.url, apiKey: KEY, records: join(scratch, `records-${++files}.jsonl`) }
-      const first = child({ ...base, mode: 'run', thread: 'quiet', prompt: 'Charge', hang: ['charge'] })
+      const first = durableChild({ ...base, mode: 'run', thread: 'quiet', prompt: 'Charge', hang: ['charge'] })
       t.after(() => first.kill())
       const store = createStore(url)
       t.after(() => store.close())
-      await until(() => first.said('hanging charge'), 'the child to run its tool')
+      await waitFor(() => first.said('hanging charge'), 'the child to run its tool')
       const runId = (await store.getThread('quiet')).activeRunId
       await first.kill()
       await sleep(800)
-      const result = await child({ ...base, mode: 'resume', runId }).result()
+      const result = await durableChild({ ...base, mode: 'resume', runId }).result()
       assert.equal(result.data.text, 'Done quietly.')
       assert.equal((await resumeStream(runId, { store })).status, 204)
       assert.equal(await Store.nativeOf(store).streamTail(runId), null)

@@ -216,6 +216,41 @@ export function zodSchemas(z, workload) {
   }
 }
 
+/**
+ * The official SDK's tool runner as the `sdk` contenders run it: the workload's tools as
+ * `betaZodTool`s (the helper of whichever SDK the client runs on), and one run to the end. The
+ * runner does not say how many calls it made: the tool count is checked where the tools run.
+ */
+export function zodRunnerTools(betaZodTool, z, workload) {
+  const schemas = zodSchemas(z, workload)
+  return workload.tools.map((t) =>
+    betaZodTool({
+      name: t.name,
+      description: t.description,
+      inputSchema: schemas[t.name],
+      run: async (input) => asText(await executeTool(t.name, input)),
+    }),
+  )
+}
+
+/** One run of `client`'s tool runner with `tools` to the end, for `model`. */
+export function toolRunnerRun(client, tools, workload, model = MODEL) {
+  return async () => {
+    const final = await client.beta.messages.toolRunner({
+      model,
+      max_tokens: MAX_TOKENS,
+      messages: [{ role: 'user', content: workload.prompt }],
+      tools,
+      max_iterations: workload.rounds + 1,
+    })
+    const text = final.content
+      .filter((b) => b.type === 'text')
+      .map((b) => b.text)
+      .join('')
+    return { text, calls: undefined }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The tools themselves: deterministic, and cheap after the first call (outputs are cached), so
 // the benchmark measures the loop, not the tools.

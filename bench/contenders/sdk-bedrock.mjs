@@ -9,7 +9,7 @@
 import { createRequire } from 'node:module'
 import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk'
 import * as z from 'zod'
-import { BEDROCK, MAX_TOKENS, asText, executeTool, zodSchemas } from '../workloads.mjs'
+import { BEDROCK, toolRunnerRun, zodRunnerTools } from '../workloads.mjs'
 
 const require = createRequire(import.meta.url)
 const { betaZodTool } = createRequire(require.resolve('@anthropic-ai/bedrock-sdk'))('@anthropic-ai/sdk/helpers/beta/zod')
@@ -23,31 +23,6 @@ export async function setup({ url, workload }) {
     apiKey: null,
     baseURL: url,
   })
-  const schemas = zodSchemas(z, workload)
-  const tools = workload.tools.map((t) =>
-    betaZodTool({
-      name: t.name,
-      description: t.description,
-      inputSchema: schemas[t.name],
-      run: async (input) => asText(await executeTool(t.name, input)),
-    }),
-  )
-  return {
-    info: {},
-    // The runner does not say how many calls it made: the tool count is checked where the tools run.
-    async run() {
-      const final = await client.beta.messages.toolRunner({
-        model: BEDROCK.model,
-        max_tokens: MAX_TOKENS,
-        messages: [{ role: 'user', content: workload.prompt }],
-        tools,
-        max_iterations: workload.rounds + 1,
-      })
-      const text = final.content
-        .filter((b) => b.type === 'text')
-        .map((b) => b.text)
-        .join('')
-      return { text, calls: undefined }
-    },
-  }
+  const tools = zodRunnerTools(betaZodTool, z, workload)
+  return { info: {}, run: toolRunnerRun(client, tools, workload, BEDROCK.model) }
 }

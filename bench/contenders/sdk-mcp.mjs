@@ -6,7 +6,7 @@ import Anthropic from '@anthropic-ai/sdk'
 import { mcpTools } from '@anthropic-ai/sdk/helpers/beta/mcp'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { runner } from './sdk.mjs'
+import { toolRunnerRun } from '../workloads.mjs'
 
 export async function setup({ url, mcpUrl, apiKey, workload }) {
   const client = new Anthropic({ apiKey, baseURL: url })
@@ -16,7 +16,7 @@ export async function setup({ url, mcpUrl, apiKey, workload }) {
   const tools = mcpTools((await mcp.listTools()).tools, mcp)
   return {
     info: { version: Anthropic.VERSION ?? null },
-    run: runner(client, tools, workload),
+    run: toolRunnerRun(client, tools, workload),
     // The session ends (DELETE) before the client closes, so the server lets go of it.
     async close() {
       await transport.terminateSession()

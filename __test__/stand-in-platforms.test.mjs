@@ -308,23 +308,28 @@ test("the token endpoint exchanges a gcloud user's refresh token as google-auth-
   await assert.rejects(auth({ client_secret: 'wrong' }).getAccessToken(), /invalid_client/);
 });
 
+/** google-auth-library's client for an external account (a CI's pool) reading `credential_source`, at the stand-in. */
+function externalAccount(api, credential_source, more = {}) {
+  return new GoogleAuth({
+    credentials: {
+      type: 'external_account',
+      audience: '//iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/pool/providers/ci',
+      subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+      token_url: `${api.url}/token`,
+      credential_source,
+      ...more,
+    },
+    scopes: ['https://www.googleapis.com/auth/cloud-platform'],
+    clientOptions: { transporterOptions: toLocalTokenEndpoint(api.url) },
+  });
+}
+
 test("the token endpoint exchanges an external identity's token as google-auth-library sends it (workload identity federation)", async () => {
   const oidc = 'eyJhbGciOiJSUzI1NiJ9.standin-oidc-subject-token.sig';
   const api = await standIn({ type: 'vertex', subjectTokens: [oidc] });
   const dir = mkdtempSync(join(tmpdir(), 'atc-wif-'));
   writeFileSync(join(dir, 'token'), oidc);
-  const auth = (file) =>
-    new GoogleAuth({
-      credentials: {
-        type: 'external_account',
-        audience: '//iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/pool/providers/ci',
-        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-        token_url: `${api.url}/token`,
-        credential_source: { file },
-      },
-      scopes: ['https://www.googleapis.com/auth/cloud-platform'],
-      clientOptions: { transporterOptions: toLocalTokenEndpoint(api.url) },
-    });
+  const auth = (file) => externalAccount(api, { file });
   assert.match(await auth(join(dir, 'token')).getAccessToken(), /^ya29\.standin\./);
   writeFileSync(join(dir, 'other'), 'eyJ.unknown.sig');
   await assert.rejects(auth(join(dir, 'other')).getAccessToken(), /invalid_grant/);
@@ -338,19 +343,7 @@ test("IAM Credentials' generateAccessToken impersonates a service account as goo
   const dir = mkdtempSync(join(tmpdir(), 'atc-imp-'));
   writeFileSync(join(dir, 'token'), oidc);
   const impersonation = (email) => `${api.url}/v1/projects/-/serviceAccounts/${email}:generateAccessToken`;
-  const external = (email) =>
-    new GoogleAuth({
-      credentials: {
-        type: 'external_account',
-        audience: '//iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/pool/providers/ci',
-        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-        token_url: `${api.url}/token`,
-        service_account_impersonation_url: impersonation(email),
-        credential_source: { file: join(dir, 'token') },
-      },
-      scopes: ['https://www.googleapis.com/auth/cloud-platform'],
-      clientOptions: { transporterOptions: toLocalTokenEndpoint(api.url) },
-    });
+  const external = (email) => externalAccount(api, { file: join(dir, 'token') }, { service_account_impersonation_url: impersonation(email) });
   const token = await external(target).getAccessToken();
   assert.match(token, /^ya29\.standin\./);
   assert.deepEqual(api.requests.map((q) => q.path), ['/token', `/v1/projects/-/serviceAccounts/${target}:generateAccessToken`]);

@@ -212,8 +212,11 @@ impl GoogleAdc {
     /// `quota_project_id`), read from the file only; `None` without one.
     pub fn project(&self) -> Option<String> {
         let (_, key) = self.file().ok()??;
-        let source = key.source_credentials.map(|s| *s).unwrap_or_default();
-        (key.project_id.or(key.quota_project_id)).or(source.project_id.or(source.quota_project_id))
+        let own = key.project_id.or(key.quota_project_id);
+        own.or_else(|| {
+            let source = key.source_credentials?;
+            source.project_id.or(source.quota_project_id)
+        })
     }
 
     fn found(&self) -> Result<Option<Found>, String> {
@@ -354,6 +357,13 @@ mod tests {
         assert!(why.contains("not a Google credentials JSON file") && !why.contains("secret"));
         std::fs::write(&path, r#"{"type":"service_account","project_id":"p1"}"#).unwrap();
         assert_eq!(a.project().as_deref(), Some("p1"));
+        // An impersonated account's project is its source credentials' when it names none.
+        std::fs::write(
+            &path,
+            r#"{"type":"impersonated_service_account","source_credentials":{"type":"authorized_user","quota_project_id":"p2"}}"#,
+        )
+        .unwrap();
+        assert_eq!(a.project().as_deref(), Some("p2"));
         std::fs::remove_dir_all(&dir).ok();
     }
 }

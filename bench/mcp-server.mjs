@@ -18,7 +18,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import * as z from 'zod'
-import { WORKLOADS, asText, executeTool, toolStats, zodSchemas } from './workloads.mjs'
+import { WORKLOADS, asText, executeTool, toolStats } from './workloads.mjs'
+import { zodSchemas } from './peer-tools.mjs'
 
 const args = process.argv.slice(2)
 const portAt = args.indexOf('--port')

@@ -7,7 +7,8 @@
 import { generateText, tool, stepCountIs } from 'ai'
 import { createBedrockAnthropic } from '@ai-sdk/amazon-bedrock/anthropic'
 import * as z from 'zod'
-import { BEDROCK, MAX_TOKENS, executeTool, zodSchemas } from '../workloads.mjs'
+import { BEDROCK, MAX_TOKENS, executeTool } from '../workloads.mjs'
+import { zodSchemas } from '../peer-tools.mjs'
 
 globalThis.AI_SDK_LOG_WARNINGS = false
 

@@ -3,7 +3,8 @@
 import { generateText, tool, stepCountIs } from 'ai'
 import { createAnthropic } from '@ai-sdk/anthropic'
 import * as z from 'zod'
-import { MODEL, MAX_TOKENS, executeTool, zodSchemas } from '../workloads.mjs'
+import { MODEL, MAX_TOKENS, executeTool } from '../workloads.mjs'
+import { zodSchemas } from '../peer-tools.mjs'
 
 globalThis.AI_SDK_LOG_WARNINGS = false
 

@@ -9,7 +9,8 @@
 import { createRequire } from 'node:module'
 import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk'
 import * as z from 'zod'
-import { BEDROCK, toolRunnerRun, zodRunnerTools } from '../workloads.mjs'
+import { BEDROCK } from '../workloads.mjs'
+import { toolRunnerRun, zodRunnerTools } from '../peer-tools.mjs'
 
 const require = createRequire(import.meta.url)
 const { betaZodTool } = createRequire(require.resolve('@anthropic-ai/bedrock-sdk'))('@anthropic-ai/sdk/helpers/beta/zod')

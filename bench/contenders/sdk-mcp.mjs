@@ -6,7 +6,7 @@ import Anthropic from '@anthropic-ai/sdk'
 import { mcpTools } from '@anthropic-ai/sdk/helpers/beta/mcp'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { toolRunnerRun } from '../workloads.mjs'
+import { toolRunnerRun } from '../peer-tools.mjs'
 
 export async function setup({ url, mcpUrl, apiKey, workload }) {
   const client = new Anthropic({ apiKey, baseURL: url })

@@ -6,7 +6,8 @@
 import Anthropic from '@anthropic-ai/sdk'
 import { performance } from 'node:perf_hooks'
 import * as z from 'zod'
-import { MODEL, MAX_TOKENS, executeTool, asText, zodSchemas } from '../workloads.mjs'
+import { MODEL, MAX_TOKENS, executeTool, asText } from '../workloads.mjs'
+import { zodSchemas } from '../peer-tools.mjs'
 
 export async function setup({ url, apiKey, workload }) {
   const client = new Anthropic({ apiKey, baseURL: url })

@@ -3,7 +3,7 @@
 import Anthropic from '@anthropic-ai/sdk'
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod'
 import * as z from 'zod'
-import { toolRunnerRun, zodRunnerTools } from '../workloads.mjs'
+import { toolRunnerRun, zodRunnerTools } from '../peer-tools.mjs'
 
 export async function setup({ url, apiKey, workload }) {
   const client = new Anthropic({ apiKey, baseURL: url })

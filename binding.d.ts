@@ -308,3 +308,9 @@ export declare function unregisterMcpServer(name: string): Promise<boolean>
 
 /** Removes a tool; whether it was registered. */
 export declare function unregisterTool(name: string): boolean
+
+/**
+ * Builds what the first tool definition needs once per process on a thread of its own (see
+ * `engine::tools::schema::warm_up`); index.js calls it as it loads.
+ */
+export declare function warmUp(): void

@@ -855,3 +855,4 @@ module.exports.setCancelHook = nativeBinding.setCancelHook
 module.exports.traceClockMs = nativeBinding.traceClockMs
 module.exports.unregisterMcpServer = nativeBinding.unregisterMcpServer
 module.exports.unregisterTool = nativeBinding.unregisterTool
+module.exports.warmUp = nativeBinding.warmUp

@@ -4,6 +4,8 @@
 // validation and retries live in Rust (src/engine), reached through the generated binding.js.
 
 const binding = require('./binding.js')
+// The first tool's schema needs JSON Schema's meta-schema built: that starts now, off this thread.
+binding.warmUp()
 const { describe } = require('./lib/describe.js')
 const { ToolError } = require('./lib/tool-error.js')
 const { toolResult } = require('./lib/tool-result.js')

@@ -30,6 +30,13 @@ pub const DEFAULT_MAX_TOKENS: u32 = engine::run::config::DEFAULT_MAX_TOKENS;
 #[napi]
 pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = engine::run::config::DEFAULT_MAX_TOOL_ITERATIONS;
 
+/// Builds what the first tool definition needs once per process on a thread of its own (see
+/// `engine::tools::schema::warm_up`); index.js calls it as it loads.
+#[napi(catch_unwind)]
+pub fn warm_up() {
+    engine::tools::schema::warm_up();
+}
+
 /// Registers (or replaces) a tool. `definition_json` is the definition as JSON text; a bad one
 /// throws an `InvalidArg` error whose message starts `registerTool:`. `always_approve`: every
 /// call needs a person's yes first; `needs_approval`: ask this function per call.

@@ -1,9 +1,10 @@
-// A streamed run taken over after its step was committed, before that step's end reached the
-// stream (CONTRACT §13): the take-over goes on with the next step, so the open step is finished
-// and kept, not taken back. On a real PostgreSQL server, whose stream table the test locks (with
-// psql) so that the first process commits its round and asks for its next step while none of
-// its stream's slices can be written; then it is killed (SIGKILL) and another process takes the
-// run over. Read with the `ai` package's own parser and readUIMessageStream.
+// Streamed runs taken over in states only a race makes (CONTRACT §13), set up on a real
+// PostgreSQL server with psql. A run whose step was committed before that step's end reached the
+// stream (the stream table locked while the first process commits its round and asks for its
+// next step; then it is killed): the take-over goes on with the next step, so the open step is
+// finished and kept, not taken back. A run that ended (its result stored) before recoverRuns
+// reached it: its stream gets its end from that result. Read with the `ai` package's own parser
+// and readUIMessageStream.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -16,9 +17,11 @@ import { chunkTypes, chunksOf, durableChild, messageOf, reading, startApi, store
 const { scratch, backends } = storeBackends('steps')
 const waitFor = (check, what) => until(check, what, 20_000)
 
+const psqlOf = (url) => spawn(join(postgresBin(), 'psql'), [url, '-q', '-v', 'ON_ERROR_STOP=1'], { stdio: ['pipe', 'pipe', 'inherit'] })
+
 /** A psql session holding `atc_streams` locked (no slice can be written) until `release()`. */
 async function lockStreams(url) {
-  const psql = spawn(join(postgresBin(), 'psql'), [url, '-q', '-v', 'ON_ERROR_STOP=1'], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const psql = psqlOf(url)
   let out = ''
   psql.stdout.on('data', (d) => (out += d))
   const exited = new Promise((resolve) => psql.on('exit', resolve))
@@ -69,4 +72,35 @@ test('postgres: a step committed whose finish-step never reached the stream is k
   const message = await messageOf(chunks)
   assert.equal(uiTextOf(message), 'Let me look it up. Found it.')
   assert.ok(message.parts.some((p) => p.type === 'tool-lookup'), 'the call stays')
+})
+
+test('postgres: recoverRuns reaching a run that had ended (its result stored, its stream without an end) writes the end from that result', async (t) => {
+  const api = await startApi(t)
+  api.script(reply([text('Let me charge it.'), toolUse('charge', { id: 'e' })]), reply([text('must not be asked')]))
+  const url = backends.postgres()
+  const base = { storeUrl: url, baseURL: api.url, apiKey: KEY, records: join(scratch, 'records-ended.jsonl') }
+  const first = durableChild({ ...base, mode: 'stream', thread: 'ended', prompt: 'Charge it', hang: ['charge'] })
+  t.after(() => first.kill())
+  const store = createStore(url)
+  t.after(() => store.close())
+  await waitFor(() => first.said('hanging charge'), 'the child to run its tool')
+  const follower = reading(await resumeStream({ thread: 'ended' }, { store }))
+  await waitFor(() => follower.soFar().includes('tool-input-available'), 'the first step in the stream')
+  const runId = (await store.getThread('ended')).activeRunId
+  await first.kill()
+  await new Promise((r) => setTimeout(r, 800))
+  // What recoverRuns finds when another process ended the run after it listed it: the result
+  // stored, the thread not let go yet, the stream's end not written.
+  const ended = JSON.stringify({ data: null, error: { code: 'tool_execution_error', message: 'The charge failed.' } })
+  const psql = psqlOf(url)
+  psql.stdin.end(`UPDATE atc_runs SET status = 'done', result = '${ended}' WHERE id = '${runId}';\n`)
+  assert.equal(await new Promise((resolve) => psql.on('exit', resolve)), 0)
+  const recovered = await durableChild({ ...base, mode: 'recover' }).result()
+  assert.deepEqual(recovered, [], 'a run another process ended is not this one to report')
+  const at = Date.now()
+  await waitFor(() => follower.over(), 'the follower to end')
+  assert.ok(Date.now() - at < 4000, 'the follower ends at once, not when the stream is given up')
+  const chunks = await chunksOf(await follower.text)
+  assert.deepEqual(chunkTypes(chunks).slice(-2), ['error', 'finish'])
+  assert.equal(api.requests.length, 1)
 })

@@ -25,12 +25,25 @@ export declare class NativeStore {
   listThreads(owner: string, limit: number, before?: string | undefined | null): Promise<string>
   /** Deletes a thread; whether there was one the owner may see. */
   deleteThread(id: string, owner: string): Promise<boolean>
-  /** Asks a run to stop wherever it runs; whether it was going on. */
+  /**
+   * Stops a run wherever it runs (a run nobody holds at once, its stream ended with the
+   * abort); whether it was going on.
+   */
   stopRun(runId: string): Promise<boolean>
   /** The ids of the runs whose lease ran out, the longest expired first: at most `limit`. */
   expiredRuns(limit: number): Promise<string[]>
-  /** Adds `text` (SSE) to run `runId`'s stream (`done`: its last); written off the JS thread. */
-  recordStream(runId: string, text: string, done: boolean): void
+  /**
+   * Adds `text` (SSE) to run `runId`'s stream (`done`: its last) for its holder of
+   * `generation` (0 for the process that started the run, else the times it was taken over
+   * when this one took it); written off the JS thread, dropped once the run has a newer holder.
+   */
+  recordStream(runId: string, generation: number, text: string, done: boolean): void
+  /**
+   * Run `runId` as the holder that took it over finds it: what its stream sent so far (`null`
+   * when not recorded or over), its generation, and its stored result (JSON) if it ended;
+   * `null` when there is no such run.
+   */
+  streamState(runId: string): Promise<StreamHold | null>
   /** The run that holds the thread now (if `owner` may see the thread), or `null`. */
   runningRun(threadId: string, owner: string): Promise<string | null>
   /**
@@ -283,6 +296,16 @@ export interface RunStart {
 
 /** Sets the function that aborts a running tool's `ctx.signal`: `(runId, toolUseId) => void`. */
 export declare function setCancelHook(cancel: (runId: number, toolUseId: string) => void): void
+
+/** A run's stream as the holder that took the run over finds it (`streamState`). */
+export interface StreamHold {
+  /** The SSE text its stream sent so far; `null` when it was not recorded or is over. */
+  sent?: string
+  /** The run's generation: the times it was taken over. */
+  generation: number
+  /** Its stored result (`{ data, error }` as JSON) if it has ended. */
+  result?: string
+}
 
 /** What a follower of a run's stream reads (`followStream`). */
 export interface StreamSlice {

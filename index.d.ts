@@ -927,7 +927,8 @@ export type ResumeOptions<C = unknown> = Pick<
  * `runWithTools` (`data.resumed` counts take-overs); a run still held is `thread_busy`; a
  * finished run resolves with its stored result and runs nothing. A run that was streamed
  * (`streamWithTools` with a store) is recorded on into the same stream, so `resumeStream`'s
- * followers see it to its end; one that was not stays unrecorded. Never rejects.
+ * followers see it to its end; one that was not stays unrecorded. Options given again that do
+ * not hold are `invalid_request` before the run is taken: it stays resumable. Never rejects.
  */
 export declare function resumeRun<C = unknown>(runId: string, options: ResumeOptions<C>): Promise<RunResult>
 
@@ -941,8 +942,9 @@ export declare function recoverRuns<C = unknown>(options: ResumeOptions<C> & { l
 
 /**
  * Stops a run wherever it runs: its holder sees it within a second and ends it as an abort does
- * (`aborted`, its tools' `ctx.signal` fired). Resolves with whether it was going on; a paused or
- * finished run is left as it is.
+ * (`aborted`, its tools' `ctx.signal` fired). A run nobody holds (its process died, nobody took
+ * it over yet) is ended at once as `aborted`, its stream's followers ending with the abort.
+ * Resolves with whether it was going on; a paused or finished run is left as it is.
  */
 export declare function stopRun(runId: string, options: { store: Store }): Promise<boolean>
 

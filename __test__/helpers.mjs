@@ -265,6 +265,8 @@ export function durableChild(job) {
       }
     },
     printed: () => out.includes('RESULT '),
+    /** Sends the child a signal (`SIGSTOP`, `SIGCONT`: a process stalled, then going on). */
+    signal: (name) => proc.kill(name),
     async kill() {
       proc.kill('SIGKILL')
       await exited

@@ -57,9 +57,14 @@ async function resumeRun(runId, options, recovering = false) {
     return { data: null, error: { code: 'store_unavailable', runId, message: `The store failed: ${what}. Check that the database is up and reachable, then resume the run again. Nothing was run.` } }
   }
   if (sent === null) return startRun([], options, null, { runId, recovering })
-  const recorder = (recording ??= require('./stream/record.js')).recorderFor(options.store, { runId, sent })
+  const recorder = (recording ??= require('./stream/record.js')).recorderFor(options.store, { runId })
   const result = await startRun([], options, { push: (parts) => recorder.feed(parts), control: null }, { runId, recovering })
-  recorder.end(result)
+  try {
+    await recorder.end(result)
+  } catch {
+    // The stream's end could not be handed over: its followers end on their own once the run
+    // is over (src/engine/store/stream_log.rs); the run's result stands.
+  }
   return result
 }
 
@@ -81,7 +86,7 @@ async function recoverRuns(options) {
   return done.filter(({ result }) => !(result.error && result.error.code === 'thread_busy'))
 }
 
-/** Asks run `runId` to stop wherever it runs (within a second); whether it was going on. */
+/** Stops run `runId` wherever it runs (within a second; at once if nobody holds it); whether it was going on. */
 async function stopRun(runId, options) {
   const bad = checkRunId(runId, 'stopRun')
   if (bad) throw new TypeError(bad)

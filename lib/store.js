@@ -155,7 +155,7 @@ class Store {
     }
   }
 
-  /** Asks run `runId` to stop wherever it runs; whether it was going on. */
+  /** Stops run `runId` wherever it runs (at once if nobody holds it); whether it was going on. */
   async stopRun(runId) {
     try {
       return await this.#native.stopRun(runId)

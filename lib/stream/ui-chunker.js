@@ -60,6 +60,8 @@ class UIChunker {
   #started = false
   /** A step was started and not finished. */
   #inStep = false
+  /** The steps the stream started (`start-step` chunks): the engine's step numbers count them. */
+  #steps = 0
   /** The calls announced in the step in progress (what a `reset-step` takes away). */
   #stepCalls = new Set()
   /** Taken over (`continueAfter`): the next part is the first the new holder of the run writes. */
@@ -77,11 +79,14 @@ class UIChunker {
 
   /**
    * A run taken over (resumeRun, recoverRuns) records on after what its stream sent (`sse`, the
-   * committed slices): the state it left is read back, and the first part written next mends
-   * what the cut left open. A step whose reply was cut before it was committed is asked for
-   * again: its parts so far are taken back (`reset-step`: the AI SDK removes what the current
-   * step added) and the step goes on; otherwise an open text or reasoning part is ended. Calls
-   * already announced or answered are not sent twice.
+   * committed slices): the state it left is read back, and the parts written next mend what the
+   * cut left open, by the engine's step numbers (the stream's `start-step` chunks count the
+   * steps). The take-over's first step is the one the stream left open when its reply was cut
+   * before it was committed: that step's parts so far are taken back (`reset-step`: the AI SDK
+   * removes what the current step added) and it goes on. A later one means the open step was
+   * committed (only its `finish-step` had not reached the stream): it is closed and kept. A
+   * round taken over tells its calls and its `finish-step` again: calls already announced or
+   * answered, and a step already finished, are not sent twice.
    */
   continueAfter(sse) {
     this.#started = true
@@ -103,11 +108,17 @@ class UIChunker {
     switch (chunk.type) {
       case 'start-step':
         this.#inStep = true
+        this.#steps++
         this.#stepCalls.clear()
         return
       case 'finish-step':
         this.#inStep = false
         this.#open = null
+        return
+      case 'reset-step':
+        this.#open = null
+        for (const id of this.#stepCalls) this.#calls.delete(id)
+        this.#stepCalls.clear()
         return
       case 'text-start':
       case 'reasoning-start': {
@@ -140,18 +151,30 @@ class UIChunker {
     }
   }
 
-  /** The first part after a take-over: what the cut left open is mended (see continueAfter). */
+  /**
+   * A part of a take-over before its first step begins: what the cut left open is mended (see
+   * continueAfter). Whether the part is written on as usual.
+   */
   #mend(part, out) {
+    if (part.type === 'finish-step') return this.#inStep
+    if (part.type !== 'start-step') {
+      this.#close(out)
+      return true
+    }
     this.#cut = false
-    if (part.type === 'start-step' && this.#inStep) {
+    if (!this.#inStep) return true
+    if (part.step === this.#steps - 1) {
+      // The step that was cut is asked for again: it goes on, without a second start.
       out.push({ type: 'reset-step' })
       this.#open = null
       for (const id of this.#stepCalls) this.#calls.delete(id)
       this.#stepCalls.clear()
-      return true
+      return false
     }
     this.#close(out)
-    return false
+    this.#inStep = false
+    out.push({ type: 'finish-step' })
+    return true
   }
 
   /**
@@ -169,12 +192,12 @@ class UIChunker {
 
   write(part, out) {
     if (!this.#started) this.#begin(part, out)
-    // The step cut off is the one asked for again: it goes on, without a second start.
-    if (this.#cut && this.#mend(part, out)) return
+    if (this.#cut && !this.#mend(part, out)) return
     switch (part.type) {
       case 'start-step':
         this.#close(out)
         this.#inStep = true
+        this.#steps++
         this.#stepCalls.clear()
         out.push({ type: 'start-step' })
         return

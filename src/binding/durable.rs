@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::binding::options::parse_request;
 use crate::binding::stores;
 use crate::engine::store::{holder, DurableRun, Store, TakeOver, OWN_THREAD_OWNER};
 use crate::engine::RunError;
@@ -106,6 +107,25 @@ pub async fn take_over(mut request: Value) -> Result<Resumed, RunError> {
                 "resumeRun: option store must be a store made by createStore(). Nothing was run.",
             )
         })?;
+    let env = request.get_mut("env").map(Value::take).unwrap_or_default();
+    // What the call gives again is checked before the run is taken: options that do not hold
+    // (`apiKey: 42`) are the caller's to fix, and leave the run as it was, resumable.
+    let peek = store
+        .run_options(run_id.clone())
+        .await
+        .map_err(|e| RunError::store_unavailable(&e.0))?;
+    if let Some((options, thread_id, owner)) = &peek {
+        if let Err(e) = parse_request(&run_request(options, thread_id, owner, &given, &env)) {
+            let own: Map<String, Value> = given
+                .iter()
+                .filter(|(k, _)| *k == "store")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if parse_request(&run_request(options, thread_id, owner, &own, &env)).is_ok() {
+                return Err(e);
+            }
+        }
+    }
     let lease = store.lease_ms();
     let taken = store
         .take_over(run_id.clone(), lease)
@@ -132,7 +152,24 @@ pub async fn take_over(mut request: Value) -> Result<Resumed, RunError> {
         }
         TakeOver::Taken(log) => log,
     };
-    let mut options = match serde_json::from_str::<Value>(&log.options) {
+    let json = run_request(&log.options, &log.thread_id, &log.owner, &given, &env);
+    Ok(Resumed::Run(
+        json,
+        DurableRun::TakenOver(Box::new(log)),
+        store,
+    ))
+}
+
+/// The request a run taken over runs with (JSON, as `runWithTools` sends it): its logged
+/// `options` with what the resuming call gives again (`given`), in its thread.
+fn run_request(
+    options: &str,
+    thread_id: &str,
+    owner: &str,
+    given: &Map<String, Value>,
+    env: &Value,
+) -> String {
+    let mut options = match serde_json::from_str::<Value>(options) {
         Ok(Value::Object(o)) => o,
         _ => Map::new(),
     };
@@ -141,28 +178,21 @@ pub async fn take_over(mut request: Value) -> Result<Resumed, RunError> {
             options.insert(key.to_owned(), v.clone());
         }
     }
-    let env = request.get_mut("env").map(Value::take).unwrap_or_default();
-    let json = if log.owner == OWN_THREAD_OWNER {
+    if owner == OWN_THREAD_OWNER {
         // A run with a store and no thread: its thread of its own.
-        serde_json::json!({ "prompt": [], "options": options, "env": env, "ownThread": log.thread_id })
-    } else {
-        let owner = if log.owner.is_empty() {
-            Value::Null
-        } else {
-            Value::String(log.owner.clone())
-        };
-        options.insert(
-            "thread".into(),
-            serde_json::json!({ "id": log.thread_id, "owner": owner }),
-        );
-        serde_json::json!({ "prompt": [], "options": options, "env": env })
+        return serde_json::json!({ "prompt": [], "options": options, "env": env, "ownThread": thread_id })
+            .to_string();
     }
-    .to_string();
-    Ok(Resumed::Run(
-        json,
-        DurableRun::TakenOver(Box::new(log)),
-        store,
-    ))
+    let owner = if owner.is_empty() {
+        Value::Null
+    } else {
+        Value::String(owner.to_owned())
+    };
+    options.insert(
+        "thread".into(),
+        serde_json::json!({ "id": thread_id, "owner": owner }),
+    );
+    serde_json::json!({ "prompt": [], "options": options, "env": env }).to_string()
 }
 
 /// A stored result with its run's id (`data.runId` or `error.runId`), as a run's own has it.

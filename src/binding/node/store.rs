@@ -22,6 +22,17 @@ pub struct StreamSlice {
     pub seq: i64,
 }
 
+/// A run's stream as the holder that took the run over finds it (`streamState`).
+#[napi(object)]
+pub struct StreamHold {
+    /// The SSE text its stream sent so far; `null` when it was not recorded or is over.
+    pub sent: Option<String>,
+    /// The run's generation: the times it was taken over.
+    pub generation: u32,
+    /// Its stored result (`{ data, error }` as JSON) if it has ended.
+    pub result: Option<String>,
+}
+
 /// A store, as lib/store.js wraps it.
 #[napi]
 pub struct NativeStore {
@@ -184,7 +195,8 @@ impl NativeStore {
         env.spawn_future(async move { store.delete_thread(id, owner).await.map_err(rejected) })
     }
 
-    /// Asks a run to stop wherever it runs; whether it was going on.
+    /// Stops a run wherever it runs (a run nobody holds at once, its stream ended with the
+    /// abort); whether it was going on.
     #[napi(ts_return_type = "Promise<boolean>")]
     pub fn stop_run<'e>(&self, env: &'e Env, run_id: String) -> Result<PromiseRaw<'e, bool>> {
         let store = self.store.clone();
@@ -202,13 +214,35 @@ impl NativeStore {
         env.spawn_future(async move { store.expired_runs(limit).await.map_err(rejected) })
     }
 
-    /// Adds `text` (SSE) to run `runId`'s stream (`done`: its last); written off the JS thread.
+    /// Adds `text` (SSE) to run `runId`'s stream (`done`: its last) for its holder of
+    /// `generation` (0 for the process that started the run, else the times it was taken over
+    /// when this one took it); written off the JS thread, dropped once the run has a newer holder.
     #[napi]
-    pub fn record_stream(&self, run_id: String, text: String, done: bool) {
+    pub fn record_stream(&self, run_id: String, generation: u32, text: String, done: bool) {
         let store = self.store.clone();
         napi::bindgen_prelude::within_runtime_if_available(move || {
-            store.record_stream(&run_id, text, done)
+            store.record_stream(&run_id, generation, text, done)
         });
+    }
+
+    /// Run `runId` as the holder that took it over finds it: what its stream sent so far (`null`
+    /// when not recorded or over), its generation, and its stored result (JSON) if it ended;
+    /// `null` when there is no such run.
+    #[napi(ts_return_type = "Promise<StreamHold | null>")]
+    pub fn stream_state<'e>(
+        &self,
+        env: &'e Env,
+        run_id: String,
+    ) -> Result<PromiseRaw<'e, Option<StreamHold>>> {
+        let store = self.store.clone();
+        env.spawn_future(async move {
+            let hold = store.stream_state(run_id).await.map_err(rejected)?;
+            Ok(hold.map(|h| StreamHold {
+                sent: h.sent,
+                generation: h.generation,
+                result: h.result,
+            }))
+        })
     }
 
     /// The run that holds the thread now (if `owner` may see the thread), or `null`.

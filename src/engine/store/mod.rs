@@ -16,7 +16,9 @@ mod run_log;
 mod runs;
 mod schema;
 mod sqlite;
+mod stop;
 mod stream_log;
+mod stream_write;
 mod streams;
 mod thread_run;
 mod threads;
@@ -25,7 +27,7 @@ mod url;
 
 pub use database::{random_id, Store, StoreOptions, DEFAULT_LEASE_MS};
 pub use run_log::{RunLog, TakeOver};
-pub use stream_log::{StreamRead, StreamState};
+pub use stream_log::{StreamHold, StreamRead, StreamState};
 pub use streams::DEFAULT_STREAM_RETENTION_MS;
 pub use thread_run::{run_in_thread, DurableRun, ThreadRef, OWN_THREAD_OWNER};
 pub use threads::holder;

@@ -89,10 +89,10 @@ async fn end_superseded(tx: &mut dyn Tx, run_id: &str) -> Result<(), StoreError>
 }
 
 /// A run stopped (`stopRun`) while nobody held it ends with this when it would be taken over.
-const STOPPED: &str = r#"{"data":null,"error":{"code":"aborted","message":"The run was stopped (stopRun) while its process was gone; it was not resumed."}}"#;
+pub(super) const STOPPED: &str = r#"{"data":null,"error":{"code":"aborted","message":"The run was stopped (stopRun) while its process was gone; it was not resumed."}}"#;
 
 /// Lets go of the thread `holder` holds and ends its run with `result`, the history as it is.
-async fn let_go(
+pub(super) async fn let_go(
     tx: &mut dyn Tx,
     thread_id: &str,
     holder: &str,
@@ -262,36 +262,26 @@ impl Store {
         .await
     }
 
-    /// Asks run `run_id` to stop, wherever it runs; whether it was going on.
-    pub async fn ask_to_stop(&self, run_id: String) -> Result<bool, StoreError> {
-        self.transact(Box::new(move |tx| {
-            Box::pin(async move {
-                let changed = tx
-                    .execute(
-                        "UPDATE atc_runs SET stop_requested = 1 WHERE id = $1 AND status = 'running'",
-                        &[run_id.into()],
-                    )
-                    .await?;
-                Ok(changed == 1)
-            })
-        }))
-        .await
-    }
-
-    /// Whether run `run_id` was asked to stop.
-    pub async fn asked_to_stop(&self, run_id: String) -> Result<bool, StoreError> {
+    /// Run `run_id`'s logged options, its thread and the thread's owner, read without taking it
+    /// (`resumeRun` checks what it is given before it takes the run); `None` when there is none.
+    pub async fn run_options(
+        &self,
+        run_id: String,
+    ) -> Result<Option<(String, String, String)>, StoreError> {
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
                 let rows = tx
                     .query(
-                        "SELECT stop_requested FROM atc_runs WHERE id = $1",
+                        "SELECT r.options, r.thread_id, t.owner FROM atc_runs r \
+                         JOIN atc_threads t ON t.id = r.thread_id WHERE r.id = $1",
                         &[run_id.into()],
                     )
                     .await?;
-                Ok(rows
-                    .first()
-                    .and_then(|r| r.first())
-                    .is_some_and(|v| v.int() != 0))
+                Ok(rows.into_iter().next().map(|row| {
+                    let mut row = row.into_iter().map(Val::into_text);
+                    let mut next = || row.next().unwrap_or_default();
+                    (next(), next(), next())
+                }))
             })
         }))
         .await

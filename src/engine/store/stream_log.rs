@@ -3,17 +3,17 @@
 //! replays it and follows it to its end.
 //!
 //! The text comes in the part batches JS already gets (one slice per batch, never one per
-//! token); each run has one writer task that joins whatever came while its last write was in
-//! flight and waits [`WRITE_GAP`] between writes, so a run writes at most a few slices a second
-//! however fast it streams, off the JS thread. A follower reads the slices after the last one it
+//! token); each run's holder has one writer task (`stream_write.rs`) that joins whatever came
+//! while its last write was in flight and waits a short gap between writes, so a run writes at
+//! most a few slices a second however fast it streams, off the JS thread. A follower reads the slices after the last one it
 //! sent and then waits: woken at once by a write in this process, by `NOTIFY` from another
 //! process on PostgreSQL (`pg_listen.rs`), or after [`SQLITE_POLL`] on SQLite (whose other
 //! processes cannot wake it).
 //!
 //! A run taken over (`resumeRun`, `recoverRuns`) goes on recording into the same stream: the new
-//! holder's slices are numbered on from the last one committed ([`Store::stream_tail`] gives it
-//! what was sent, for lib/stream/record.js to close what the cut left open), and a stream that
-//! is over takes no more. A follower keeps following a run whose process stopped while nobody
+//! holder's slices are numbered on from the last one committed ([`Store::stream_state`] gives it
+//! what was sent, for lib/stream/record.js to close what the cut left open); from then on the
+//! earlier holder's slices are dropped, and a stream that is over takes no more. A follower keeps following a run whose process stopped while nobody
 //! has taken it over yet: the run is still in progress.
 
 use std::time::Duration;
@@ -21,12 +21,10 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::database::{now_ms, Store};
+use super::stream_write::write_loop;
 use super::thread_run::OWN_THREAD_OWNER;
 use super::threads::{find, run_of};
-use super::tx::{Dialect, StoreError, Val};
-
-/// The least time between two writes of one run's stream.
-const WRITE_GAP: Duration = Duration::from_millis(40);
+use super::tx::{StoreError, Tx, Val};
 
 /// How often a follower on SQLite looks for what another process wrote.
 const SQLITE_POLL: Duration = Duration::from_millis(250);
@@ -38,9 +36,6 @@ const PG_POLL: Duration = Duration::from_secs(5);
 /// will get no last slice (the run ended where nobody recorded it: superseded, stopped while its
 /// process was gone, or that slice could not be written): its followers end.
 const ORPHANED_MS: i64 = 5_000;
-
-/// How many times a slice that could not be written is tried again before it is dropped.
-const WRITE_TRIES: u32 = 3;
 
 /// Where a stream is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,18 +59,58 @@ pub struct StreamRead {
     pub seq: i64,
 }
 
+/// Run as its stream's holder finds it (see [`Store::stream_state`]).
+#[derive(Debug, Clone)]
+pub struct StreamHold {
+    /// The stream's SSE text so far, if it was recorded and is not over.
+    pub sent: Option<String>,
+    /// The run's generation: the times it was taken over.
+    pub generation: u32,
+    /// Its stored result (`{ data, error }` as JSON), if it has ended.
+    pub result: Option<String>,
+}
+
+/// What run `run_id`'s stream sent so far, if it was recorded and is not over.
+async fn tail(tx: &mut dyn Tx, run_id: &str) -> Result<Option<String>, StoreError> {
+    let rows = tx
+        .query(
+            "SELECT done FROM atc_streams WHERE run_id = $1",
+            &[run_id.into()],
+        )
+        .await?;
+    match rows.first().and_then(|r| r.first()) {
+        Some(done) if done.int() == 0 => {}
+        _ => return Ok(None),
+    }
+    let slices = tx
+        .query(
+            "SELECT chunks FROM atc_stream_chunks WHERE run_id = $1 ORDER BY seq",
+            &[run_id.into()],
+        )
+        .await?;
+    let mut text = String::new();
+    for slice in slices {
+        text.push_str(slice.first().map_or("", Val::text));
+    }
+    Ok(Some(text))
+}
+
 impl Store {
-    /// Adds `text` to run `run_id`'s stream (`done`: its last slice). Returns at once: the run's
-    /// writer task writes it. Must be called inside the runtime.
-    pub fn record_stream(&self, run_id: &str, text: String, done: bool) {
+    /// Adds `text` to run `run_id`'s stream (`done`: its last slice), for its holder of
+    /// generation `generation` (the times the run was taken over when this process took it; 0
+    /// for the process that started it). Returns at once: the holder's writer task writes it,
+    /// unless the run has a newer holder by then (`stream_write.rs`). Must be called inside the
+    /// runtime.
+    pub fn record_stream(&self, run_id: &str, generation: u32, text: String, done: bool) {
         let mut writers = self
             .streams
             .writers
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        let tx = writers.entry(run_id.to_owned()).or_insert_with(|| {
+        let key = (run_id.to_owned(), generation);
+        let tx = writers.entry(key.clone()).or_insert_with(|| {
             let (tx, rx) = mpsc::unbounded_channel();
-            let task = tokio::spawn(write_loop(self.clone(), run_id.to_owned(), rx));
+            let task = tokio::spawn(write_loop(self.clone(), run_id.to_owned(), generation, rx));
             let mut tasks = self.streams.tasks.lock().unwrap_or_else(|p| p.into_inner());
             tasks.retain(|t| !t.is_finished());
             tasks.push(task);
@@ -83,7 +118,7 @@ impl Store {
         });
         let _ = tx.send((text, done));
         if done {
-            writers.remove(run_id);
+            writers.remove(&key);
         }
     }
 
@@ -120,28 +155,35 @@ impl Store {
     /// a run taken over goes on from there.
     pub async fn stream_tail(&self, run_id: String) -> Result<Option<String>, StoreError> {
         self.transact(Box::new(move |tx| {
+            Box::pin(async move { tail(tx, &run_id).await })
+        }))
+        .await
+    }
+
+    /// Run `run_id` as a holder that took it over finds it once it holds it (nothing of an
+    /// earlier holder's is written after that): what its stream sent so far, its generation, and
+    /// its stored result if it has ended. `None` when there is no such run.
+    pub async fn stream_state(&self, run_id: String) -> Result<Option<StreamHold>, StoreError> {
+        self.transact(Box::new(move |tx| {
             Box::pin(async move {
                 let rows = tx
                     .query(
-                        "SELECT done FROM atc_streams WHERE run_id = $1",
+                        "SELECT resumed, status, result FROM atc_runs WHERE id = $1",
                         &[run_id.as_str().into()],
                     )
                     .await?;
-                match rows.first().and_then(|r| r.first()) {
-                    Some(done) if done.int() == 0 => {}
-                    _ => return Ok(None),
-                }
-                let slices = tx
-                    .query(
-                        "SELECT chunks FROM atc_stream_chunks WHERE run_id = $1 ORDER BY seq",
-                        &[run_id.as_str().into()],
-                    )
-                    .await?;
-                let mut text = String::new();
-                for slice in slices {
-                    text.push_str(slice.first().map_or("", Val::text));
-                }
-                Ok(Some(text))
+                let Some(row) = rows.into_iter().next() else {
+                    return Ok(None);
+                };
+                let mut row = row.into_iter();
+                let mut next = || row.next().unwrap_or(Val::Int(0));
+                let (resumed, status, result) =
+                    (next().int(), next().into_text(), next().into_text());
+                Ok(Some(StreamHold {
+                    sent: tail(tx, &run_id).await?,
+                    generation: u32::try_from(resumed).unwrap_or(0),
+                    result: (status == "done").then_some(result),
+                }))
             })
         }))
         .await
@@ -248,132 +290,5 @@ impl Store {
             })
         }))
         .await
-    }
-
-    /// Writes the next slice of run `run_id`'s stream, numbered on from the last one committed
-    /// (by this process or the one the run was taken over from); nothing once the stream is over.
-    /// The last one also drops the streams whose time is up. Tells other processes (PostgreSQL's
-    /// `NOTIFY`, sent when it commits).
-    async fn write_slice(
-        &self,
-        run_id: String,
-        text: String,
-        done: bool,
-    ) -> Result<(), StoreError> {
-        let retention = self.streams.retention_ms;
-        self.transact(Box::new(move |tx| {
-            Box::pin(async move {
-                let sql = format!(
-                    "SELECT done FROM atc_streams WHERE run_id = $1{}",
-                    tx.for_update()
-                );
-                let stream = tx.query(&sql, &[run_id.as_str().into()]).await?;
-                if stream.first().and_then(|r| r.first()).is_some_and(|d| d.int() != 0) {
-                    return Ok(());
-                }
-                let last = tx
-                    .query(
-                        "SELECT COALESCE(MAX(seq), 0) FROM atc_stream_chunks WHERE run_id = $1",
-                        &[run_id.as_str().into()],
-                    )
-                    .await?;
-                let seq = last.first().and_then(|r| r.first()).map_or(0, Val::int) + 1;
-                let now = now_ms();
-                let expires = if done { now + retention } else { 0 };
-                tx.execute(
-                    "INSERT INTO atc_stream_chunks (run_id, seq, chunks) VALUES ($1, $2, $3)",
-                    &[run_id.as_str().into(), seq.into(), text.into()],
-                )
-                .await?;
-                tx.execute(
-                    "INSERT INTO atc_streams (run_id, done, expires_at, updated_at) VALUES ($1, $2, $3, $4) \
-                     ON CONFLICT (run_id) DO UPDATE SET done = excluded.done, \
-                     expires_at = excluded.expires_at, updated_at = excluded.updated_at",
-                    &[run_id.as_str().into(), i64::from(done).into(), expires.into(), now.into()],
-                )
-                .await?;
-                if done {
-                    tx.execute(
-                        "DELETE FROM atc_stream_chunks WHERE run_id IN \
-                         (SELECT run_id FROM atc_streams WHERE done = 1 AND expires_at < $1)",
-                        &[now.into()],
-                    )
-                    .await?;
-                    tx.execute(
-                        "DELETE FROM atc_streams WHERE done = 1 AND expires_at < $1",
-                        &[now.into()],
-                    )
-                    .await?;
-                }
-                if tx.dialect() == Dialect::Postgres {
-                    tx.query(
-                        "SELECT pg_notify('atc_streams', $1)",
-                        &[run_id.as_str().into()],
-                    )
-                    .await?;
-                }
-                Ok(())
-            })
-        }))
-        .await
-    }
-}
-
-/// One run's writer: each write takes everything that came since the last one.
-async fn write_loop(store: Store, run_id: String, mut rx: mpsc::UnboundedReceiver<(String, bool)>) {
-    let mut text = String::new();
-    let mut done = false;
-    let mut failures = 0;
-    loop {
-        if text.is_empty() && !done {
-            match rx.recv().await {
-                Some((more, last)) => {
-                    text.push_str(&more);
-                    done |= last;
-                }
-                None => return,
-            }
-        }
-        while let Ok((more, last)) = rx.try_recv() {
-            text.push_str(&more);
-            done |= last;
-        }
-        match store.write_slice(run_id.clone(), text.clone(), done).await {
-            Ok(()) => {
-                failures = 0;
-                text.clear();
-                store.streams.wake();
-                if done {
-                    return;
-                }
-            }
-            Err(e) => {
-                failures += 1;
-                tracing::warn!(run_id, error = %e, "a slice of the run's stream could not be stored");
-                if failures >= WRITE_TRIES {
-                    // Its followers miss this slice; the run itself goes on.
-                    text.clear();
-                    failures = 0;
-                    if done {
-                        return;
-                    }
-                }
-            }
-        }
-        // What comes within the gap joins the next write; the last slice goes at once.
-        let gap = tokio::time::sleep(WRITE_GAP);
-        tokio::pin!(gap);
-        while !done {
-            tokio::select! {
-                _ = &mut gap => break,
-                more = rx.recv() => match more {
-                    Some((more, last)) => {
-                        text.push_str(&more);
-                        done |= last;
-                    }
-                    None => break,
-                },
-            }
-        }
     }
 }

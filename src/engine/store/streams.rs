@@ -1,11 +1,15 @@
-//! What a store keeps of its runs' streams in this process (`stream_log.rs` writes and follows
-//! them): each run's writer, the writer tasks, and the signal its followers wait on.
+//! What a store keeps of its runs' streams in this process (`stream_log.rs` takes and follows
+//! them, `stream_write.rs` writes them): each run's writer, the writer tasks, and the signal
+//! its followers wait on.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
+
+/// What a run's writer is handed: a slice's text, and whether it is the stream's last.
+pub(super) type Handed = (String, bool);
 
 /// How long a finished run's stream is kept by default: a late reload still gets all of it.
 pub const DEFAULT_STREAM_RETENTION_MS: i64 = 10 * 60 * 1000;
@@ -20,8 +24,8 @@ pub struct Streams {
     pub(super) retention_ms: i64,
     /// Moved on by every write here, and by every notification from another process.
     pub(super) wake: watch::Sender<u64>,
-    /// Each run's writer, by run id, while its stream is not over.
-    pub(super) writers: Mutex<HashMap<String, mpsc::UnboundedSender<(String, bool)>>>,
+    /// Each run's writer, by run id and holder generation, while its stream is not over.
+    pub(super) writers: Mutex<HashMap<(String, u32), mpsc::UnboundedSender<Handed>>>,
     /// The PostgreSQL connection that listens for other processes' writes, once a follower waits.
     pub(super) listener: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// The writer tasks, which `close` lets finish.

@@ -186,7 +186,7 @@ async fn a_version_2_store_is_migrated_and_a_run_s_stream_is_written_in_slices_a
     for i in 0..200 {
         let text = format!("data: {i}\n\n");
         sent.push_str(&text);
-        store.record_stream("run_1", text, false);
+        store.record_stream("run_1", 0, text, false);
     }
     // A follower that waits is woken by the write (the stream's row is made by the writer's
     // first write, which may commit after a follower's first look).
@@ -200,7 +200,7 @@ async fn a_version_2_store_is_migrated_and_a_run_s_stream_is_written_in_slices_a
     }
     assert_eq!(first.state, StreamState::Live);
     assert!(!first.text.is_empty());
-    store.record_stream("run_1", "data: [DONE]\n\n".into(), true);
+    store.record_stream("run_1", 0, "data: [DONE]\n\n".into(), true);
     sent.push_str("data: [DONE]\n\n");
     let mut got = first.text.clone();
     let mut at = first.seq;
@@ -245,16 +245,24 @@ async fn a_stream_taken_over_is_numbered_on_an_orphan_is_followed_and_a_stream_o
     // Run 1 holds the thread with a lease that ran out (its process stopped); run 2 ended.
     let path = url.strip_prefix("sqlite:").unwrap().to_owned();
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch(
+    // Runs 2 and 3 ended where nobody wrote their stream's end: run 2 seconds ago, run 3 longer
+    // ago than the streams' retention.
+    let recent = super::database::now_ms() - 10_000;
+    conn.execute_batch(&format!(
         "INSERT INTO atc_runs (id, thread_id, options, started_at_seq, progress, status, result, resumed, stop_requested, created_at, updated_at)
-           VALUES ('run_1', 't', '{}', 0, '{}', 'running', '', 0, 0, 0, 0),
-                  ('run_2', 't', '{}', 0, '{}', 'done', '', 0, 0, 0, 0);
+           VALUES ('run_1', 't', '{{}}', 0, '{{}}', 'running', '', 0, 0, 0, 0),
+                  ('run_2', 't', '{{}}', 0, '{{}}', 'done', '', 0, 0, 0, {recent}),
+                  ('run_3', 't', '{{}}', 0, '{{}}', 'done', '', 0, 0, 0, 0);
          UPDATE atc_threads SET active_run = 'run_1.0', lease_until = 1 WHERE id = 't';
-         INSERT INTO atc_streams (run_id, done, expires_at, updated_at) VALUES ('run_2', 0, 0, 0);
-         INSERT INTO atc_stream_chunks (run_id, seq, chunks) VALUES ('run_2', 1, 'data: cut\n\n');",
-    )
+         INSERT INTO atc_streams (run_id, done, expires_at, updated_at) VALUES ('run_2', 0, 0, {recent}), ('run_3', 0, 0, 0);
+         INSERT INTO atc_stream_chunks (run_id, seq, chunks) VALUES ('run_2', 1, 'data: cut\n\n'), ('run_3', 1, 'data: old\n\n');",
+    ))
     .unwrap();
-    store.record_stream("run_1", "data: a\n\n".into(), false);
+    assert_eq!(
+        follow_now(&store, "run_3", 0).await.unwrap().text,
+        "data: old\n\n"
+    );
+    store.record_stream("run_1", 0, "data: a\n\n".into(), false);
     let mut read = follow_now(&store, "run_1", 0).await.unwrap();
     for _ in 0..200 {
         if !read.text.is_empty() {
@@ -276,9 +284,9 @@ async fn a_stream_taken_over_is_numbered_on_an_orphan_is_followed_and_a_stream_o
     );
     // Another process takes it over and records on: its slices come after, numbered on.
     let taker = Store::open(&url, StoreOptions::default()).unwrap();
-    taker.record_stream("run_1", "data: b\n\n".into(), false);
+    taker.record_stream("run_1", 0, "data: b\n\n".into(), false);
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    taker.record_stream("run_1", "data: [DONE]\n\n".into(), true);
+    taker.record_stream("run_1", 0, "data: [DONE]\n\n".into(), true);
     taker.close().await;
     let read = follow_now(&store, "run_1", 0).await.unwrap();
     assert_eq!(read.state, StreamState::Done);
@@ -290,7 +298,7 @@ async fn a_stream_taken_over_is_numbered_on_an_orphan_is_followed_and_a_stream_o
     );
     assert_eq!(store.stream_tail("run_1".into()).await.unwrap(), None);
     // A stream that is over takes no more (a holder that lost its lease writes late).
-    store.record_stream("run_1", "data: late\n\n".into(), false);
+    store.record_stream("run_1", 0, "data: late\n\n".into(), false);
     store.close().await;
     let store = Store::open(&url, StoreOptions::default()).unwrap();
     assert_eq!(follow_now(&store, "run_1", 0).await.unwrap().seq, 3);
@@ -300,5 +308,88 @@ async fn a_stream_taken_over_is_numbered_on_an_orphan_is_followed_and_a_stream_o
         (read.state, read.text.as_str()),
         (StreamState::Done, "data: cut\n\n")
     );
+    // Such a stream is dropped with the others whose time is up, once its run ended longer
+    // than the retention ago (run_1's last slice swept it).
+    let read = follow_now(&store, "run_3", 0).await.unwrap();
+    assert_eq!((read.state, read.text.as_str()), (StreamState::Missing, ""));
+    store.close().await;
+}
+
+/// A store with thread `t` and run `run_1` holding it (generation 0), and a connection to its
+/// file for what a test does behind its back.
+async fn store_with_a_run(name: &str) -> (Store, rusqlite::Connection) {
+    let url = temp_db(name);
+    let store = Store::open(&url, StoreOptions::default()).unwrap();
+    assert!(store
+        .insert_thread("t".into(), "alice".into(), "{}".into())
+        .await
+        .unwrap());
+    let conn = rusqlite::Connection::open(url.strip_prefix("sqlite:").unwrap()).unwrap();
+    conn.execute_batch(
+        "INSERT INTO atc_runs (id, thread_id, options, started_at_seq, progress, status, result, resumed, stop_requested, created_at, updated_at)
+           VALUES ('run_1', 't', '{}', 0, '{}', 'running', '', 0, 0, 0, 0);
+         UPDATE atc_threads SET active_run = 'run_1.0', lease_until = 9999999999999 WHERE id = 't';",
+    )
+    .unwrap();
+    (store, conn)
+}
+
+/// Waits until run `run_1`'s stream holds `text`.
+async fn until_written(store: &Store, text: &str) {
+    for _ in 0..300 {
+        if follow_now(store, "run_1", 0).await.unwrap().text == text {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the stream never held {text:?}");
+}
+
+#[tokio::test]
+async fn a_holder_whose_run_was_taken_over_writes_nothing_more_not_even_its_end() {
+    let (store, conn) = store_with_a_run("fenced").await;
+    store.record_stream("run_1", 0, "data: a\n\n".into(), false);
+    until_written(&store, "data: a\n\n").await;
+    // Another process takes the run over (its generation moves on) while this one still runs.
+    conn.execute_batch(
+        "UPDATE atc_runs SET resumed = 1 WHERE id = 'run_1';
+         UPDATE atc_threads SET active_run = 'run_1.1' WHERE id = 't';",
+    )
+    .unwrap();
+    store.record_stream("run_1", 0, "data: stale\n\n".into(), false);
+    store.record_stream(
+        "run_1",
+        0,
+        "data: lost hold\n\ndata: [DONE]\n\n".into(),
+        true,
+    );
+    let taker = Store::open(
+        &format!("sqlite:{}", conn.path().unwrap()),
+        StoreOptions::default(),
+    )
+    .unwrap();
+    taker.record_stream("run_1", 1, "data: b\n\n".into(), false);
+    until_written(&store, "data: a\n\ndata: b\n\n").await;
+    taker.record_stream("run_1", 1, "data: [DONE]\n\n".into(), true);
+    taker.close().await;
+    store.close().await;
+    let read = follow_now(&taker, "run_1", 0).await.unwrap();
+    assert_eq!(read.state, StreamState::Done);
+    assert_eq!(read.text, "data: a\n\ndata: b\n\ndata: [DONE]\n\n");
+    assert_eq!(read.seq, 3);
+}
+
+#[tokio::test]
+async fn a_slice_that_could_not_be_written_is_tried_again_after_a_moment() {
+    let (store, conn) = store_with_a_run("backoff").await;
+    // The store fails for a moment (its table is away), then works again.
+    conn.execute_batch("ALTER TABLE atc_stream_chunks RENAME TO atc_away")
+        .unwrap();
+    store.record_stream("run_1", 0, "data: a\n\n".into(), false);
+    tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+    conn.execute_batch("ALTER TABLE atc_away RENAME TO atc_stream_chunks")
+        .unwrap();
+    until_written(&store, "data: a\n\n").await;
+    store.record_stream("run_1", 0, "data: [DONE]\n\n".into(), true);
     store.close().await;
 }

@@ -1,0 +1,223 @@
+//! Writing a run's stream (`stream_log.rs` takes the text and follows it): one writer task per
+//! run and holder, each write one transaction that adds a slice — only while the holder is the
+//! run's current one and the stream is not over.
+//!
+//! A holder is named by its generation: the times the run was taken over when it took it
+//! (`atc_runs.resumed`; 0 for the process that started it). A process whose lease ran out while
+//! it was still alive (stalled, cut off from the database) keeps handing slices over until it
+//! notices; once another process took the run over, the run's generation moved on and each of
+//! those slices — its "lost hold" end too — is dropped in the transaction that would have
+//! written it, so followers see one holder's stream at a time and the new holder's end.
+
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::database::{now_ms, Store};
+use super::streams::Handed;
+use super::tx::{Dialect, StoreError, Tx, Val};
+
+/// The least time between two writes of one run's stream.
+const WRITE_GAP: Duration = Duration::from_millis(40);
+
+/// How many times a slice that could not be written is tried again before it is dropped.
+const WRITE_TRIES: u32 = 3;
+
+/// The wait before trying a slice again, times the failures so far (a store that failed is
+/// given a moment rather than asked again at once).
+const RETRY_BACKOFF: Duration = Duration::from_millis(100);
+
+/// How a slice fared in its transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Wrote {
+    /// It was added.
+    Added,
+    /// It was dropped: its holder is no longer the run's, the stream is over, or there is no
+    /// such run.
+    Dropped,
+}
+
+impl Store {
+    /// Adds the next slice of run `run_id`'s stream for its holder of generation `generation`,
+    /// numbered on from the last one committed (by this process or the one the run was taken
+    /// over from); nothing once the stream is over or the run was taken over since. The last one
+    /// also drops the streams whose time is up. Tells other processes (PostgreSQL's `NOTIFY`,
+    /// sent when it commits).
+    pub(super) async fn write_slice(
+        &self,
+        run_id: String,
+        generation: u32,
+        text: String,
+        done: bool,
+    ) -> Result<Wrote, StoreError> {
+        let retention = self.streams.retention_ms;
+        self.transact(Box::new(move |tx| {
+            Box::pin(async move {
+                // The run's row is locked: a take-over (which moves `resumed` on) waits for this
+                // write, or this write sees its generation.
+                let lock = match tx.dialect() {
+                    Dialect::Postgres => " FOR UPDATE OF r",
+                    Dialect::Sqlite => "",
+                };
+                let sql = format!(
+                    "SELECT r.resumed, COALESCE(s.done, 0) FROM atc_runs r \
+                     LEFT JOIN atc_streams s ON s.run_id = r.id WHERE r.id = $1{lock}"
+                );
+                let rows = tx.query(&sql, &[run_id.as_str().into()]).await?;
+                let Some(row) = rows.into_iter().next() else {
+                    return Ok(Wrote::Dropped);
+                };
+                let current = row.first().map_or(-1, Val::int);
+                let over = row.get(1).is_some_and(|d| d.int() != 0);
+                if current != i64::from(generation) || over {
+                    return Ok(Wrote::Dropped);
+                }
+                add_slice(tx, &run_id, &text, done, retention).await?;
+                Ok(Wrote::Added)
+            })
+        }))
+        .await
+    }
+}
+
+/// Adds a slice (`done`: the stream's last) in a transaction that checked it may; the last one
+/// sweeps the streams whose time is up.
+pub(super) async fn add_slice(
+    tx: &mut dyn Tx,
+    run_id: &str,
+    text: &str,
+    done: bool,
+    retention: i64,
+) -> Result<(), StoreError> {
+    // Numbered on from the last slice, in the same statement: the run's row is locked, so no
+    // other writer of this run adds one meanwhile.
+    tx.execute(
+        "INSERT INTO atc_stream_chunks (run_id, seq, chunks) \
+         SELECT CAST($1 AS TEXT), COALESCE(MAX(seq), 0) + 1, CAST($2 AS TEXT) FROM atc_stream_chunks WHERE run_id = $1",
+        &[run_id.into(), text.into()],
+    )
+    .await?;
+    let now = now_ms();
+    let expires = if done { now + retention } else { 0 };
+    tx.execute(
+        "INSERT INTO atc_streams (run_id, done, expires_at, updated_at) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (run_id) DO UPDATE SET done = excluded.done, \
+         expires_at = excluded.expires_at, updated_at = excluded.updated_at",
+        &[
+            run_id.into(),
+            i64::from(done).into(),
+            expires.into(),
+            now.into(),
+        ],
+    )
+    .await?;
+    if done {
+        sweep(tx, now, retention).await?;
+    }
+    if tx.dialect() == Dialect::Postgres {
+        tx.query("SELECT pg_notify('atc_streams', $1)", &[run_id.into()])
+            .await?;
+    }
+    Ok(())
+}
+
+/// Drops the streams whose time is up: those over whose retention passed, and those never
+/// ended (their last slice never written) whose run ended longer than the retention ago.
+async fn sweep(tx: &mut dyn Tx, now: i64, retention: i64) -> Result<(), StoreError> {
+    let stale = now - retention;
+    let doomed = "SELECT run_id FROM atc_streams WHERE (done = 1 AND expires_at < $1) \
+                  OR (done = 0 AND updated_at < $2 AND run_id IN \
+                  (SELECT id FROM atc_runs WHERE status = 'done' AND updated_at < $2))";
+    tx.execute(
+        &format!("DELETE FROM atc_stream_chunks WHERE run_id IN ({doomed})"),
+        &[now.into(), stale.into()],
+    )
+    .await?;
+    tx.execute(
+        &format!("DELETE FROM atc_streams WHERE run_id IN ({doomed})"),
+        &[now.into(), stale.into()],
+    )
+    .await?;
+    Ok(())
+}
+
+/// One run's writer for one holder: each write takes everything that came since the last one.
+pub(super) async fn write_loop(
+    store: Store,
+    run_id: String,
+    generation: u32,
+    mut rx: mpsc::UnboundedReceiver<Handed>,
+) {
+    let mut text = String::new();
+    let mut done = false;
+    let mut failures = 0;
+    loop {
+        if text.is_empty() && !done {
+            match rx.recv().await {
+                Some((more, last)) => {
+                    text.push_str(&more);
+                    done |= last;
+                }
+                None => return,
+            }
+        }
+        while let Ok((more, last)) = rx.try_recv() {
+            text.push_str(&more);
+            done |= last;
+        }
+        let wrote = store
+            .write_slice(run_id.clone(), generation, text.clone(), done)
+            .await;
+        match wrote {
+            Ok(Wrote::Added) => {
+                failures = 0;
+                text.clear();
+                store.streams.wake();
+                if done {
+                    return;
+                }
+            }
+            Ok(Wrote::Dropped) => {
+                // Another holder has the run now, or its stream is over: nothing of this
+                // holder's is written any more.
+                tracing::debug!(
+                    run_id,
+                    generation,
+                    "the run's stream is no longer this holder's"
+                );
+                return;
+            }
+            Err(e) => {
+                failures += 1;
+                tracing::warn!(run_id, error = %e, "a slice of the run's stream could not be stored");
+                if failures >= WRITE_TRIES {
+                    // Its followers miss this slice; the run itself goes on.
+                    text.clear();
+                    failures = 0;
+                    if done {
+                        return;
+                    }
+                } else {
+                    // What comes meanwhile joins the slice tried again.
+                    tokio::time::sleep(RETRY_BACKOFF * failures).await;
+                    continue;
+                }
+            }
+        }
+        // What comes within the gap joins the next write; the last slice goes at once.
+        let gap = tokio::time::sleep(WRITE_GAP);
+        tokio::pin!(gap);
+        while !done {
+            tokio::select! {
+                _ = &mut gap => break,
+                more = rx.recv() => match more {
+                    Some((more, last)) => {
+                        text.push_str(&more);
+                        done |= last;
+                    }
+                    None => break,
+                },
+            }
+        }
+    }
+}

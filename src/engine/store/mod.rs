@@ -23,7 +23,7 @@ mod threads;
 mod tx;
 mod url;
 
-pub use database::{random_id, Store, StoreOptions, DEFAULT_LEASE_MS};
+pub use database::{ordered_id, random_id, Store, StoreOptions, DEFAULT_LEASE_MS};
 pub use run_log::{RunLog, TakeOver};
 pub use stream_log::{StreamRead, StreamState};
 pub use streams::DEFAULT_STREAM_RETENTION_MS;

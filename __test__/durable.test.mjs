@@ -228,7 +228,8 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const s = await standIn(t, [toolUse('lookup', { id: 'z' }), text('found z')])
       const base = { storeUrl: url, baseURL: s.url, apiKey: s.apiKey, records: file }
       const done = await durableChild({ ...base, mode: 'run', thread: 'done', prompt: 'find z' }).result()
-      assert.match(done.data.runId, /^run_[0-9a-f]{32}$/)
+      assert.match(done.data.runId, /^run_[0-9a-f]{44}$/) // when it started (12 hex digits), then 128 random bits
+      assert.ok(Math.abs(parseInt(done.data.runId.slice(4, 16), 16) - Date.now()) < 120_000, done.data.runId)
       assert.equal(done.data.resumed, 0)
       const store = createStore(url)
       t.after(() => store.close())

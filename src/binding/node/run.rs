@@ -106,7 +106,7 @@ pub async fn run(
                 let (mut request, tools, client) = ready;
                 if request.thread.is_some() {
                     request.durable = Some(DurableRun::New {
-                        id: format!("run_{}", crate::engine::store::random_id()),
+                        id: format!("run_{}", crate::engine::store::ordered_id()),
                         options: durable::logged_options(&request_json),
                     });
                 }

@@ -25,7 +25,7 @@ pub fn thread(
         }
         let store = store_of(store)?;
         let id = own_thread.map_or_else(
-            || format!("own_{}", crate::engine::store::random_id()),
+            || format!("own_{}", crate::engine::store::ordered_id()),
             str::to_owned,
         );
         return Ok(Some(ThreadRef {

@@ -25,7 +25,7 @@ mod threads;
 mod tx;
 mod url;
 
-pub use database::{random_id, Store, StoreOptions, DEFAULT_LEASE_MS};
+pub use database::{ordered_id, random_id, Store, StoreOptions, DEFAULT_LEASE_MS};
 pub use run_log::{RunLog, TakeOver};
 pub use stream_log::{StreamHold, StreamRead, StreamState};
 pub use streams::DEFAULT_STREAM_RETENTION_MS;

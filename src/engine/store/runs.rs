@@ -92,24 +92,28 @@ impl Store {
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
                 let now = now_ms();
-                if find(tx, &id, &owner, true).await?.is_none()
-                    && !insert(tx, &id, &owner, "{}").await?
-                {
-                    return Ok(Taken::NoSuch);
-                }
-                let sql = format!(
-                    "SELECT active_run, lease_until, pending, secret FROM atc_threads WHERE id = $1{}",
-                    tx.for_update()
-                );
-                let row = tx.query(&sql, &[id.as_str().into()]).await?;
-                let mut row = row.into_iter().next().unwrap_or_default().into_iter();
-                let mut next = || row.next().unwrap_or(Val::Int(0));
-                let (active, lease, pending, secret) =
-                    (next().into_text(), next().int(), next().into_text(), next().into_text());
-                if !active.is_empty() && lease > now {
-                    return Ok(Taken::Busy);
-                }
-                let messages = messages(tx, &id).await?;
+                let (active, pending, secret, messages) =
+                    if find(tx, &id, &owner, true).await?.is_some() {
+                        let sql = format!(
+                            "SELECT active_run, lease_until, pending, secret FROM atc_threads WHERE id = $1{}",
+                            tx.for_update()
+                        );
+                        let row = tx.query(&sql, &[id.as_str().into()]).await?;
+                        let mut row = row.into_iter().next().unwrap_or_default().into_iter();
+                        let mut next = || row.next().unwrap_or(Val::Int(0));
+                        let (active, lease, pending, secret) =
+                            (next().into_text(), next().int(), next().into_text(), next().into_text());
+                        if !active.is_empty() && lease > now {
+                            return Ok(Taken::Busy);
+                        }
+                        (active, pending, secret, messages(tx, &id).await?)
+                    } else {
+                        match insert(tx, &id, &owner, "{}").await? {
+                            // Made just now: held by nobody, nothing waits, no history.
+                            Some(secret) => (String::new(), "[]".to_owned(), secret, Vec::new()),
+                            None => return Ok(Taken::NoSuch),
+                        }
+                    };
                 let stored = messages.clone();
                 let (history, pending) = match prepare(Found {
                     messages,
@@ -124,7 +128,12 @@ impl Store {
                     .zip(&history)
                     .take_while(|(a, b)| a == b)
                     .count();
-                write_from(tx, &id, same, &history[same..]).await?;
+                // The history goes on from all that is stored: nothing to delete first.
+                if same == stored.len() {
+                    append(tx, &id, same, &history[same..]).await?;
+                } else {
+                    write_from(tx, &id, same, &history[same..]).await?;
+                }
                 let superseded = if active.is_empty() { "" } else { active.as_str() };
                 run_log::begin(tx, run_of(&run), &id, &options, history.len(), superseded).await?;
                 tx.execute(
@@ -199,7 +208,7 @@ impl Store {
     }
 
     /// The run is over: its history from `at` on is written, `pending` (a JSON array) is what
-    /// waits for a person, and the thread is let go.
+    /// waits for a person, and the thread is let go. `appends`: as for `write_history`.
     /// The run's log ends with `result` (`{ data }` or `{ error }`, JSON).
     #[allow(clippy::too_many_arguments)]
     pub async fn release_thread(
@@ -208,6 +217,7 @@ impl Store {
         run: String,
         at: usize,
         messages: Vec<String>,
+        appends: bool,
         pending: String,
         result: String,
     ) -> Result<bool, StoreError> {
@@ -223,7 +233,11 @@ impl Store {
                 if held == 0 {
                     return Ok(false);
                 }
-                write_from(tx, &id, at, &messages).await?;
+                if appends {
+                    append(tx, &id, at, &messages).await?;
+                } else {
+                    write_from(tx, &id, at, &messages).await?;
+                }
                 run_log::end(tx, run_of(&run), &result).await?;
                 Ok(true)
             })

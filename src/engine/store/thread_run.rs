@@ -297,8 +297,9 @@ pub async fn run_in_thread(
         None => (at, tail),
     };
     let ended = stored_result(&mut result);
+    let appends = at == committer.kept().end;
     let released = store
-        .release_thread(id, holder_name, at, tail, pending, ended)
+        .release_thread(id, holder_name, at, tail, appends, pending, ended)
         .await;
     match (result, released) {
         (Ok(_), Err(e)) => Err(store_failed(e)),

@@ -136,22 +136,24 @@ pub(super) async fn holds(
     Ok(held == 1)
 }
 
-/// Inserts a thread unless its id is taken; whether it was inserted.
+/// Inserts a thread unless its id is taken: its approval secret if it was inserted (held by
+/// no run, nothing waiting, no history).
 pub(super) async fn insert(
     tx: &mut dyn Tx,
     id: &str,
     owner: &str,
     metadata: &str,
-) -> Result<bool, StoreError> {
+) -> Result<Option<String>, StoreError> {
     let now = now_ms();
+    let secret = random_hex(32);
     let changed = tx
         .execute(
             "INSERT INTO atc_threads (id, owner, metadata, status, active_run, lease_until, pending, secret, created_at, updated_at)
              VALUES ($1, $2, $3, 'idle', '', 0, '[]', $4, $5, $5) ON CONFLICT (id) DO NOTHING",
-            &[id.into(), owner.into(), metadata.into(), random_hex(32).into(), now.into()],
+            &[id.into(), owner.into(), metadata.into(), secret.as_str().into(), now.into()],
         )
         .await?;
-    Ok(changed == 1)
+    Ok((changed == 1).then_some(secret))
 }
 
 impl Store {
@@ -165,7 +167,7 @@ impl Store {
         metadata: String,
     ) -> Result<bool, StoreError> {
         self.transact(Box::new(move |tx| {
-            Box::pin(async move { insert(tx, &id, &owner, &metadata).await })
+            Box::pin(async move { Ok(insert(tx, &id, &owner, &metadata).await?.is_some()) })
         }))
         .await
     }

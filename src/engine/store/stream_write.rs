@@ -53,14 +53,18 @@ impl Store {
         let retention = self.streams.retention_ms;
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
-                // The run's row is locked: a take-over (which moves `resumed` on) waits for this
-                // write, or this write sees its generation.
+                // The run's row is locked first: a take-over (which moves `resumed` on) or a
+                // stopRun that ends the run waits for this write, or this write sees what it
+                // did. The stream is read only then, in a statement of its own: PostgreSQL reads
+                // a joined row as it was before the wait. (It is joined here all the same: a
+                // lock on its table is waited for before the run's row is locked, so the run's
+                // own writes are never held up behind this one.)
                 let lock = match tx.dialect() {
                     Dialect::Postgres => " FOR UPDATE OF r",
                     Dialect::Sqlite => "",
                 };
                 let sql = format!(
-                    "SELECT r.resumed, COALESCE(s.done, 0) FROM atc_runs r \
+                    "SELECT r.resumed, r.status FROM atc_runs r \
                      LEFT JOIN atc_streams s ON s.run_id = r.id WHERE r.id = $1{lock}"
                 );
                 let rows = tx.query(&sql, &[run_id.as_str().into()]).await?;
@@ -68,8 +72,20 @@ impl Store {
                     return Ok(Wrote::Dropped);
                 };
                 let current = row.first().map_or(-1, Val::int);
-                let over = row.get(1).is_some_and(|d| d.int() != 0);
-                if current != i64::from(generation) || over {
+                let ended = row.get(1).is_some_and(|s| s.text() == "done");
+                let rows = tx
+                    .query(
+                        "SELECT done FROM atc_streams WHERE run_id = $1",
+                        &[run_id.as_str().into()],
+                    )
+                    .await?;
+                let over = rows
+                    .first()
+                    .and_then(|r| r.first())
+                    .is_some_and(|d| d.int() != 0);
+                // A stream's end only once its run's end is committed: a holder whose end could
+                // not be (its store failed) leaves the stream open for the take-over that goes on.
+                if current != i64::from(generation) || over || (done && !ended) {
                     return Ok(Wrote::Dropped);
                 }
                 add_slice(tx, &run_id, &text, done, retention).await?;
@@ -101,8 +117,10 @@ pub(super) async fn add_slice(
     let expires = if done { now + retention } else { 0 };
     tx.execute(
         "INSERT INTO atc_streams (run_id, done, expires_at, updated_at) VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (run_id) DO UPDATE SET done = excluded.done, \
-         expires_at = excluded.expires_at, updated_at = excluded.updated_at",
+         ON CONFLICT (run_id) DO UPDATE SET \
+         done = CASE WHEN atc_streams.done = 1 THEN 1 ELSE excluded.done END, \
+         expires_at = CASE WHEN atc_streams.done = 1 THEN atc_streams.expires_at ELSE excluded.expires_at END, \
+         updated_at = excluded.updated_at",
         &[
             run_id.into(),
             i64::from(done).into(),

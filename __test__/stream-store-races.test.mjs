@@ -66,3 +66,17 @@ test('postgres: a holder\'s slice that waited for the run\'s row while another t
   await store.close()
   assert.deepEqual(streamOf(url, 'run_1'), { text: 'data: a\n\ndata: [DONE]\n\n', done: '1' })
 })
+
+test('postgres: the last write sweeps the streams whose time is up, and only those', async (t) => {
+  const { url, native } = await storeWithARun(t)
+  sql(url, `${RUN} VALUES ('old', 't', '{}', 0, '{}', 'done', '{}', 0, 0, 1, 1), ('live', 't', '{}', 0, '{}', 'running', '', 0, 0, 1, 1),
+              ('expired', 't', '{}', 0, '{}', 'done', '{}', 0, 0, 1, 1), ('kept', 't', '{}', 0, '{}', 'done', '{}', 0, 0, 1, 1);
+            INSERT INTO atc_streams (run_id, done, expires_at, updated_at) VALUES ('old', 0, 0, 1), ('live', 0, 0, 1), ('expired', 1, 2, 1), ('kept', 1, 99999999999999, 1);
+            INSERT INTO atc_stream_chunks (run_id, seq, chunks) VALUES ('old', 1, 'x'), ('live', 1, 'x'), ('expired', 1, 'x'), ('kept', 1, 'x');
+            UPDATE atc_runs SET status = 'done', result = '{}' WHERE id = 'run_1';`)
+  native.recordStream('run_1', 0, 'data: [DONE]\n\n', true)
+  const left = () => sql(url, "SELECT string_agg(run_id, ',' ORDER BY run_id) FROM atc_streams")
+  await until(() => left() === 'kept,live,run_1', 'the sweep')
+  assert.equal(sql(url, "SELECT count(*) FROM atc_stream_chunks WHERE run_id IN ('old', 'expired')"), '0')
+  assert.equal(sql(url, "SELECT count(*) FROM atc_stream_chunks WHERE run_id IN ('live', 'kept')"), '2')
+})

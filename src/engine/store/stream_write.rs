@@ -143,9 +143,11 @@ pub(super) async fn add_slice(
 /// ended (their last slice never written) whose run ended longer than the retention ago.
 async fn sweep(tx: &mut dyn Tx, now: i64, retention: i64) -> Result<(), StoreError> {
     let stale = now - retention;
-    let doomed = "SELECT run_id FROM atc_streams WHERE (done = 1 AND expires_at < $1) \
-                  OR (done = 0 AND updated_at < $2 AND run_id IN \
-                  (SELECT id FROM atc_runs WHERE status = 'done' AND updated_at < $2))";
+    // The run is looked up by its key for each stream (a subquery over every run would scan
+    // them all).
+    let doomed = "SELECT s.run_id FROM atc_streams s WHERE (s.done = 1 AND s.expires_at < $1) \
+                  OR (s.done = 0 AND s.updated_at < $2 AND EXISTS (SELECT 1 FROM atc_runs r \
+                  WHERE r.id = s.run_id AND r.status = 'done' AND r.updated_at < $2))";
     tx.execute(
         &format!("DELETE FROM atc_stream_chunks WHERE run_id IN ({doomed})"),
         &[now.into(), stale.into()],

@@ -20,12 +20,24 @@ use super::tx::{Dialect, StoreError, Tx, Val};
 /// The least time between two writes of one run's stream.
 const WRITE_GAP: Duration = Duration::from_millis(40);
 
-/// How many times a slice that could not be written is tried again before it is dropped.
+/// How many times the stream's last slice is tried before it is given up (its followers end on
+/// their own once the run is over). A slice from the middle is never given up: followers would
+/// get a stream with a hole (a delta whose part never started).
 const WRITE_TRIES: u32 = 3;
 
-/// The wait before trying a slice again, times the failures so far (a store that failed is
-/// given a moment rather than asked again at once).
+/// The wait before trying a slice again, doubled with each failure in a row (a store that failed
+/// is given a moment rather than asked again at once), up to [`RETRY_CAP`].
 const RETRY_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The longest wait between two tries of a slice.
+const RETRY_CAP: Duration = Duration::from_secs(2);
+
+/// The wait before the next try after `failures` failures in a row.
+fn backoff(failures: u32) -> Duration {
+    RETRY_BACKOFF
+        .saturating_mul(1 << failures.saturating_sub(1).min(10))
+        .min(RETRY_CAP)
+}
 
 /// How a slice fared in its transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,6 +183,7 @@ pub(super) async fn write_loop(
     let mut text = String::new();
     let mut done = false;
     let mut failures = 0;
+    let mut last_tries = 0;
     loop {
         if text.is_empty() && !done {
             match rx.recv().await {
@@ -210,18 +223,16 @@ pub(super) async fn write_loop(
             Err(e) => {
                 failures += 1;
                 tracing::warn!(run_id, error = %e, "a slice of the run's stream could not be stored");
-                if failures >= WRITE_TRIES {
-                    // Its followers miss this slice; the run itself goes on.
-                    text.clear();
-                    failures = 0;
-                    if done {
+                if done {
+                    last_tries += 1;
+                    if last_tries >= WRITE_TRIES {
+                        // Its followers end on their own once the run is over.
                         return;
                     }
-                } else {
-                    // What comes meanwhile joins the slice tried again.
-                    tokio::time::sleep(RETRY_BACKOFF * failures).await;
-                    continue;
                 }
+                // The slice is kept; what comes meanwhile joins it when it is tried again.
+                tokio::time::sleep(backoff(failures)).await;
+                continue;
             }
         }
         // What comes within the gap joins the next write; the last slice goes at once.

@@ -1,5 +1,5 @@
 //! Tests of a run's stream writes on SQLite files: a stream's end only after its run's end, a
-//! slice tried again after a moment, the sweep of streams whose time is up.
+//! slice never dropped from the middle of a stream, the sweep of streams whose time is up.
 
 use super::tests::{follow_now, store_with_a_run, until_written};
 use super::*;
@@ -50,16 +50,21 @@ async fn a_stream_s_end_is_written_only_once_its_run_s_end_is_committed() {
 }
 
 #[tokio::test]
-async fn a_slice_that_could_not_be_written_is_tried_again_after_a_moment() {
-    let (store, conn) = store_with_a_run("backoff").await;
-    // The store fails for a moment (its table is away), then works again.
+async fn a_slice_that_cannot_be_written_for_a_while_is_kept_and_written_in_order() {
+    let (store, conn) = store_with_a_run("kept").await;
+    // The store fails for more than a second (its table is away): more than the three tries a
+    // slice had before it was dropped.
     conn.execute_batch("ALTER TABLE atc_stream_chunks RENAME TO atc_away")
         .unwrap();
     store.record_stream("run_1", 0, "data: a\n\n".into(), false);
-    tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    store.record_stream("run_1", 0, "data: b\n\n".into(), false);
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
     conn.execute_batch("ALTER TABLE atc_away RENAME TO atc_stream_chunks")
         .unwrap();
-    until_written(&store, "data: a\n\n").await;
+    until_written(&store, "data: a\n\ndata: b\n\n").await;
+    store.record_stream("run_1", 0, "data: c\n\n".into(), false);
+    until_written(&store, "data: a\n\ndata: b\n\ndata: c\n\n").await;
     store.close().await;
 }
 

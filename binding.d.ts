@@ -305,6 +305,11 @@ export interface StreamHold {
   generation: number
   /** Its stored result (`{ data, error }` as JSON) if it has ended. */
   result?: string
+  /**
+   * It ended, and neither it nor its stream changed for a while (5 s): no holder is about to
+   * write the stream's end.
+   */
+  idle: boolean
 }
 
 /** What a follower of a run's stream reads (`followStream`). */

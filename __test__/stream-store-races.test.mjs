@@ -80,3 +80,54 @@ test('postgres: the last write sweeps the streams whose time is up, and only tho
   assert.equal(sql(url, "SELECT count(*) FROM atc_stream_chunks WHERE run_id IN ('old', 'expired')"), '0')
   assert.equal(sql(url, "SELECT count(*) FROM atc_stream_chunks WHERE run_id IN ('live', 'kept')"), '2')
 })
+
+const stored = JSON.stringify({ data: null, error: { code: 'tool_execution_error', message: 'The charge failed.' } })
+const ended = `'done', '${stored}'`
+
+test('postgres: a take-over that finds the run just ended by its holder writes no end: the holder\'s last slices and its own end go in', async (t) => {
+  const { url, store, native } = await storeWithARun(t, { lease: '1', status: ended })
+  const result = await resumeRun('run_1', { store, apiKey: KEY })
+  assert.equal(result.error?.code, 'tool_execution_error', JSON.stringify(result))
+  // The holder hands its last slices and its end over after it committed the run's end (the
+  // 40 ms gap between writes, and more on a busy machine): an end the take-over wrote would be
+  // in by then.
+  await new Promise((r) => setTimeout(r, 300))
+  native.recordStream('run_1', 0, 'data: b\n\n', false)
+  native.recordStream('run_1', 0, 'data: end\n\ndata: [DONE]\n\n', true)
+  await store.close()
+  assert.deepEqual(streamOf(url, 'run_1'), { text: 'data: a\n\ndata: b\n\ndata: end\n\ndata: [DONE]\n\n', done: '1' })
+})
+
+test('postgres: a take-over that finds the run ended a while ago (neither it nor its stream changed since) writes the end from its stored result', async (t) => {
+  const { url, store } = await storeWithARun(t, { lease: '1', status: ended, at: Date.now() - 10_000 })
+  const result = await resumeRun('run_1', { store, apiKey: KEY })
+  assert.equal(result.error?.code, 'tool_execution_error', JSON.stringify(result))
+  await store.close()
+  const { text, done } = streamOf(url, 'run_1')
+  assert.equal(done, '1')
+  assert.match(text, /^data: a\n\ndata: \{"type":"error","errorText":".*"\}\n\ndata: \{"type":"finish","finishReason":"error"\}\n\ndata: \[DONE\]\n\n$/)
+})
+
+test('a recorder whose run was taken over again before it read the stream (a newer generation) writes nothing', async (t) => {
+  const store = createStore(`sqlite:${join(backends.sqlite())}`)
+  t.after(() => store.close())
+  const native = Store.nativeOf(store)
+  const written = []
+  native.recordStream = (...args) => written.push(args)
+  // This process took the run at generation 1; a third process took it over (generation 2)
+  // before this one read the stream.
+  native.streamState = async () => ({ sent: 'data: {"type":"start"}\n\n', generation: 2, result: null, idle: false })
+  const recorder = recorderFor(store, { runId: 'run_x' })
+  recorder.feed([{ type: 'taken', generation: 1 }])
+  recorder.feed([{ type: 'start-step', step: 0, runId: 'run_x' }, { type: 'text-delta', text: 'Hi' }])
+  await recorder.end({ data: { text: 'Hi', stopReason: 'end_turn' }, error: null })
+  assert.deepEqual(written, [])
+  // Of its own generation, it records on.
+  native.streamState = async () => ({ sent: 'data: {"type":"start"}\n\n', generation: 1, result: null, idle: false })
+  const own = recorderFor(store, { runId: 'run_x' })
+  own.feed([{ type: 'taken', generation: 1 }])
+  own.feed([{ type: 'start-step', step: 0, runId: 'run_x' }, { type: 'text-delta', text: 'Hi' }])
+  await own.end({ data: { text: 'Hi', stopReason: 'end_turn' }, error: null })
+  assert.ok(written.length >= 2 && written.every(([run, generation]) => run === 'run_x' && generation === 1), JSON.stringify(written))
+  assert.equal(written.at(-1)[3], true)
+})

@@ -31,6 +31,9 @@ pub struct StreamHold {
     pub generation: u32,
     /// Its stored result (`{ data, error }` as JSON) if it has ended.
     pub result: Option<String>,
+    /// It ended, and neither it nor its stream changed for a while (5 s): no holder is about to
+    /// write the stream's end.
+    pub idle: bool,
 }
 
 /// A store, as lib/store.js wraps it.
@@ -241,6 +244,7 @@ impl NativeStore {
                 sent: h.sent,
                 generation: h.generation,
                 result: h.result,
+                idle: h.idle,
             }))
         })
     }

@@ -65,6 +65,13 @@ impl Store {
                         .await?;
                         return Ok(true);
                     }
+                    // Asked to stop as well: a holder still alive whose lease ran out learns of
+                    // it when it next looks, and ends as aborted, as the stored result says.
+                    tx.execute(
+                        "UPDATE atc_runs SET stop_requested = 1 WHERE id = $1",
+                        &[run_id.as_str().into()],
+                    )
+                    .await?;
                     if active == current {
                         let_go(tx, &thread_id, &current, &run_id, STOPPED).await?;
                     } else {

@@ -27,9 +27,10 @@ export declare class NativeStore {
   deleteThread(id: string, owner: string): Promise<boolean>
   /**
    * Stops a run wherever it runs (a run nobody holds at once, its stream ended with the
-   * abort); whether it was going on.
+   * abort); whether it was going on. With `owner` (`""`: none), a run whose thread has
+   * another owner is not found.
    */
-  stopRun(runId: string): Promise<boolean>
+  stopRun(runId: string, owner?: string | undefined | null): Promise<boolean>
   /** The ids of the runs whose lease ran out, the longest expired first: at most `limit`. */
   expiredRuns(limit: number): Promise<string[]>
   /**
@@ -305,6 +306,11 @@ export interface StreamHold {
   generation: number
   /** Its stored result (`{ data, error }` as JSON) if it has ended. */
   result?: string
+  /**
+   * It ended, and neither it nor its stream changed for a while (5 s): no holder is about to
+   * write the stream's end.
+   */
+  idle: boolean
 }
 
 /** What a follower of a run's stream reads (`followStream`). */

@@ -942,11 +942,15 @@ export declare function recoverRuns<C = unknown>(options: ResumeOptions<C> & { l
 
 /**
  * Stops a run wherever it runs: its holder sees it within a second and ends it as an abort does
- * (`aborted`, its tools' `ctx.signal` fired). A run nobody holds (its process died, nobody took
- * it over yet) is ended at once as `aborted`, its stream's followers ending with the abort.
- * Resolves with whether it was going on; a paused or finished run is left as it is.
+ * (`aborted`, its tools' `ctx.signal` fired). A run nobody holds (its lease ran out: its process
+ * died, or stalled, and nobody took it over yet) is ended at once as `aborted`, its stream's
+ * followers ending with the abort; a process that died less than `leaseMs` ago still holds its
+ * run, which is then only asked to stop and ends once its lease runs out and it is taken over or
+ * stopped again. Resolves with whether it was going on; a paused or finished run is left as it
+ * is. `owner`: a run whose thread has another owner is not found (`false`, nothing stopped), as
+ * for threads — give it whenever the run id comes from a browser.
  */
-export declare function stopRun(runId: string, options: { store: Store }): Promise<boolean>
+export declare function stopRun(runId: string, options: { store: Store; owner?: string }): Promise<boolean>
 
 /**
  * A streamed run's UI message stream (`streamWithTools` with a store records it), as a

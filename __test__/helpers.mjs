@@ -5,12 +5,12 @@ import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 
 import { registerTool, runWithTools } from '../index.mjs'
 import { reply, startMockApi, text } from '../stand-in/index.mjs'
 import { startStandIn } from 'anthropic-tool-calling/testing'
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { startPostgres } from '../scripts/postgres.mjs'
+import { postgresBin, startPostgres } from '../scripts/postgres.mjs'
 
 /** The key the stand-in accepts. It must never show up anywhere but the auth header. */
 export const KEY = 'sk-ant-test-SECRET-0123456789abcdef'
@@ -278,4 +278,30 @@ export function durableChild(job) {
       return JSON.parse(line.slice('RESULT '.length))
     },
   }
+}
+
+/**
+ * Stops `child` (SIGSTOP) where it is in no transaction of the store at `url`, which is then free
+ * for the others: a child stopped inside one (its lease renewed, asked whether to stop) is let go
+ * on a moment and stopped again. PostgreSQL: no session of the database is `idle in transaction`
+ * (a statement sent before the stop has run by then). SQLite: `store` (a handle of the test's
+ * own) gets the file's write lock within 300 ms (every operation takes it).
+ */
+export async function stallOutsideTransaction(child, url, store) {
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+  for (let tries = 0; tries < 50; tries++) {
+    child.signal('SIGSTOP')
+    await sleep(60)
+    let free
+    if (url.startsWith('postgres')) {
+      const r = spawnSync(join(postgresBin(), 'psql'), [url, '-At', '-c', "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'"], { encoding: 'utf8' })
+      free = r.status === 0 && r.stdout.trim() === '0'
+    } else {
+      free = await Promise.race([store.getThread('none').then(() => true), sleep(300).then(() => false)])
+    }
+    if (free) return
+    child.signal('SIGCONT')
+    await sleep(37 * (tries + 1))
+  }
+  throw new Error('the child was never stopped outside a transaction')
 }

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createStore, resumeRun, resumeStream, stopRun } from 'anthropic-tool-calling'
 import { reply, text, toolUse } from '../stand-in/index.mjs'
-import { chunkTypes, chunksOf, durableChild, messageOf, reading, startApi, storeBackends, uiTextOf, until, KEY } from './helpers.mjs'
+import { chunkTypes, chunksOf, durableChild, messageOf, reading, stallOutsideTransaction, startApi, storeBackends, uiTextOf, until, KEY } from './helpers.mjs'
 
 const { scratch, backends: BACKENDS } = storeBackends('fencing')
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -44,8 +44,8 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       api.script(reply([text('Let me charge it.'), toolUse('charge', { id: 'b', ms: 2500 })]), reply([text('Charged by the new holder.')]))
       const url = makeUrl()
       const records = join(scratch, `records-${++files}.jsonl`)
-      // A lease of 2.4 s: the holder touches the store rarely (every 0.8 s), so it is stopped
-      // outside a transaction.
+      // A lease of 2.4 s: the holder touches the store every 0.8 s; it is stopped where it is in
+      // no transaction (stallOutsideTransaction), so the taker is never kept waiting by it.
       const base = { storeUrl: url, baseURL: api.url, apiKey: KEY, records, leaseMs: 2400 }
       const stalled = durableChild({ ...base, mode: 'stream', thread: 'stall', prompt: 'Charge it', hang: ['charge'] })
       t.after(() => stalled.kill())
@@ -54,8 +54,8 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       await waitFor(() => stalled.said('hanging charge'), 'the holder to run its tool')
       const { follower, runId } = await follow(store, 'stall')
       await waitFor(() => follower.soFar().includes('tool-input-available'), 'the first step')
-      stalled.signal('SIGSTOP')
       t.after(() => stalled.signal('SIGCONT'))
+      await stallOutsideTransaction(stalled, url, store)
       await sleep(3200)
       // Another process takes the run over; while it runs the call again (2.5 s), the stalled
       // holder goes on, finds it lost the run, and ends with its own error.

@@ -2,8 +2,8 @@
 // PostgreSQL server with psql. A run whose step was committed before that step's end reached the
 // stream (the stream table locked while the first process commits its round and asks for its
 // next step; then it is killed): the take-over goes on with the next step, so the open step is
-// finished and kept, not taken back. A run that ended (its result stored) before recoverRuns
-// reached it: its stream gets its end from that result. Read with the `ai` package's own parser
+// finished and kept, not taken back. A run that ended a while ago (its result stored, its stream
+// without an end) when recoverRuns reached it: its stream gets its end from that result. Read with the `ai` package's own parser
 // and readUIMessageStream.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -89,11 +89,13 @@ test('postgres: recoverRuns reaching a run that had ended (its result stored, it
   const runId = (await store.getThread('ended')).activeRunId
   await first.kill()
   await new Promise((r) => setTimeout(r, 800))
-  // What recoverRuns finds when another process ended the run after it listed it: the result
-  // stored, the thread not let go yet, the stream's end not written.
+  // What recoverRuns finds when another process ended the run after it listed it and died
+  // before it wrote the stream's end: the result stored a while ago (neither the run nor its
+  // stream changed for 10 s), the thread not let go yet, the stream's end not written.
   const ended = JSON.stringify({ data: null, error: { code: 'tool_execution_error', message: 'The charge failed.' } })
   const psql = psqlOf(url)
-  psql.stdin.end(`UPDATE atc_runs SET status = 'done', result = '${ended}' WHERE id = '${runId}';\n`)
+  psql.stdin.end(`UPDATE atc_runs SET status = 'done', result = '${ended}', updated_at = updated_at - 10000 WHERE id = '${runId}';
+    UPDATE atc_streams SET updated_at = updated_at - 10000 WHERE run_id = '${runId}';\n`)
   assert.equal(await new Promise((resolve) => psql.on('exit', resolve)), 0)
   const recovered = await durableChild({ ...base, mode: 'recover' }).result()
   assert.deepEqual(recovered, [], 'a run another process ended is not this one to report')

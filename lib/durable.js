@@ -6,7 +6,7 @@
 
 const { describe } = require('./describe.js')
 const { startRun } = require('./run.js')
-const { Store } = require('./store.js')
+const { Store, ownerOf } = require('./store.js')
 
 // What resumeRun is given again: the store, the secrets a log never keeps, and what JS keeps.
 // `baseURL`, `mcpServers` and `provider` too: a log leaves out a baseURL with a password or a
@@ -86,13 +86,18 @@ async function recoverRuns(options) {
   return done.filter(({ result }) => !(result.error && result.error.code === 'thread_busy'))
 }
 
-/** Stops run `runId` wherever it runs (within a second; at once if nobody holds it); whether it was going on. */
+/**
+ * Stops run `runId` wherever it runs (within a second; at once if nobody holds it); whether it was
+ * going on. With `options.owner` (a run id from a browser is outside input), a run whose thread
+ * has another owner is not found: `false`, nothing stopped.
+ */
 async function stopRun(runId, options) {
   const bad = checkRunId(runId, 'stopRun')
   if (bad) throw new TypeError(bad)
   const [store, noStore] = storeOf(options, 'stopRun')
   if (noStore) throw new TypeError(noStore)
-  return store.stopRun(runId)
+  const owner = options.owner === undefined ? null : ownerOf(options, 'stopRun')
+  return store.stopRun(runId, owner)
 }
 
 module.exports = { resumeRun, recoverRuns, stopRun }

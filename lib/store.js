@@ -156,9 +156,9 @@ class Store {
   }
 
   /** Stops run `runId` wherever it runs (at once if nobody holds it); whether it was going on. */
-  async stopRun(runId) {
+  async stopRun(runId, owner) {
     try {
-      return await this.#native.stopRun(runId)
+      return await this.#native.stopRun(runId, owner ?? undefined)
     } catch (e) {
       throw unavailable(e)
     }

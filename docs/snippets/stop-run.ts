@@ -6,8 +6,9 @@ import { currentUserId } from "@/lib/session";
 
 export async function POST(req: Request) {
   const { id } = (await req.json()) as { id: string };
-  const thread = await store.getThread(id, { owner: await currentUserId() });
+  const owner = await currentUserId();
+  const thread = await store.getThread(id, { owner });
   if (!thread || !thread.activeRunId) return new Response(null, { status: 204 });
-  await stopRun(thread.activeRunId, { store });
+  await stopRun(thread.activeRunId, { store, owner });
   return new Response(null, { status: 204 });
 }

@@ -59,32 +59,39 @@ function recorderFor(store, takenOver) {
 }
 
 /**
- * The recorder of a run taken over. Its first part comes once this process holds the run: the
- * stream is read then (nothing of an earlier holder's is written after that), with the run's
- * generation, which every slice carries — should the run be taken over again while this process
- * still runs it, its slices are dropped. The parts wait for that read, and the end for them.
+ * The recorder of a run taken over. When this process takes the run, the engine tells it first
+ * (a `taken` part, not a StreamPart) with the generation the take gave it, which every slice
+ * carries: should the run be taken over again while this process still runs it, its slices are
+ * dropped. Its first part comes once this process holds the run: the stream is read then
+ * (nothing of an earlier holder's is written after that) and must still be of this generation —
+ * a third process that took the run over before that read has it, and nothing is written here.
+ * The parts wait for that read, and the end for them. A take-over that ran nothing after the
+ * take (its options do not hold here) writes the end of the result it ended the run with.
  *
- * When the take-over ran nothing, the end is written only when the run's log says it is over,
- * with its stored result (it had finished, was stopped, or its options do not hold here). Any
- * other failure before a part (`thread_busy`, `store_unavailable`, options refused before the
- * take) leaves the run to a later take-over, which records on: the stream stays open for it.
+ * Without a take (the run had ended, `thread_busy`, `store_unavailable`, options refused before
+ * the take) the end is written only when the run's log says it is over, with its stored result,
+ * and only once neither the run nor its stream changed for a while: a holder that has just ended
+ * the run writes its own end right after (its last slices, then the end), with the same
+ * generation. Otherwise the run is left to its holder or a later take-over: the stream stays open.
  */
 function recording(native, chunker, runId) {
+  let taken = null
   let generation = 0
   let waiting = []
   let read = null
-  let fed = false
   let over = false
   const write = (parts) => {
     const out = []
     for (const part of parts) chunker.write(part, out)
     if (out.length > 0) native.recordStream(runId, generation, sse(out), false)
   }
-  // The stream as this holder finds it: `null` when it cannot go on (over, or unreadable).
+  // The stream as this holder finds it: `null` when it cannot go on (over, unreadable, or taken
+  // over again since this process took it).
   const hold = async () => {
     try {
       const found = await native.streamState(runId)
       if (found == null || found.sent == null) return null
+      if (taken !== null && found.generation !== taken) return null
       generation = found.generation
       chunker.continueAfter(found.sent)
       return found
@@ -100,21 +107,27 @@ function recording(native, chunker, runId) {
   }
   return {
     feed(parts) {
-      fed = true
+      const rest = []
+      for (const part of parts) {
+        if (part.type === 'taken') taken = part.generation
+        else rest.push(part)
+      }
+      if (rest.length === 0) return
       if (waiting === null) {
-        if (!over) write(parts)
+        if (!over) write(rest)
         return
       }
-      waiting.push(parts)
+      waiting.push(rest)
       read ??= settle()
     },
     async end(result) {
-      if (read !== null) await read
-      if (over) return
-      if (!fed) {
+      if (taken === null) {
         const found = await hold()
-        if (found === null || found.result == null) return
+        if (found === null || found.result == null || !found.idle) return
         result = JSON.parse(found.result)
+      } else {
+        await (read ??= settle())
+        if (over) return
       }
       const out = []
       chunker.write({ type: 'finish', result }, out)

@@ -77,7 +77,18 @@ pub async fn run(
         let (request_json, taken) = match durable::resume_request(&request_json) {
             None => (request_json, None),
             Some(resume) => match durable::take_over(resume).await? {
-                Resumed::Run(json, run, store) => (json, Some((run, store))),
+                Resumed::Run(json, run, store) => {
+                    if let (Some(to), DurableRun::TakenOver(log)) =
+                        (parts.as_ref().filter(|p| p.stream), &run)
+                    {
+                        // Not a StreamPart: the recorder of the run's stream learns which holder
+                        // this process is (lib/stream/record.js), before any part.
+                        let taken =
+                            format!("[{{\"type\":\"taken\",\"generation\":{}}}]", log.resumed);
+                        send_parts(&to.send, taken, false);
+                    }
+                    (json, Some((run, store)))
+                }
                 Resumed::Ended { result, messages } => {
                     stored = Some((result, messages));
                     return Err(RunError::internal("ended"));

@@ -31,6 +31,9 @@ pub struct StreamHold {
     pub generation: u32,
     /// Its stored result (`{ data, error }` as JSON) if it has ended.
     pub result: Option<String>,
+    /// It ended, and neither it nor its stream changed for a while (5 s): no holder is about to
+    /// write the stream's end.
+    pub idle: bool,
 }
 
 /// A store, as lib/store.js wraps it.
@@ -196,11 +199,17 @@ impl NativeStore {
     }
 
     /// Stops a run wherever it runs (a run nobody holds at once, its stream ended with the
-    /// abort); whether it was going on.
+    /// abort); whether it was going on. With `owner` (`""`: none), a run whose thread has
+    /// another owner is not found.
     #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn stop_run<'e>(&self, env: &'e Env, run_id: String) -> Result<PromiseRaw<'e, bool>> {
+    pub fn stop_run<'e>(
+        &self,
+        env: &'e Env,
+        run_id: String,
+        owner: Option<String>,
+    ) -> Result<PromiseRaw<'e, bool>> {
         let store = self.store.clone();
-        env.spawn_future(async move { store.ask_to_stop(run_id).await.map_err(rejected) })
+        env.spawn_future(async move { store.ask_to_stop(run_id, owner).await.map_err(rejected) })
     }
 
     /// The ids of the runs whose lease ran out, the longest expired first: at most `limit`.
@@ -241,6 +250,7 @@ impl NativeStore {
                 sent: h.sent,
                 generation: h.generation,
                 result: h.result,
+                idle: h.idle,
             }))
         })
     }

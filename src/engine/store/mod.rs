@@ -37,3 +37,5 @@ pub use url::StoreUrl;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_writes;

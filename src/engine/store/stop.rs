@@ -10,27 +10,38 @@ use serde_json::{json, Value};
 use super::database::{now_ms, Store};
 use super::run_log::{end, let_go, STOPPED};
 use super::stream_write::add_slice;
+use super::thread_run::OWN_THREAD_OWNER;
 use super::threads::holder;
 use super::tx::{StoreError, Tx, Val};
 
 impl Store {
     /// Stops run `run_id`, wherever it runs (see the module's comment); whether it was going on.
-    pub async fn ask_to_stop(&self, run_id: String) -> Result<bool, StoreError> {
+    /// With `owner`, a run whose thread has another owner is not found (a run of a thread of its
+    /// own is nobody's).
+    pub async fn ask_to_stop(
+        &self,
+        run_id: String,
+        owner: Option<String>,
+    ) -> Result<bool, StoreError> {
         let retention = self.streams.retention_ms;
         let stopped = self
             .transact(Box::new(move |tx| {
                 Box::pin(async move {
                     let found = tx
                         .query(
-                            "SELECT thread_id FROM atc_runs WHERE id = $1",
+                            "SELECT r.thread_id, COALESCE(t.owner, '') FROM atc_runs r \
+                             LEFT JOIN atc_threads t ON t.id = r.thread_id WHERE r.id = $1",
                             &[run_id.as_str().into()],
                         )
                         .await?;
-                    let Some(thread) = found.into_iter().next().and_then(|r| r.into_iter().next())
-                    else {
+                    let Some(mut found) = found.into_iter().next().map(Vec::into_iter) else {
                         return Ok(false);
                     };
-                    let thread_id = thread.into_text();
+                    let thread_id = found.next().unwrap_or(Val::Int(0)).into_text();
+                    let of = found.next().unwrap_or(Val::Int(0)).into_text();
+                    if owner.is_some_and(|o| o != of && of != OWN_THREAD_OWNER) {
+                        return Ok(false);
+                    }
                     // The thread's row first, as a take-over locks it: one of the two waits
                     // for the other, and then finds the run as the other left it.
                     let sql = format!(
@@ -65,6 +76,13 @@ impl Store {
                         .await?;
                         return Ok(true);
                     }
+                    // Asked to stop as well: a holder still alive whose lease ran out learns of
+                    // it when it next looks, and ends as aborted, as the stored result says.
+                    tx.execute(
+                        "UPDATE atc_runs SET stop_requested = 1 WHERE id = $1",
+                        &[run_id.as_str().into()],
+                    )
+                    .await?;
                     if active == current {
                         let_go(tx, &thread_id, &current, &run_id, STOPPED).await?;
                     } else {

@@ -68,6 +68,9 @@ pub struct StreamHold {
     pub generation: u32,
     /// Its stored result (`{ data, error }` as JSON), if it has ended.
     pub result: Option<String>,
+    /// It has ended and neither it nor its stream changed for [`ORPHANED_MS`]: no holder will
+    /// write the stream's end (one that ended the run writes it right after).
+    pub idle: bool,
 }
 
 /// What run `run_id`'s stream sent so far, if it was recorded and is not over.
@@ -168,7 +171,9 @@ impl Store {
             Box::pin(async move {
                 let rows = tx
                     .query(
-                        "SELECT resumed, status, result FROM atc_runs WHERE id = $1",
+                        "SELECT r.resumed, r.status, r.result, r.updated_at, \
+                         COALESCE((SELECT s.updated_at FROM atc_streams s WHERE s.run_id = r.id), 0) \
+                         FROM atc_runs r WHERE r.id = $1",
                         &[run_id.as_str().into()],
                     )
                     .await?;
@@ -179,10 +184,13 @@ impl Store {
                 let mut next = || row.next().unwrap_or(Val::Int(0));
                 let (resumed, status, result) =
                     (next().int(), next().into_text(), next().into_text());
+                let updated = next().int().max(next().int());
+                let ended = status == "done";
                 Ok(Some(StreamHold {
                     sent: tail(tx, &run_id).await?,
                     generation: u32::try_from(resumed).unwrap_or(0),
-                    result: (status == "done").then_some(result),
+                    result: ended.then_some(result),
+                    idle: ended && updated + ORPHANED_MS < now_ms(),
                 }))
             })
         }))

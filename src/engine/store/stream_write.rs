@@ -20,12 +20,24 @@ use super::tx::{Dialect, StoreError, Tx, Val};
 /// The least time between two writes of one run's stream.
 const WRITE_GAP: Duration = Duration::from_millis(40);
 
-/// How many times a slice that could not be written is tried again before it is dropped.
+/// How many times the stream's last slice is tried before it is given up (its followers end on
+/// their own once the run is over). A slice from the middle is never given up: followers would
+/// get a stream with a hole (a delta whose part never started).
 const WRITE_TRIES: u32 = 3;
 
-/// The wait before trying a slice again, times the failures so far (a store that failed is
-/// given a moment rather than asked again at once).
+/// The wait before trying a slice again, doubled with each failure in a row (a store that failed
+/// is given a moment rather than asked again at once), up to [`RETRY_CAP`].
 const RETRY_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The longest wait between two tries of a slice.
+const RETRY_CAP: Duration = Duration::from_secs(2);
+
+/// The wait before the next try after `failures` failures in a row.
+fn backoff(failures: u32) -> Duration {
+    RETRY_BACKOFF
+        .saturating_mul(1 << failures.saturating_sub(1).min(10))
+        .min(RETRY_CAP)
+}
 
 /// How a slice fared in its transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,14 +65,18 @@ impl Store {
         let retention = self.streams.retention_ms;
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
-                // The run's row is locked: a take-over (which moves `resumed` on) waits for this
-                // write, or this write sees its generation.
+                // The run's row is locked first: a take-over (which moves `resumed` on) or a
+                // stopRun that ends the run waits for this write, or this write sees what it
+                // did. The stream is read only then, in a statement of its own: PostgreSQL reads
+                // a joined row as it was before the wait. (It is joined here all the same: a
+                // lock on its table is waited for before the run's row is locked, so the run's
+                // own writes are never held up behind this one.)
                 let lock = match tx.dialect() {
                     Dialect::Postgres => " FOR UPDATE OF r",
                     Dialect::Sqlite => "",
                 };
                 let sql = format!(
-                    "SELECT r.resumed, COALESCE(s.done, 0) FROM atc_runs r \
+                    "SELECT r.resumed, r.status FROM atc_runs r \
                      LEFT JOIN atc_streams s ON s.run_id = r.id WHERE r.id = $1{lock}"
                 );
                 let rows = tx.query(&sql, &[run_id.as_str().into()]).await?;
@@ -68,8 +84,20 @@ impl Store {
                     return Ok(Wrote::Dropped);
                 };
                 let current = row.first().map_or(-1, Val::int);
-                let over = row.get(1).is_some_and(|d| d.int() != 0);
-                if current != i64::from(generation) || over {
+                let ended = row.get(1).is_some_and(|s| s.text() == "done");
+                let rows = tx
+                    .query(
+                        "SELECT done FROM atc_streams WHERE run_id = $1",
+                        &[run_id.as_str().into()],
+                    )
+                    .await?;
+                let over = rows
+                    .first()
+                    .and_then(|r| r.first())
+                    .is_some_and(|d| d.int() != 0);
+                // A stream's end only once its run's end is committed: a holder whose end could
+                // not be (its store failed) leaves the stream open for the take-over that goes on.
+                if current != i64::from(generation) || over || (done && !ended) {
                     return Ok(Wrote::Dropped);
                 }
                 add_slice(tx, &run_id, &text, done, retention).await?;
@@ -101,8 +129,10 @@ pub(super) async fn add_slice(
     let expires = if done { now + retention } else { 0 };
     tx.execute(
         "INSERT INTO atc_streams (run_id, done, expires_at, updated_at) VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (run_id) DO UPDATE SET done = excluded.done, \
-         expires_at = excluded.expires_at, updated_at = excluded.updated_at",
+         ON CONFLICT (run_id) DO UPDATE SET \
+         done = CASE WHEN atc_streams.done = 1 THEN 1 ELSE excluded.done END, \
+         expires_at = CASE WHEN atc_streams.done = 1 THEN atc_streams.expires_at ELSE excluded.expires_at END, \
+         updated_at = excluded.updated_at",
         &[
             run_id.into(),
             i64::from(done).into(),
@@ -125,9 +155,11 @@ pub(super) async fn add_slice(
 /// ended (their last slice never written) whose run ended longer than the retention ago.
 async fn sweep(tx: &mut dyn Tx, now: i64, retention: i64) -> Result<(), StoreError> {
     let stale = now - retention;
-    let doomed = "SELECT run_id FROM atc_streams WHERE (done = 1 AND expires_at < $1) \
-                  OR (done = 0 AND updated_at < $2 AND run_id IN \
-                  (SELECT id FROM atc_runs WHERE status = 'done' AND updated_at < $2))";
+    // The run is looked up by its key for each stream (a subquery over every run would scan
+    // them all).
+    let doomed = "SELECT s.run_id FROM atc_streams s WHERE (s.done = 1 AND s.expires_at < $1) \
+                  OR (s.done = 0 AND s.updated_at < $2 AND EXISTS (SELECT 1 FROM atc_runs r \
+                  WHERE r.id = s.run_id AND r.status = 'done' AND r.updated_at < $2))";
     tx.execute(
         &format!("DELETE FROM atc_stream_chunks WHERE run_id IN ({doomed})"),
         &[now.into(), stale.into()],
@@ -151,6 +183,7 @@ pub(super) async fn write_loop(
     let mut text = String::new();
     let mut done = false;
     let mut failures = 0;
+    let mut last_tries = 0;
     loop {
         if text.is_empty() && !done {
             match rx.recv().await {
@@ -190,18 +223,16 @@ pub(super) async fn write_loop(
             Err(e) => {
                 failures += 1;
                 tracing::warn!(run_id, error = %e, "a slice of the run's stream could not be stored");
-                if failures >= WRITE_TRIES {
-                    // Its followers miss this slice; the run itself goes on.
-                    text.clear();
-                    failures = 0;
-                    if done {
+                if done {
+                    last_tries += 1;
+                    if last_tries >= WRITE_TRIES {
+                        // Its followers end on their own once the run is over.
                         return;
                     }
-                } else {
-                    // What comes meanwhile joins the slice tried again.
-                    tokio::time::sleep(RETRY_BACKOFF * failures).await;
-                    continue;
                 }
+                // The slice is kept; what comes meanwhile joins it when it is tried again.
+                tokio::time::sleep(backoff(failures)).await;
+                continue;
             }
         }
         // What comes within the gap joins the next write; the last slice goes at once.

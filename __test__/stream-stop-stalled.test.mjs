@@ -3,7 +3,8 @@
 // stop, so the holder, going on, ends as aborted — as the stored result says — rather than with
 // store_unavailable, and writes nothing more into the stream. The holder is a child process
 // (fixtures/durable-child.mjs) stopped with SIGSTOP outside any store transaction. On SQLite
-// files and on a real PostgreSQL server.
+// files and on a real PostgreSQL server. And a stop asked for while a dead holder's lease still
+// runs: the take-over that then finds it ends the run, writing its stream's abort end.
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
@@ -44,6 +45,34 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       assert.equal(result.error.runId, runId)
       assert.equal(await (await resumeStream(runId, { store })).text(), sent, 'the holder wrote nothing more')
       assert.equal(uiTextOf(await messageOf(await chunksOf(sent))), 'Let me charge it.')
+      assert.equal(api.requests.length, 1)
+    })
+
+    test('stopRun while a dead holder\'s lease still runs: the take-over that follows ends the run, and the follower ends with the abort', async (t) => {
+      const api = await startApi(t)
+      api.script(reply([text('Let me charge it.'), toolUse('charge', { id: 'y' })]), reply([text('must not be asked')]))
+      const url = makeUrl()
+      const base = { storeUrl: url, baseURL: api.url, apiKey: KEY, records: join(scratch, `records-${backend}-lease.jsonl`), leaseMs: 2400 }
+      const holder = durableChild({ ...base, mode: 'stream', thread: 'stopped-dead', prompt: 'Charge it', hang: ['charge'] })
+      t.after(() => holder.kill())
+      const store = createStore(url)
+      t.after(() => store.close())
+      await waitFor(() => holder.said('hanging charge'), 'the holder to run its tool')
+      const follower = reading(await resumeStream({ thread: 'stopped-dead' }, { store }))
+      await waitFor(() => follower.soFar().includes('tool-input-available'), 'the first step')
+      const runId = (await store.getThread('stopped-dead')).activeRunId
+      await holder.kill()
+      // Its lease still runs: the stop is only asked for.
+      assert.equal(await stopRun(runId, { store }), true)
+      await sleep(300)
+      assert.equal(follower.over(), false, 'the run is still held')
+      await sleep(2600)
+      const resumed = await durableChild({ ...base, mode: 'resume', runId }).result()
+      assert.equal(resumed.error?.code, 'aborted', JSON.stringify(resumed))
+      await waitFor(() => follower.over(), 'the follower to end')
+      const chunks = await chunksOf(await follower.text)
+      assert.equal(chunkTypes(chunks).at(-1), 'abort', chunkTypes(chunks).join(' '))
+      assert.equal(uiTextOf(await messageOf(chunks)), 'Let me charge it.')
       assert.equal(api.requests.length, 1)
     })
   })

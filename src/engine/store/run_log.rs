@@ -136,7 +136,8 @@ impl Store {
     /// (only one of many processes asking together wins: its thread's row is locked); reads
     /// its log. A run asked to stop while nobody held it ends here as aborted, running nothing.
     pub async fn take_over(&self, run_id: String, lease_ms: i64) -> Result<TakeOver, StoreError> {
-        self.transact(Box::new(move |tx| {
+        let retention = self.streams.retention_ms;
+        let taken = self.transact(Box::new(move |tx| {
             Box::pin(async move {
                 // The thread's row is locked before the run's is read, as every other write of
                 // a run does (PostgreSQL would find a deadlock in the other order); a second
@@ -202,6 +203,9 @@ impl Store {
                 if stop {
                     log.result = STOPPED.to_owned();
                     let_go(tx, &log.thread_id, &current, &run_id, STOPPED).await?;
+                    // Its stream ends with the abort here, in the transaction that ends the run,
+                    // as stopRun ends a run nobody holds: this process is the one that ended it.
+                    super::stop::end_stream(tx, &run_id, retention).await?;
                     log.messages = messages(tx, &log.thread_id).await?;
                     return Ok(TakeOver::Ended(log));
                 }
@@ -221,7 +225,11 @@ impl Store {
                 Ok(TakeOver::Taken(log))
             })
         }))
-        .await
+        .await?;
+        if matches!(&taken, TakeOver::Ended(log) if log.result == STOPPED) {
+            self.streams.wake();
+        }
+        Ok(taken)
     }
 
     /// A run taken over that cannot go on (its options no longer hold here): it ends with

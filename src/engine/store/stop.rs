@@ -122,7 +122,11 @@ impl Store {
 
 /// Gives the stream of a run stopped while nobody held it its abort end, if it was recorded and
 /// is not over (the run's row is locked by its end: no holder's slice comes in between).
-async fn end_stream(tx: &mut dyn Tx, run_id: &str, retention: i64) -> Result<(), StoreError> {
+pub(super) async fn end_stream(
+    tx: &mut dyn Tx,
+    run_id: &str,
+    retention: i64,
+) -> Result<(), StoreError> {
     let rows = tx
         .query(
             "SELECT done FROM atc_streams WHERE run_id = $1",

@@ -27,7 +27,7 @@ export declare class NativeStore {
   deleteThread(id: string, owner: string): Promise<boolean>
   /**
    * Stops a run wherever it runs (a run nobody holds at once, its stream ended with the
-   * abort); whether it was going on. With `owner` (`""`: none), a run whose thread has
+   * abort); whether it was going on. With `owner` (`""`: the ownerless one), a run whose thread has
    * another owner is not found.
    */
   stopRun(runId: string, owner?: string | undefined | null): Promise<boolean>

@@ -948,7 +948,9 @@ export declare function recoverRuns<C = unknown>(options: ResumeOptions<C> & { l
  * run, which is then only asked to stop and ends once its lease runs out and it is taken over or
  * stopped again. Resolves with whether it was going on; a paused or finished run is left as it
  * is. `owner`: a run whose thread has another owner is not found (`false`, nothing stopped), as
- * for threads — give it whenever the run id comes from a browser.
+ * for threads — give it whenever the run id comes from a browser. The key given as `undefined` or
+ * `null` (a visitor with no session) means the ownerless owner, as for threads; only without the
+ * key is any owner's run stopped (server code that trusts the id).
  */
 export declare function stopRun(runId: string, options: { store: Store; owner?: string }): Promise<boolean>
 

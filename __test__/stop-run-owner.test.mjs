@@ -31,6 +31,11 @@ test('postgres: stopRun with another owner finds no run and stops nothing; with 
   const state = () => sql(url, "SELECT r.status || ' ' || r.stop_requested || ' ' || s.done FROM atc_runs r JOIN atc_streams s ON s.run_id = r.id WHERE r.id = 'run_1'")
   assert.equal(await stopRun('run_1', { store, owner: 'mallory' }), false)
   assert.equal(state(), 'running 0 0', 'nothing stopped, the stream untouched')
+  // `owner: session?.userId` of a visitor with no session: the key is given, so the run must be
+  // ownerless (as for threads) — alice's is not.
+  assert.equal(await stopRun('run_1', { store, owner: undefined }), false)
+  assert.equal(await stopRun('run_1', { store, owner: null }), false)
+  assert.equal(state(), 'running 0 0', 'nothing stopped by an owner key without a value')
   await assert.rejects(stopRun('run_1', { store, owner: 42 }), /stopRun: owner must be a string/)
   assert.equal(state(), 'running 0 0')
   assert.equal(await stopRun('run_1', { store, owner: 'alice' }), true)

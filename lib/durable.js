@@ -88,15 +88,18 @@ async function recoverRuns(options) {
 
 /**
  * Stops run `runId` wherever it runs (within a second; at once if nobody holds it); whether it was
- * going on. With `options.owner` (a run id from a browser is outside input), a run whose thread
- * has another owner is not found: `false`, nothing stopped.
+ * going on. With an `owner` key (a run id from a browser is outside input), a run whose thread
+ * has another owner is not found: `false`, nothing stopped; `undefined` or `null` there is the
+ * ownerless owner, as for threads. Without the key, any owner's run (trusted server code).
  */
 async function stopRun(runId, options) {
   const bad = checkRunId(runId, 'stopRun')
   if (bad) throw new TypeError(bad)
   const [store, noStore] = storeOf(options, 'stopRun')
   if (noStore) throw new TypeError(noStore)
-  const owner = options.owner === undefined ? null : ownerOf(options, 'stopRun')
+  // An `owner` key given without a value (`owner: session?.userId` with no session) is the
+  // ownerless owner, as for threads: only without the key is any owner's run stopped.
+  const owner = Object.hasOwn(options, 'owner') ? ownerOf(options, 'stopRun') : null
   return store.stopRun(runId, owner)
 }
 

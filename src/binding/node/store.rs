@@ -199,7 +199,7 @@ impl NativeStore {
     }
 
     /// Stops a run wherever it runs (a run nobody holds at once, its stream ended with the
-    /// abort); whether it was going on. With `owner` (`""`: none), a run whose thread has
+    /// abort); whether it was going on. With `owner` (`""`: the ownerless one), a run whose thread has
     /// another owner is not found.
     #[napi(ts_return_type = "Promise<boolean>")]
     pub fn stop_run<'e>(

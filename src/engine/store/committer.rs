@@ -97,7 +97,7 @@ impl Journal for Committer {
             let (end, last) = (at + texts.len(), texts.last().cloned());
             let progress = serde_json::to_string(progress).unwrap_or_else(|_| "{}".into());
             let starting = std::mem::take(&mut *self.lock_starting());
-            let started = held(
+            let written = held(
                 self.store
                     .write_history(
                         self.id.clone(),
@@ -109,7 +109,17 @@ impl Journal for Committer {
                         starting,
                     )
                     .await,
-            )?;
+            );
+            let started = match written {
+                Ok(started) => started,
+                Err(e) => {
+                    // The write may have committed all the same (its answer lost): what the
+                    // store holds is no longer known, so the next write rewrites from its
+                    // start rather than appending.
+                    self.kept().end = usize::MAX;
+                    return Err(e);
+                }
+            };
             self.lock_started().extend(started);
             let mut kept = self.kept();
             kept.end = end;

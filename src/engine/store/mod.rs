@@ -17,6 +17,7 @@ mod runs;
 mod schema;
 mod sqlite;
 mod stop;
+mod stream_end;
 mod stream_log;
 mod stream_write;
 mod streams;

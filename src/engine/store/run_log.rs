@@ -205,7 +205,7 @@ impl Store {
                     let_go(tx, &log.thread_id, &current, &run_id, STOPPED).await?;
                     // Its stream ends with the abort here, in the transaction that ends the run,
                     // as stopRun ends a run nobody holds: this process is the one that ended it.
-                    super::stop::end_stream(tx, &run_id, retention).await?;
+                    super::stream_end::end_stream(tx, &run_id, retention).await?;
                     log.messages = messages(tx, &log.thread_id).await?;
                     return Ok(TakeOver::Ended(log));
                 }

@@ -5,14 +5,12 @@
 //! it was recorded) gets its abort end, so every follower's stream ends with the abort and no
 //! take-over can run it after.
 
-use serde_json::{json, Value};
-
 use super::database::{now_ms, Store};
 use super::run_log::{end, let_go, STOPPED};
-use super::stream_write::add_slice;
+use super::stream_end::end_stream;
 use super::thread_run::OWN_THREAD_OWNER;
 use super::threads::holder;
-use super::tx::{StoreError, Tx, Val};
+use super::tx::{StoreError, Val};
 
 impl Store {
     /// Stops run `run_id`, wherever it runs (see the module's comment); whether it was going on.
@@ -117,91 +115,5 @@ impl Store {
             })
         }))
         .await
-    }
-}
-
-/// Gives the stream of a run stopped while nobody held it its abort end, if it was recorded and
-/// is not over (the run's row is locked by its end: no holder's slice comes in between).
-pub(super) async fn end_stream(
-    tx: &mut dyn Tx,
-    run_id: &str,
-    retention: i64,
-) -> Result<(), StoreError> {
-    let rows = tx
-        .query(
-            "SELECT done FROM atc_streams WHERE run_id = $1",
-            &[run_id.into()],
-        )
-        .await?;
-    if rows
-        .first()
-        .and_then(|r| r.first())
-        .is_none_or(|d| d.int() != 0)
-    {
-        return Ok(());
-    }
-    let slices = tx
-        .query(
-            "SELECT chunks FROM atc_stream_chunks WHERE run_id = $1 ORDER BY seq",
-            &[run_id.into()],
-        )
-        .await?;
-    let sent: String = slices
-        .iter()
-        .map(|s| s.first().map_or("", Val::text))
-        .collect();
-    add_slice(tx, run_id, &abort_end(&sent), true, retention).await
-}
-
-/// The UI message stream's end for a run stopped after `sent`: the text or reasoning part the cut
-/// left open is ended, then the abort, as the run's own stream ends when it is stopped.
-pub(super) fn abort_end(sent: &str) -> String {
-    let mut open: Option<(String, String)> = None;
-    for line in sent.lines() {
-        let Some(chunk) = line
-            .strip_prefix("data: ")
-            .and_then(|j| serde_json::from_str::<Value>(j).ok())
-        else {
-            continue;
-        };
-        let id = chunk["id"].as_str().unwrap_or_default().to_owned();
-        match chunk["type"].as_str().unwrap_or_default() {
-            kind @ ("text-start" | "reasoning-start") => {
-                open = Some((kind.trim_end_matches("-start").to_owned(), id));
-            }
-            "text-end" | "reasoning-end" if open.as_ref().is_some_and(|(_, o)| *o == id) => {
-                open = None;
-            }
-            "finish-step" | "reset-step" => open = None,
-            _ => {}
-        }
-    }
-    let mut text = String::new();
-    if let Some((kind, id)) = open {
-        let chunk = json!({ "type": format!("{kind}-end"), "id": id });
-        text.push_str(&format!("data: {chunk}\n\n"));
-    }
-    text.push_str("data: {\"type\":\"abort\"}\n\ndata: [DONE]\n\n");
-    text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::abort_end;
-
-    #[test]
-    fn an_abort_ends_the_part_the_cut_left_open() {
-        let sent = "data: {\"type\":\"start\"}\n\ndata: {\"type\":\"start-step\"}\n\n\
-                    data: {\"type\":\"text-start\",\"id\":\"text-1\"}\n\n\
-                    data: {\"type\":\"text-delta\",\"id\":\"text-1\",\"delta\":\"Hi\"}\n\n";
-        assert_eq!(
-            abort_end(sent),
-            "data: {\"id\":\"text-1\",\"type\":\"text-end\"}\n\ndata: {\"type\":\"abort\"}\n\ndata: [DONE]\n\n"
-        );
-        let closed = format!("{sent}data: {{\"type\":\"text-end\",\"id\":\"text-1\"}}\n\n");
-        assert_eq!(
-            abort_end(&closed),
-            "data: {\"type\":\"abort\"}\n\ndata: [DONE]\n\n"
-        );
     }
 }

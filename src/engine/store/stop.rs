@@ -64,23 +64,18 @@ impl Store {
                     if status != "running" {
                         return Ok(false);
                     }
-                    let current = holder(&run_id, takes);
-                    if active == current && lease > now_ms() {
-                        // A live holder: it sees the request within a second.
-                        tx.execute(
-                            "UPDATE atc_runs SET stop_requested = 1 WHERE id = $1",
-                            &[run_id.as_str().into()],
-                        )
-                        .await?;
-                        return Ok(true);
-                    }
-                    // Asked to stop as well: a holder still alive whose lease ran out learns of
-                    // it when it next looks, and ends as aborted, as the stored result says.
+                    // Asked to stop: a live holder sees it within a second; a holder still
+                    // alive whose lease ran out learns of it when it next looks, and ends as
+                    // aborted, as the stored result below says.
                     tx.execute(
                         "UPDATE atc_runs SET stop_requested = 1 WHERE id = $1",
                         &[run_id.as_str().into()],
                     )
                     .await?;
+                    let current = holder(&run_id, takes);
+                    if active == current && lease > now_ms() {
+                        return Ok(true);
+                    }
                     if active == current {
                         let_go(tx, &thread_id, &current, &run_id, STOPPED).await?;
                     } else {

@@ -4,8 +4,8 @@
 
 use serde_json::{json, Value};
 
-use super::stream_write::add_slice;
-use super::tx::{StoreError, Tx, Val};
+use super::stream_write::{add_slice, tail};
+use super::tx::{StoreError, Tx};
 
 /// Gives the stream of a run stopped while nobody held it its abort end, if it was recorded and
 /// is not over (the run's row is locked by its end: no holder's slice comes in between).
@@ -14,29 +14,9 @@ pub(super) async fn end_stream(
     run_id: &str,
     retention: i64,
 ) -> Result<(), StoreError> {
-    let rows = tx
-        .query(
-            "SELECT done FROM atc_streams WHERE run_id = $1",
-            &[run_id.into()],
-        )
-        .await?;
-    if rows
-        .first()
-        .and_then(|r| r.first())
-        .is_none_or(|d| d.int() != 0)
-    {
+    let Some(sent) = tail(tx, run_id).await? else {
         return Ok(());
-    }
-    let slices = tx
-        .query(
-            "SELECT chunks FROM atc_stream_chunks WHERE run_id = $1 ORDER BY seq",
-            &[run_id.into()],
-        )
-        .await?;
-    let sent: String = slices
-        .iter()
-        .map(|s| s.first().map_or("", Val::text))
-        .collect();
+    };
     add_slice(tx, run_id, &abort_end(&sent), true, retention).await
 }
 

@@ -21,10 +21,10 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::database::{now_ms, Store};
-use super::stream_write::write_loop;
+use super::stream_write::{tail, write_loop};
 use super::thread_run::OWN_THREAD_OWNER;
 use super::threads::{find, run_of};
-use super::tx::{StoreError, Tx, Val};
+use super::tx::{StoreError, Val};
 
 /// How often a follower on SQLite looks for what another process wrote.
 const SQLITE_POLL: Duration = Duration::from_millis(250);
@@ -71,31 +71,6 @@ pub struct StreamHold {
     /// It has ended and neither it nor its stream changed for [`ORPHANED_MS`]: no holder will
     /// write the stream's end (one that ended the run writes it right after).
     pub idle: bool,
-}
-
-/// What run `run_id`'s stream sent so far, if it was recorded and is not over.
-async fn tail(tx: &mut dyn Tx, run_id: &str) -> Result<Option<String>, StoreError> {
-    let rows = tx
-        .query(
-            "SELECT done FROM atc_streams WHERE run_id = $1",
-            &[run_id.into()],
-        )
-        .await?;
-    match rows.first().and_then(|r| r.first()) {
-        Some(done) if done.int() == 0 => {}
-        _ => return Ok(None),
-    }
-    let slices = tx
-        .query(
-            "SELECT chunks FROM atc_stream_chunks WHERE run_id = $1 ORDER BY seq",
-            &[run_id.into()],
-        )
-        .await?;
-    let mut text = String::new();
-    for slice in slices {
-        text.push_str(slice.first().map_or("", Val::text));
-    }
-    Ok(Some(text))
 }
 
 impl Store {

@@ -108,6 +108,31 @@ impl Store {
     }
 }
 
+/// What run `run_id`'s stream sent so far, if it was recorded and is not over.
+pub(super) async fn tail(tx: &mut dyn Tx, run_id: &str) -> Result<Option<String>, StoreError> {
+    let rows = tx
+        .query(
+            "SELECT done FROM atc_streams WHERE run_id = $1",
+            &[run_id.into()],
+        )
+        .await?;
+    match rows.first().and_then(|r| r.first()) {
+        Some(done) if done.int() == 0 => {}
+        _ => return Ok(None),
+    }
+    let slices = tx
+        .query(
+            "SELECT chunks FROM atc_stream_chunks WHERE run_id = $1 ORDER BY seq",
+            &[run_id.into()],
+        )
+        .await?;
+    let mut text = String::new();
+    for slice in slices {
+        text.push_str(slice.first().map_or("", Val::text));
+    }
+    Ok(Some(text))
+}
+
 /// Adds a slice (`done`: the stream's last) in a transaction that checked it may; the last one
 /// sweeps the streams whose time is up.
 pub(super) async fn add_slice(

@@ -116,9 +116,7 @@ class UIChunker {
         this.#open = null
         return
       case 'reset-step':
-        this.#open = null
-        for (const id of this.#stepCalls) this.#calls.delete(id)
-        this.#stepCalls.clear()
+        this.#resetStep()
         return
       case 'text-start':
       case 'reasoning-start': {
@@ -151,6 +149,13 @@ class UIChunker {
     }
   }
 
+  /** What a `reset-step` takes back: the step's open part and the calls it announced. */
+  #resetStep() {
+    this.#open = null
+    for (const id of this.#stepCalls) this.#calls.delete(id)
+    this.#stepCalls.clear()
+  }
+
   /**
    * A part of a take-over before its first step begins: what the cut left open is mended (see
    * continueAfter). Whether the part is written on as usual.
@@ -166,9 +171,7 @@ class UIChunker {
     if (part.step === this.#steps - 1) {
       // The step that was cut is asked for again: it goes on, without a second start.
       out.push({ type: 'reset-step' })
-      this.#open = null
-      for (const id of this.#stepCalls) this.#calls.delete(id)
-      this.#stepCalls.clear()
+      this.#resetStep()
       return false
     }
     this.#close(out)

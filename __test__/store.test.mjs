@@ -256,6 +256,23 @@ for (const [kind, fresh] of Object.entries(BACKENDS)) {
       assert.equal(refund.runs.length, 0)
     })
 
+    test('a refused run on a thread that does not exist yet makes no thread: the id stays free for a run that is not refused', async (t) => {
+      const s = await standIn(t, [text('hello')])
+      const store = createStore(fresh())
+      t.after(() => store.close())
+      const via = { store, apiKey: s.apiKey, baseURL: s.url, tools: [] }
+      const refused = await runWithTools([], { ...via, thread: { id: 'fresh', owner: 'alice' }, approvals: [{ approvalId: 'apr_invented', approved: true }] })
+      assert.equal(refused.error.code, 'invalid_request')
+      assert.equal(s.requests.length, 0)
+      assert.equal(await store.getThread('fresh', { owner: 'alice' }), null)
+      assert.deepEqual(await store.listThreads({ owner: 'alice' }), [])
+      // Nobody took the id: another owner's run makes the thread and holds it.
+      const made = await runWithTools('hi', { ...via, thread: { id: 'fresh', owner: 'bob' } })
+      assert.equal(made.error, null)
+      const thread = await store.getThread('fresh', { owner: 'bob' })
+      assert.deepEqual([thread.owner, thread.status, thread.messages.length], ['bob', 'idle', 2])
+    })
+
     test('a new message instead of a decision: the waiting call is answered "not run", and the conversation goes on', async (t) => {
       const refund = lookupTool(async () => 'refunded', { needsApproval: true })
       const { seen, replies } = recording([toolUse(refund.name, { id: '1' }), text('Fine, no refund.')])

@@ -2,9 +2,9 @@
 //! history written as it grows, and let go with what waits for a person. Every write checks that
 //! the run still holds the thread, so a run whose lease ran out writes nothing over another's.
 
-use super::database::{now_ms, Store};
+use super::database::{now_ms, random_hex, Store};
 use super::run_log;
-use super::threads::{find, holds, insert, messages, run_of};
+use super::threads::{find, holds, insert_held, messages, run_of, Held};
 use super::tx::{StoreError, Tx, Val};
 
 /// A thread as a run finds it when it takes it.
@@ -57,15 +57,71 @@ async fn append(
     at: usize,
     messages: &[String],
 ) -> Result<(), StoreError> {
-    let at = at as i64;
-    for (i, message) in messages.iter().enumerate() {
-        tx.execute(
-            "INSERT INTO atc_messages (thread_id, seq, message) VALUES ($1, $2, $3)",
-            &[id.into(), (at + i as i64).into(), message.as_str().into()],
-        )
-        .await?;
+    for (chunk, rows) in messages.chunks(ROWS_PER_INSERT).enumerate() {
+        let first = (at + chunk * ROWS_PER_INSERT) as i64;
+        let mut vals: Vec<Val> = Vec::with_capacity(1 + 2 * rows.len());
+        vals.push(id.into());
+        for (i, message) in rows.iter().enumerate() {
+            vals.push((first + i as i64).into());
+            vals.push(message.as_str().into());
+        }
+        tx.execute(&insert_messages(rows.len()), &vals).await?;
     }
     Ok(())
+}
+
+/// The most messages one `INSERT` writes (a step writes one to three; a history given whole,
+/// more): 201 parameters, far under either database's limit.
+const ROWS_PER_INSERT: usize = 100;
+
+/// `INSERT` of `rows` messages of one thread (`$1`), each its seq and text.
+fn insert_messages(rows: usize) -> String {
+    let mut sql = String::from("INSERT INTO atc_messages (thread_id, seq, message) VALUES ");
+    for row in 0..rows {
+        let n = 2 + 2 * row;
+        if row > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(&format!("($1, ${n}, ${})", n + 1));
+    }
+    sql
+}
+
+/// Takes a thread that does not exist yet: made, bound to `owner`, already held by `run` until
+/// `lease_until`, in one statement; nothing is written if `prepare` refuses or the id is taken
+/// (by an owner who may not see it: `NoSuch`).
+async fn take_new<E, P>(
+    tx: &mut dyn Tx,
+    id: &str,
+    owner: &str,
+    run: &str,
+    options: &str,
+    lease_until: i64,
+    prepare: P,
+) -> Result<Taken<E>, StoreError>
+where
+    P: FnOnce(Found) -> Prepared<E>,
+{
+    let secret = random_hex(32);
+    let (history, pending) = match prepare(Found {
+        messages: Vec::new(),
+        pending: "[]".to_owned(),
+        secret: secret.clone(),
+    }) {
+        Ok(prepared) => prepared,
+        Err(why) => return Ok(Taken::Refused(why)),
+    };
+    let held = Held {
+        run,
+        lease_until,
+        pending: &pending,
+    };
+    if !insert_held(tx, id, owner, "{}", &secret, held).await? {
+        return Ok(Taken::NoSuch);
+    }
+    append(tx, id, 0, &history).await?;
+    run_log::begin(tx, run_of(run), id, options, history.len(), "").await?;
+    Ok(Taken::Held { history, secret })
 }
 
 impl Store {
@@ -92,28 +148,23 @@ impl Store {
         self.transact(Box::new(move |tx| {
             Box::pin(async move {
                 let now = now_ms();
-                let (active, pending, secret, messages) =
-                    if find(tx, &id, &owner, true).await?.is_some() {
-                        let sql = format!(
-                            "SELECT active_run, lease_until, pending, secret FROM atc_threads WHERE id = $1{}",
-                            tx.for_update()
-                        );
-                        let row = tx.query(&sql, &[id.as_str().into()]).await?;
-                        let mut row = row.into_iter().next().unwrap_or_default().into_iter();
-                        let mut next = || row.next().unwrap_or(Val::Int(0));
-                        let (active, lease, pending, secret) =
-                            (next().into_text(), next().int(), next().into_text(), next().into_text());
-                        if !active.is_empty() && lease > now {
-                            return Ok(Taken::Busy);
-                        }
-                        (active, pending, secret, messages(tx, &id).await?)
-                    } else {
-                        match insert(tx, &id, &owner, "{}").await? {
-                            // Made just now: held by nobody, nothing waits, no history.
-                            Some(secret) => (String::new(), "[]".to_owned(), secret, Vec::new()),
-                            None => return Ok(Taken::NoSuch),
-                        }
-                    };
+                if find(tx, &id, &owner, true).await?.is_none() {
+                    return take_new(tx, &id, &owner, &run, &options, now + lease_ms, prepare)
+                        .await;
+                }
+                let sql = format!(
+                    "SELECT active_run, lease_until, pending, secret FROM atc_threads WHERE id = $1{}",
+                    tx.for_update()
+                );
+                let row = tx.query(&sql, &[id.as_str().into()]).await?;
+                let mut row = row.into_iter().next().unwrap_or_default().into_iter();
+                let mut next = || row.next().unwrap_or(Val::Int(0));
+                let (active, lease, pending, secret) =
+                    (next().into_text(), next().int(), next().into_text(), next().into_text());
+                if !active.is_empty() && lease > now {
+                    return Ok(Taken::Busy);
+                }
+                let messages = messages(tx, &id).await?;
                 let stored = messages.clone();
                 let (history, pending) = match prepare(Found {
                     messages,

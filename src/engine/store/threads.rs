@@ -144,16 +144,53 @@ pub(super) async fn insert(
     owner: &str,
     metadata: &str,
 ) -> Result<Option<String>, StoreError> {
-    let now = now_ms();
     let secret = random_hex(32);
+    let held = Held {
+        run: "",
+        lease_until: 0,
+        pending: "[]",
+    };
+    Ok(insert_held(tx, id, owner, metadata, &secret, held)
+        .await?
+        .then_some(secret))
+}
+
+/// Who holds a thread as it is inserted: `run` (empty: nobody) until `lease_until`, and what
+/// waits for a person (`pending`, a JSON array).
+pub(super) struct Held<'a> {
+    pub run: &'a str,
+    pub lease_until: i64,
+    pub pending: &'a str,
+}
+
+/// Inserts a thread with `secret`, already held as `held` says (a run that makes its thread
+/// takes it in the same statement), unless its id is taken: whether it was inserted.
+pub(super) async fn insert_held(
+    tx: &mut dyn Tx,
+    id: &str,
+    owner: &str,
+    metadata: &str,
+    secret: &str,
+    held: Held<'_>,
+) -> Result<bool, StoreError> {
+    let now = now_ms();
     let changed = tx
         .execute(
             "INSERT INTO atc_threads (id, owner, metadata, status, active_run, lease_until, pending, secret, created_at, updated_at)
-             VALUES ($1, $2, $3, 'idle', '', 0, '[]', $4, $5, $5) ON CONFLICT (id) DO NOTHING",
-            &[id.into(), owner.into(), metadata.into(), secret.as_str().into(), now.into()],
+             VALUES ($1, $2, $3, 'idle', $4, $5, $6, $7, $8, $8) ON CONFLICT (id) DO NOTHING",
+            &[
+                id.into(),
+                owner.into(),
+                metadata.into(),
+                held.run.into(),
+                held.lease_until.into(),
+                held.pending.into(),
+                secret.into(),
+                now.into(),
+            ],
         )
         .await?;
-    Ok((changed == 1).then_some(secret))
+    Ok(changed == 1)
 }
 
 impl Store {

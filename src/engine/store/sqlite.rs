@@ -203,19 +203,19 @@ impl Shared {
                 self.quoted, e.0
             ))
         };
-        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE").map_err(sql_error) {
+        if let Err(e) = exec(conn, "BEGIN IMMEDIATE").map_err(sql_error) {
             let e = used(e);
             return group.into_iter().for_each(|job| job.fail(&e));
         }
         let finishes: Vec<Finish> = group.into_iter().map(|job| job.run(conn)).collect();
-        let commit = match conn.execute_batch("COMMIT") {
+        let commit = match exec(conn, "COMMIT") {
             Ok(()) => {
                 self.commits
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 None
             }
             Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK");
+                let _ = exec(conn, "ROLLBACK");
                 Some(used(sql_error(e)))
             }
         };
@@ -231,8 +231,7 @@ impl Shared {
 fn in_savepoint<T>(conn: &mut Connection, op: Op<T>, quoted: &str) -> Result<T, StoreError> {
     let used =
         |e: StoreError| StoreError(format!("could not use the SQLite store {quoted}: {}", e.0));
-    conn.execute_batch("SAVEPOINT op")
-        .map_err(|e| used(sql_error(e)))?;
+    exec(conn, "SAVEPOINT op").map_err(|e| used(sql_error(e)))?;
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut tx = SqliteTx { conn: &mut *conn };
         futures::executor::block_on(op(&mut tx))
@@ -245,15 +244,21 @@ fn in_savepoint<T>(conn: &mut Connection, op: Op<T>, quoted: &str) -> Result<T, 
         ))),
     };
     let end = if out.is_ok() {
-        "RELEASE op"
+        exec(conn, "RELEASE op")
     } else {
-        "ROLLBACK TO op; RELEASE op"
+        exec(conn, "ROLLBACK TO op").and_then(|()| exec(conn, "RELEASE op"))
     };
-    match (out, conn.execute_batch(end)) {
+    match (out, end) {
         (Ok(v), Ok(())) => Ok(v),
         (Ok(_), Err(e)) => Err(used(sql_error(e))),
         (Err(e), _) => Err(e),
     }
+}
+
+/// Runs one statement that returns no rows, kept prepared: the transaction and savepoint
+/// statements run several times per step, and parsing each again costs more than running it.
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
 }
 
 /// Whether this task runs on a worker of a multi-threaded runtime, where `block_in_place` may

@@ -1,5 +1,6 @@
 //! Tests of a run's stream writes on SQLite files: a stream's end only after its run's end, a
-//! slice never dropped from the middle of a stream, the sweep of streams whose time is up.
+//! slice never dropped from the middle of a stream, the sweep of streams whose time is up; a
+//! history longer than one `INSERT` writes.
 
 use super::tests::{follow_now, store_with_a_run, until_written};
 use super::*;
@@ -106,4 +107,62 @@ async fn the_last_write_sweeps_the_streams_whose_time_is_up_and_only_those() {
         .unwrap();
     assert_eq!(chunks, 0);
     store.close().await;
+}
+
+#[tokio::test]
+async fn a_history_longer_than_one_insert_writes_is_stored_whole_and_in_order() {
+    let (store, conn) = store_with_a_run("long-history").await;
+    let stored = |conn: &rusqlite::Connection| -> Vec<(i64, String)> {
+        let mut stmt = conn
+            .prepare("SELECT seq, message FROM atc_messages WHERE thread_id = 't' ORDER BY seq")
+            .unwrap();
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        rows.map(Result::unwrap).collect()
+    };
+    let message = |i: usize| format!(r#"{{"role":"user","content":"m{i}"}}"#);
+    let first: Vec<String> = (0..250).map(message).collect();
+    let wrote = store
+        .write_history(
+            "t".into(),
+            "run_1.0".into(),
+            0,
+            first,
+            true,
+            "{}".into(),
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(wrote, Some(vec![]));
+    let expected: Vec<(i64, String)> = (0..250).map(|i| (i as i64, message(i))).collect();
+    assert_eq!(stored(&conn), expected);
+    // Appended at 250, then rewritten from 120 on (a write whose answer was lost): 301 in all.
+    let more: Vec<String> = (250..270).map(message).collect();
+    store
+        .write_history(
+            "t".into(),
+            "run_1.0".into(),
+            250,
+            more,
+            true,
+            "{}".into(),
+            vec![],
+        )
+        .await
+        .unwrap();
+    let again: Vec<String> = (120..301).map(message).collect();
+    store
+        .write_history(
+            "t".into(),
+            "run_1.0".into(),
+            120,
+            again,
+            false,
+            "{}".into(),
+            vec![],
+        )
+        .await
+        .unwrap();
+    let expected: Vec<(i64, String)> = (0..301).map(|i| (i as i64, message(i))).collect();
+    assert_eq!(stored(&conn), expected);
 }

@@ -2,12 +2,17 @@
 // store (a file in the temporary folder, one per child). Its figures beside `ours` are what
 // keeping the conversation costs: every run makes its thread, takes and lets go of it, and commits
 // each step, off the JS thread.
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadPackage } from './ours.mjs'
 
-export const setup = (config) => stored(config, `sqlite:${join(mkdtempSync(join(tmpdir(), 'atc-bench-store-')), 'store.db')}`)
+export function setup(config) {
+  const dir = mkdtempSync(join(tmpdir(), 'atc-bench-store-'))
+  // A measurement writes tens of megabytes here: gone with the child, however it ends.
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
+  return stored(config, `sqlite:${join(dir, 'store.db')}`)
+}
 
 /** The `ours` runs in threads of the store at `url`; each run's thread is checked to hold it whole. */
 export async function stored(config, url) {

@@ -256,6 +256,21 @@ for (const [kind, fresh] of Object.entries(BACKENDS)) {
       assert.equal(refund.runs.length, 0)
     })
 
+    test('two runs of one owner racing to make the same thread: one holds it, the other is thread_busy, never "no such thread"', async (t) => {
+      const s = await standIn(t, async () => {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        return text('hi')
+      })
+      const store = createStore(fresh())
+      t.after(() => store.close())
+      const via = { store, apiKey: s.apiKey, baseURL: s.url, tools: [] }
+      for (let i = 0; i < 20; i++) {
+        const thread = { id: `race-${i}`, owner: 'alice' }
+        const codes = (await Promise.all([runWithTools('a', { ...via, thread }), runWithTools('b', { ...via, thread })])).map((r) => r.error?.code ?? 'ok')
+        assert.deepEqual(codes.sort(), ['ok', 'thread_busy'], `pair ${i}`)
+      }
+    })
+
     test('a refused run on a thread that does not exist yet makes no thread: the id stays free for a run that is not refused', async (t) => {
       const s = await standIn(t, [text('hello')])
       const store = createStore(fresh())

@@ -89,7 +89,7 @@ fn insert_messages(rows: usize) -> String {
 
 /// Takes a thread that does not exist yet: made, bound to `owner`, already held by `run` until
 /// `lease_until`, in one statement; nothing is written if `prepare` refuses or the id is taken
-/// (by an owner who may not see it: `NoSuch`).
+/// (`Busy` when by a run of the same owner that made it meanwhile, else `NoSuch`).
 async fn take_new<E, P>(
     tx: &mut dyn Tx,
     id: &str,
@@ -117,7 +117,14 @@ where
         pending: &pending,
     };
     if !insert_held(tx, id, owner, "{}", &secret, held).await? {
-        return Ok(Taken::NoSuch);
+        // Made since `find` looked (PostgreSQL: by a transaction this INSERT waited for): by a
+        // run of the same owner, which holds it, or by another owner.
+        let same_owner = find(tx, id, owner, false).await?.is_some();
+        return Ok(if same_owner {
+            Taken::Busy
+        } else {
+            Taken::NoSuch
+        });
     }
     append(tx, id, 0, &history).await?;
     run_log::begin(tx, run_of(run), id, options, history.len(), "").await?;

@@ -219,6 +219,11 @@ impl Shared {
                 Some(used(sql_error(e)))
             }
         };
+        // A connection still in its transaction (its COMMIT and its ROLLBACK both failed) could
+        // begin no other: the next group opens the file afresh.
+        if !conn.is_autocommit() {
+            *held = None;
+        }
         drop(held);
         for finish in finishes {
             finish(commit.as_ref());

@@ -36,17 +36,22 @@ pub enum Taken<E> {
     Refused(E),
 }
 
+/// Writes `messages` as the history's from `at` on. `appends`: the store holds exactly `at`
+/// messages, so nothing is deleted first; else whatever it holds from `at` on is replaced.
 async fn write_from(
     tx: &mut dyn Tx,
     id: &str,
     at: usize,
     messages: &[String],
+    appends: bool,
 ) -> Result<(), StoreError> {
-    tx.execute(
-        "DELETE FROM atc_messages WHERE thread_id = $1 AND seq >= $2",
-        &[id.into(), (at as i64).into()],
-    )
-    .await?;
+    if !appends {
+        tx.execute(
+            "DELETE FROM atc_messages WHERE thread_id = $1 AND seq >= $2",
+            &[id.into(), (at as i64).into()],
+        )
+        .await?;
+    }
     append(tx, id, at, messages).await
 }
 
@@ -186,12 +191,9 @@ impl Store {
                     .zip(&history)
                     .take_while(|(a, b)| a == b)
                     .count();
-                // The history goes on from all that is stored: nothing to delete first.
-                if same == stored.len() {
-                    append(tx, &id, same, &history[same..]).await?;
-                } else {
-                    write_from(tx, &id, same, &history[same..]).await?;
-                }
+                // When the history goes on from all that is stored, nothing is deleted first.
+                let appends = same == stored.len();
+                write_from(tx, &id, same, &history[same..], appends).await?;
                 let superseded = if active.is_empty() { "" } else { active.as_str() };
                 run_log::begin(tx, run_of(&run), &id, &options, history.len(), superseded).await?;
                 tx.execute(
@@ -227,11 +229,7 @@ impl Store {
                 if !holds(tx, &id, &run).await? {
                     return Ok(None);
                 }
-                if appends {
-                    append(tx, &id, at, &messages).await?;
-                } else {
-                    write_from(tx, &id, at, &messages).await?;
-                }
+                write_from(tx, &id, at, &messages, appends).await?;
                 run_log::note_progress(tx, run_of(&run), &progress).await?;
                 let mut attempts = Vec::with_capacity(starting.len());
                 for call in starting {
@@ -291,11 +289,7 @@ impl Store {
                 if held == 0 {
                     return Ok(false);
                 }
-                if appends {
-                    append(tx, &id, at, &messages).await?;
-                } else {
-                    write_from(tx, &id, at, &messages).await?;
-                }
+                write_from(tx, &id, at, &messages, appends).await?;
                 run_log::end(tx, run_of(&run), &result).await?;
                 Ok(true)
             })

@@ -136,23 +136,20 @@ pub(super) async fn holds(
     Ok(held == 1)
 }
 
-/// Inserts a thread unless its id is taken: its approval secret if it was inserted (held by
-/// no run, nothing waiting, no history).
+/// Inserts a thread unless its id is taken (held by no run, nothing waiting, no history):
+/// whether it was inserted.
 pub(super) async fn insert(
     tx: &mut dyn Tx,
     id: &str,
     owner: &str,
     metadata: &str,
-) -> Result<Option<String>, StoreError> {
-    let secret = random_hex(32);
+) -> Result<bool, StoreError> {
     let held = Held {
         run: "",
         lease_until: 0,
         pending: "[]",
     };
-    Ok(insert_held(tx, id, owner, metadata, &secret, held)
-        .await?
-        .then_some(secret))
+    insert_held(tx, id, owner, metadata, &random_hex(32), held).await
 }
 
 /// Who holds a thread as it is inserted: `run` (empty: nobody) until `lease_until`, and what
@@ -204,7 +201,7 @@ impl Store {
         metadata: String,
     ) -> Result<bool, StoreError> {
         self.transact(Box::new(move |tx| {
-            Box::pin(async move { Ok(insert(tx, &id, &owner, &metadata).await?.is_some()) })
+            Box::pin(async move { insert(tx, &id, &owner, &metadata).await })
         }))
         .await
     }

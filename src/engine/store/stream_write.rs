@@ -85,16 +85,7 @@ impl Store {
                 };
                 let current = row.first().map_or(-1, Val::int);
                 let ended = row.get(1).is_some_and(|s| s.text() == "done");
-                let rows = tx
-                    .query(
-                        "SELECT done FROM atc_streams WHERE run_id = $1",
-                        &[run_id.as_str().into()],
-                    )
-                    .await?;
-                let over = rows
-                    .first()
-                    .and_then(|r| r.first())
-                    .is_some_and(|d| d.int() != 0);
+                let over = stream_done(tx, &run_id).await? == Some(true);
                 // A stream's end only once its run's end is committed: a holder whose end could
                 // not be (its store failed) leaves the stream open for the take-over that goes on.
                 if current != i64::from(generation) || over || (done && !ended) {
@@ -108,17 +99,21 @@ impl Store {
     }
 }
 
-/// What run `run_id`'s stream sent so far, if it was recorded and is not over.
-pub(super) async fn tail(tx: &mut dyn Tx, run_id: &str) -> Result<Option<String>, StoreError> {
+/// Whether run `run_id`'s stream is over; `None` when it was never recorded.
+pub(super) async fn stream_done(tx: &mut dyn Tx, run_id: &str) -> Result<Option<bool>, StoreError> {
     let rows = tx
         .query(
             "SELECT done FROM atc_streams WHERE run_id = $1",
             &[run_id.into()],
         )
         .await?;
-    match rows.first().and_then(|r| r.first()) {
-        Some(done) if done.int() == 0 => {}
-        _ => return Ok(None),
+    Ok(rows.first().and_then(|r| r.first()).map(|d| d.int() != 0))
+}
+
+/// What run `run_id`'s stream sent so far, if it was recorded and is not over.
+pub(super) async fn tail(tx: &mut dyn Tx, run_id: &str) -> Result<Option<String>, StoreError> {
+    if stream_done(tx, run_id).await? != Some(false) {
+        return Ok(None);
     }
     let slices = tx
         .query(

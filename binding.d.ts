@@ -48,10 +48,10 @@ export declare class NativeStore {
   /** The run that holds the thread now (if `owner` may see the thread), or `null`. */
   runningRun(threadId: string, owner: string): Promise<string | null>
   /**
-   * What run `runId`'s recorded stream sent so far (SSE text), or `null` when it was never
-   * recorded or is over: `resumeRun` records a streamed run on from there.
+   * Whether run `runId`'s stream was recorded and is not over: `resumeRun` records a streamed
+   * run on into it.
    */
-  streamTail(runId: string): Promise<string | null>
+  streamOpen(runId: string): Promise<boolean>
   /**
    * Run `runId`'s stream after slice `after` (waiting up to `waitMs` for more):
    * `{ state: "missing" | "live" | "done", text, seq }`.

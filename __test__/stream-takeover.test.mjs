@@ -140,7 +140,7 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       const result = await durableChild({ ...base, mode: 'resume', runId }).result()
       assert.equal(result.data.text, 'Done quietly.')
       assert.equal((await resumeStream(runId, { store })).status, 204)
-      assert.equal(await Store.nativeOf(store).streamTail(runId), null)
+      assert.equal(await Store.nativeOf(store).streamOpen(runId), false)
     })
   })
 }

@@ -49,14 +49,14 @@ async function resumeRun(runId, options, recovering = false) {
   }
   // A run that was streamed goes on recording into its stream (resumeStream's followers see it
   // to its end); one that was not stays unrecorded.
-  let sent
+  let streamed
   try {
-    sent = await Store.nativeOf(options.store).streamTail(runId)
+    streamed = await Store.nativeOf(options.store).streamOpen(runId)
   } catch (e) {
     const what = e && typeof e.message === 'string' ? e.message : String(e)
     return { data: null, error: { code: 'store_unavailable', runId, message: `The store failed: ${what}. Check that the database is up and reachable, then resume the run again. Nothing was run.` } }
   }
-  if (sent === null) return startRun([], options, null, { runId, recovering })
+  if (!streamed) return startRun([], options, null, { runId, recovering })
   const recorder = (recording ??= require('./stream/record.js')).recorderFor(options.store, { runId })
   const result = await startRun([], options, { push: (parts) => recorder.feed(parts), control: null }, { runId, recovering })
   try {

@@ -267,16 +267,12 @@ impl NativeStore {
         env.spawn_future(async move { store.running_run(thread_id, owner).await.map_err(rejected) })
     }
 
-    /// What run `runId`'s recorded stream sent so far (SSE text), or `null` when it was never
-    /// recorded or is over: `resumeRun` records a streamed run on from there.
-    #[napi(ts_return_type = "Promise<string | null>")]
-    pub fn stream_tail<'e>(
-        &self,
-        env: &'e Env,
-        run_id: String,
-    ) -> Result<PromiseRaw<'e, Option<String>>> {
+    /// Whether run `runId`'s stream was recorded and is not over: `resumeRun` records a streamed
+    /// run on into it.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn stream_open<'e>(&self, env: &'e Env, run_id: String) -> Result<PromiseRaw<'e, bool>> {
         let store = self.store.clone();
-        env.spawn_future(async move { store.stream_tail(run_id).await.map_err(rejected) })
+        env.spawn_future(async move { store.stream_open(run_id).await.map_err(rejected) })
     }
 
     /// Run `runId`'s stream after slice `after` (waiting up to `waitMs` for more):

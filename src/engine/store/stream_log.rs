@@ -21,7 +21,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::database::{now_ms, Store};
-use super::stream_write::{tail, write_loop};
+use super::stream_write::{stream_done, tail, write_loop};
 use super::thread_run::OWN_THREAD_OWNER;
 use super::threads::{find, run_of};
 use super::tx::{StoreError, Val};
@@ -129,11 +129,11 @@ impl Store {
         .await
     }
 
-    /// What run `run_id`'s stream sent so far (its SSE text), if it was recorded and is not over:
-    /// a run taken over goes on from there.
-    pub async fn stream_tail(&self, run_id: String) -> Result<Option<String>, StoreError> {
+    /// Whether run `run_id`'s stream was recorded and is not over: a run taken over records on
+    /// into it (what it sent so far is read once the run is held: [`Store::stream_state`]).
+    pub async fn stream_open(&self, run_id: String) -> Result<bool, StoreError> {
         self.transact(Box::new(move |tx| {
-            Box::pin(async move { tail(tx, &run_id).await })
+            Box::pin(async move { Ok(stream_done(tx, &run_id).await? == Some(false)) })
         }))
         .await
     }

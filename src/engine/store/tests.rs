@@ -339,15 +339,28 @@ pub(super) async fn store_with_a_run(name: &str) -> (Store, rusqlite::Connection
     (store, conn)
 }
 
-/// Waits until run `run_1`'s stream holds `text`.
-pub(super) async fn until_written(store: &Store, text: &str) {
+/// Waits until `check` holds (10 ms at a time, 3 s at most).
+pub(super) async fn until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
     for _ in 0..300 {
-        if follow_now(store, "run_1", 0).await.unwrap().text == text {
+        if check().await {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    panic!("the stream never held {text:?}");
+    panic!("never: {what}");
+}
+
+/// Waits until run `run_1`'s stream holds `text`.
+pub(super) async fn until_written(store: &Store, text: &str) {
+    let what = format!("the stream holds {text:?}");
+    until(&what, || async {
+        follow_now(store, "run_1", 0).await.unwrap().text == text
+    })
+    .await;
 }
 
 #[tokio::test]

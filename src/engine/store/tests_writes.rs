@@ -2,19 +2,8 @@
 //! slice never dropped from the middle of a stream, the sweep of streams whose time is up; a
 //! history longer than one `INSERT` writes.
 
-use super::tests::{follow_now, store_with_a_run, until_written};
+use super::tests::{follow_now, store_with_a_run, until, until_written};
 use super::*;
-
-/// Waits until `check` holds (10 ms at a time, 3 s at most).
-async fn until(what: &str, mut check: impl FnMut() -> bool) {
-    for _ in 0..300 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    panic!("never: {what}");
-}
 
 #[tokio::test]
 async fn a_stream_s_end_is_written_only_once_its_run_s_end_is_committed() {
@@ -97,7 +86,10 @@ async fn the_last_write_sweeps_the_streams_whose_time_is_up_and_only_those() {
             .map(|r| r.unwrap())
             .collect()
     };
-    until("the sweep", || left() == ["kept", "live", "run_1"]).await;
+    until("the sweep", || {
+        std::future::ready(left() == ["kept", "live", "run_1"])
+    })
+    .await;
     let chunks: i64 = conn
         .query_row(
             "SELECT COUNT(*) FROM atc_stream_chunks WHERE run_id IN ('old', 'expired')",

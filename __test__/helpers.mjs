@@ -2,7 +2,7 @@
 import { before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 'ai'
-import { registerTool, runWithTools } from '../index.mjs'
+import { createStore, registerTool, resumeStream, runWithTools } from '../index.mjs'
 import { reply, startMockApi, text } from '../stand-in/index.mjs'
 import { startStandIn } from 'anthropic-tool-calling/testing'
 import { spawn, spawnSync } from 'node:child_process'
@@ -278,6 +278,24 @@ export function durableChild(job) {
       return JSON.parse(line.slice('RESULT '.length))
     },
   }
+}
+
+/**
+ * A run a durable child streams in `thread` ("Charge it", its `charge` call left hanging),
+ * followed from a store handle of the test's own until the first step reached the stream:
+ * `{ child, store, follower, runId }`. `base`: the child's job (`storeUrl` …); `job`: more of it
+ * (`leaseMs`, `toolChoice`). The child is killed and the store closed when the test ends.
+ */
+export async function hangingStreamedRun(t, base, thread, job = {}) {
+  const child = durableChild({ ...base, mode: 'stream', thread, prompt: 'Charge it', hang: ['charge'], ...job })
+  t.after(() => child.kill())
+  const store = createStore(base.storeUrl)
+  t.after(() => store.close())
+  await until(() => child.said('hanging charge'), 'the child to run its tool', 20_000)
+  const follower = reading(await resumeStream({ thread }, { store }))
+  await until(() => follower.soFar().includes('tool-input-available'), 'the first step in the stream', 20_000)
+  const start = (await chunksOf(follower.soFar())).find((c) => c.type === 'start')
+  return { child, store, follower, runId: start.messageMetadata.runId }
 }
 
 /**

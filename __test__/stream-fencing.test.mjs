@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createStore, resumeRun, resumeStream, stopRun } from 'anthropic-tool-calling'
 import { reply, text, toolUse } from '../stand-in/index.mjs'
-import { chunkTypes, chunksOf, durableChild, messageOf, reading, stallOutsideTransaction, startApi, storeBackends, uiTextOf, until, KEY } from './helpers.mjs'
+import { chunkTypes, chunksOf, durableChild, hangingStreamedRun, messageOf, stallOutsideTransaction, startApi, storeBackends, uiTextOf, until, KEY } from './helpers.mjs'
 
 const { scratch, backends: BACKENDS } = storeBackends('fencing')
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -29,14 +29,6 @@ const recordsOf = (file) => {
   }
 }
 
-/** A follower of the run in progress on `thread`, and the run's id from its `start` chunk. */
-async function follow(store, thread) {
-  const follower = reading(await resumeStream({ thread }, { store }))
-  await waitFor(() => follower.soFar().includes('"type":"start"'), 'the stream to start')
-  const start = (await chunksOf(follower.soFar())).find((c) => c.type === 'start')
-  return { follower, runId: start.messageMetadata.runId }
-}
-
 for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
   describe(`${backend}: streams of runs at their edges`, () => {
     test('a holder stalled past its lease (SIGSTOP) writes nothing once another process took the run over: followers see one stream, ending with the new holder\'s end', async (t) => {
@@ -47,13 +39,7 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       // A lease of 2.4 s: the holder touches the store every 0.8 s; it is stopped where it is in
       // no transaction (stallOutsideTransaction), so the taker is never kept waiting by it.
       const base = { storeUrl: url, baseURL: api.url, apiKey: KEY, records, leaseMs: 2400 }
-      const stalled = durableChild({ ...base, mode: 'stream', thread: 'stall', prompt: 'Charge it', hang: ['charge'] })
-      t.after(() => stalled.kill())
-      const store = createStore(url)
-      t.after(() => store.close())
-      await waitFor(() => stalled.said('hanging charge'), 'the holder to run its tool')
-      const { follower, runId } = await follow(store, 'stall')
-      await waitFor(() => follower.soFar().includes('tool-input-available'), 'the first step')
+      const { child: stalled, store, follower, runId } = await hangingStreamedRun(t, base, 'stall')
       t.after(() => stalled.signal('SIGCONT'))
       await stallOutsideTransaction(stalled, url, store)
       await sleep(3200)
@@ -86,13 +72,7 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       const url = makeUrl()
       const records = join(scratch, `records-${++files}.jsonl`)
       const base = { storeUrl: url, baseURL: api.url, apiKey: KEY, records }
-      const first = durableChild({ ...base, mode: 'stream', thread: 'orphan', prompt: 'Charge it', hang: ['charge'] })
-      t.after(() => first.kill())
-      const store = createStore(url)
-      t.after(() => store.close())
-      await waitFor(() => first.said('hanging charge'), 'the child to run its tool')
-      const { follower, runId } = await follow(store, 'orphan')
-      await waitFor(() => follower.soFar().includes('tool-input-available'), 'the first step')
+      const { child: first, store, follower, runId } = await hangingStreamedRun(t, base, 'orphan')
       await first.kill()
       await sleep(800)
       assert.equal(follower.over(), false, 'the follower waits for the orphaned run')
@@ -122,13 +102,7 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       const url = makeUrl()
       const records = join(scratch, `records-${++files}.jsonl`)
       const base = { storeUrl: url, baseURL: api.url, apiKey: KEY, records }
-      const first = durableChild({ ...base, mode: 'stream', thread: 'bad-options', prompt: 'Charge it', hang: ['charge'] })
-      t.after(() => first.kill())
-      const store = createStore(url)
-      t.after(() => store.close())
-      await waitFor(() => first.said('hanging charge'), 'the child to run its tool')
-      const { follower, runId } = await follow(store, 'bad-options')
-      await waitFor(() => follower.soFar().includes('tool-input-available'), 'the first step')
+      const { child: first, store, follower, runId } = await hangingStreamedRun(t, base, 'bad-options')
       await first.kill()
       await sleep(800)
       const refused = await resumeRun(runId, { store, apiKey: 42 })
@@ -152,14 +126,7 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       const records = join(scratch, `records-${++files}.jsonl`)
       const base = { storeUrl: url, baseURL: api.url, apiKey: KEY, records }
       const toolChoice = { type: 'tool', name: 'charge' }
-      const first = durableChild({ ...base, mode: 'stream', thread: 'gone', prompt: 'Charge it', hang: ['charge'], toolChoice })
-      t.after(() => first.kill())
-      const store = createStore(url)
-      t.after(() => store.close())
-      await waitFor(() => first.said('hanging charge'), 'the child to run its tool')
-      const { follower } = await follow(store, 'gone')
-      await waitFor(() => follower.soFar().includes('tool-input-available'), 'the first step')
-      const runId = (await store.getThread('gone')).activeRunId
+      const { child: first, store, follower, runId } = await hangingStreamedRun(t, base, 'gone', { toolChoice })
       await first.kill()
       await sleep(800)
       // This process registered no `charge`: the run's toolChoice does not hold here, and the

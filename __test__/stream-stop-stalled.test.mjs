@@ -8,9 +8,9 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { createStore, resumeStream, stopRun } from 'anthropic-tool-calling'
+import { resumeStream, stopRun } from 'anthropic-tool-calling'
 import { reply, text, toolUse } from '../stand-in/index.mjs'
-import { chunkTypes, chunksOf, durableChild, messageOf, reading, stallOutsideTransaction, startApi, storeBackends, uiTextOf, until, KEY } from './helpers.mjs'
+import { chunkTypes, chunksOf, durableChild, hangingStreamedRun, messageOf, stallOutsideTransaction, startApi, storeBackends, uiTextOf, until, KEY } from './helpers.mjs'
 
 const { scratch, backends: BACKENDS } = storeBackends('stop-stalled')
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -23,14 +23,7 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       api.script(reply([text('Let me charge it.'), toolUse('charge', { id: 'x' })]), reply([text('must not be asked')]))
       const url = makeUrl()
       const base = { storeUrl: url, baseURL: api.url, apiKey: KEY, records: join(scratch, `records-${backend}.jsonl`), leaseMs: 2400 }
-      const holder = durableChild({ ...base, mode: 'stream', thread: 'stalled', prompt: 'Charge it', hang: ['charge'] })
-      t.after(() => holder.kill())
-      const store = createStore(url)
-      t.after(() => store.close())
-      await waitFor(() => holder.said('hanging charge'), 'the holder to run its tool')
-      const follower = reading(await resumeStream({ thread: 'stalled' }, { store }))
-      await waitFor(() => follower.soFar().includes('tool-input-available'), 'the first step')
-      const runId = (await store.getThread('stalled')).activeRunId
+      const { child: holder, store, follower, runId } = await hangingStreamedRun(t, base, 'stalled')
       t.after(() => holder.signal('SIGCONT'))
       await stallOutsideTransaction(holder, url, store)
       await sleep(3200)
@@ -53,14 +46,7 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
       api.script(reply([text('Let me charge it.'), toolUse('charge', { id: 'y' })]), reply([text('must not be asked')]))
       const url = makeUrl()
       const base = { storeUrl: url, baseURL: api.url, apiKey: KEY, records: join(scratch, `records-${backend}-lease.jsonl`), leaseMs: 2400 }
-      const holder = durableChild({ ...base, mode: 'stream', thread: 'stopped-dead', prompt: 'Charge it', hang: ['charge'] })
-      t.after(() => holder.kill())
-      const store = createStore(url)
-      t.after(() => store.close())
-      await waitFor(() => holder.said('hanging charge'), 'the holder to run its tool')
-      const follower = reading(await resumeStream({ thread: 'stopped-dead' }, { store }))
-      await waitFor(() => follower.soFar().includes('tool-input-available'), 'the first step')
-      const runId = (await store.getThread('stopped-dead')).activeRunId
+      const { child: holder, store, follower, runId } = await hangingStreamedRun(t, base, 'stopped-dead')
       await holder.kill()
       // Its lease still runs: the stop is only asked for.
       assert.equal(await stopRun(runId, { store }), true)

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { createStore, resumeStream } from 'anthropic-tool-calling'
 import { reply, text, toolUse } from '../stand-in/index.mjs'
 import { postgresBin } from '../scripts/postgres.mjs'
-import { chunkTypes, chunksOf, durableChild, messageOf, reading, startApi, storeBackends, uiTextOf, until, KEY } from './helpers.mjs'
+import { chunkTypes, chunksOf, durableChild, hangingStreamedRun, messageOf, reading, startApi, storeBackends, uiTextOf, until, KEY } from './helpers.mjs'
 
 const { scratch, backends } = storeBackends('steps')
 const waitFor = (check, what) => until(check, what, 20_000)
@@ -79,14 +79,7 @@ test('postgres: recoverRuns reaching a run that had ended (its result stored, it
   api.script(reply([text('Let me charge it.'), toolUse('charge', { id: 'e' })]), reply([text('must not be asked')]))
   const url = backends.postgres()
   const base = { storeUrl: url, baseURL: api.url, apiKey: KEY, records: join(scratch, 'records-ended.jsonl') }
-  const first = durableChild({ ...base, mode: 'stream', thread: 'ended', prompt: 'Charge it', hang: ['charge'] })
-  t.after(() => first.kill())
-  const store = createStore(url)
-  t.after(() => store.close())
-  await waitFor(() => first.said('hanging charge'), 'the child to run its tool')
-  const follower = reading(await resumeStream({ thread: 'ended' }, { store }))
-  await waitFor(() => follower.soFar().includes('tool-input-available'), 'the first step in the stream')
-  const runId = (await store.getThread('ended')).activeRunId
+  const { child: first, store, follower, runId } = await hangingStreamedRun(t, base, 'ended')
   await first.kill()
   await new Promise((r) => setTimeout(r, 800))
   // What recoverRuns finds when another process ended the run after it listed it and died

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { createStore, resumeStream } from 'anthropic-tool-calling'
 import { reply, text, toolUse } from '../stand-in/index.mjs'
-import { chunkTypes, chunksOf, durableChild, messageOf, reading, startApi, storeBackends, uiTextOf, until, KEY } from './helpers.mjs'
+import { chunkTypes, chunksOf, durableChild, hangingStreamedRun, messageOf, reading, startApi, storeBackends, uiTextOf, until, KEY } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const { Store } = require('../lib/store.js')
@@ -48,15 +48,8 @@ for (const [backend, makeUrl] of Object.entries(BACKENDS)) {
         const url = makeUrl()
         const records = join(scratch, `records-${++files}.jsonl`)
         const base = { storeUrl: url, baseURL: api.url, apiKey: KEY, records }
-        const first = durableChild({ ...base, mode: 'stream', thread: `t-${takeOver}`, prompt: 'Charge it', hang: ['charge'] })
-        t.after(() => first.kill())
-        const store = createStore(url)
-        t.after(() => store.close())
+        const { child: first, store, follower: before, runId } = await hangingStreamedRun(t, base, `t-${takeOver}`)
         const native = Store.nativeOf(store)
-        await waitFor(() => first.said('hanging charge'), 'the child to run its tool')
-        const before = reading(await resumeStream({ thread: `t-${takeOver}` }, { store }))
-        await waitFor(() => before.soFar().includes('tool-input-available'), 'the replay of the first step')
-        const runId = await runIdOf(before)
         const cut = await native.followStream(runId, '', 0, 0)
         await first.kill()
         // The holder is gone and nobody has taken the run over: it is still in progress. The

@@ -117,6 +117,38 @@ test('a test may lose, spend or busy a held reply, and an error step sends its d
   assert.deepEqual(scripted.error.details, { error_code: 'thread_unsupported_request', unsupported: ['x_new'] });
 });
 
+test('the stand-in holds at most heldThreads.limit replies: the oldest expires first, a continue of it is thread_not_found', async (t) => {
+  const api = await startMockApi({ apiKey: KEY, heldThreads: { limit: 2 } });
+  t.after(() => api.close());
+  api.script(reply([text('a')]), reply([text('b')]), reply([text('c')]), reply([text('a again')]));
+  const ids = [];
+  for (let i = 0; i < 3; i++) ids.push((await (await post(api, create())).json()).id);
+  assert.equal(api.threads.size, 2);
+  assert.equal(api.threads.get(ids[0]), undefined, 'the oldest reply expired');
+  const expired = await post(api, continuing(ids[0], more));
+  assert.equal(expired.status, 404);
+  assert.equal((await expired.json()).error.details.error_code, 'thread_not_found');
+  assert.equal((await post(api, continuing(ids[1], more))).status, 200, 'a newer one is still held');
+  await assert.rejects(startMockApi({ heldThreads: { limit: 0 } }), /heldThreads\.limit: a whole number of at least 1, not 0/);
+  await assert.rejects(startMockApi({ heldThreads: { holdEndTurn: 'no' } }), /heldThreads\.holdEndTurn: true or false/);
+});
+
+test('heldThreads.holdEndTurn: false holds the replies a tool loop continues, not one that ended its turn', async (t) => {
+  const api = await startMockApi({ apiKey: KEY, heldThreads: { holdEndTurn: false } });
+  t.after(() => api.close());
+  api.script(reply([toolUse('lookup', { q: 'x' }, 'toolu_1')]), reply([text('done')]));
+  const asked = await (await post(api, create())).json();
+  assert.equal(asked.stop_reason, 'tool_use');
+  assert.equal(api.threads.get(asked.id).state, 'held');
+  const results = [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }] }];
+  const done = await (await post(api, continuing(asked.id, results))).json();
+  assert.equal(done.stop_reason, 'end_turn');
+  assert.equal(api.threads.get(done.id), undefined, 'the final reply is not held');
+  assert.equal(api.threads.get(asked.id).state, 'continued', 'the reply it continued is spent as always');
+  const next = await post(api, continuing(done.id, more));
+  assert.equal((await next.json()).error.details.error_code, 'thread_not_found');
+});
+
 test('a thread holds every recorded stream as the official SDK assembles it', async () => {
   const { recordingNames, recordedReplies, sdkMessage } = await import('./recorded-replay.mjs');
   const { assembled } = await import('../stand-in/threads.mjs');

@@ -65,7 +65,9 @@ function parseRetryCount(value) {
  * `port` (0 = any free port), `handler` (called when the script is empty), `logLevel`
  * ('silent' | 'info'; logs go to stderr), `streamDelayMs` (default pause between streamed events;
  * 0 = just yield to the event loop between them), `platform` (null: the Anthropic API; else the
- * cloud platform the server plays, a name or { type, …options }: platforms/index.mjs).
+ * cloud platform the server plays, a name or { type, …options }: platforms/index.mjs), `heldThreads`
+ * ({ limit, holdEndTurn }: how many replies Threads hold at once, default threads.mjs' HELD_LIMIT,
+ * the oldest expiring first; `holdEndTurn: false` holds no reply that ended its turn).
  */
 export async function startMockApi({
   apiKey = 'sk-ant-test-key',
@@ -75,12 +77,13 @@ export async function startMockApi({
   logLevel = 'silent',
   streamDelayMs = 0,
   platform = null,
+  heldThreads = {},
 } = {}) {
   const queue = [];
   /** Prompt-cache prefixes seen so far (see cacheUsage). */
   const cache = new Set();
   /** The conversations the API holds (threads.mjs), and each request's turn of one. */
-  const threads = createThreads();
+  const threads = createThreads(heldThreads);
   const turns = new WeakMap();
   const sockets = new Set();
   const timers = new Set();

@@ -18,7 +18,10 @@
 //     `cache_control` anywhere — refused where the request has it; any other name an organization
 //     setting, refusing every thread request).
 // Every refusal carries `error.details.error_code`, as the API's do. The held state lives in memory,
-// per stand-in, at most HELD_LIMIT conversations (the oldest expire first, as the API's do).
+// per stand-in, at most `limit` conversations (HELD_LIMIT unless the stand-in is told otherwise;
+// the oldest expire first, as the API's do: a continue of one is thread_not_found). `holdEndTurn:
+// false` (the bench's) holds no reply that ended its turn: nobody there sends a conversation's next
+// turn, and holding each finished run's whole conversation was most of the stand-in's heap.
 
 import { Refusal, fail } from './errors.mjs';
 import { onlyKeys } from './rules/fields.mjs';
@@ -26,8 +29,8 @@ import { blocksOf, has, isObject } from './values.mjs';
 
 export const THREADS_BETA = 'message-threads-2026-08-12';
 
-/** Conversations held at once; a continued reply keeps only a mark that it was. */
-const HELD_LIMIT = 20_000;
+/** Conversations held at once by default; a continued reply keeps only a mark that it was. */
+export const HELD_LIMIT = 20_000;
 /** Stop reasons of a reply whose turn is not finished: `messages: []` continues it. */
 const UNFINISHED = new Set(['pause_turn', 'compaction']);
 /** Request fields Threads may refuse, by the name `details.unsupported` gives them. */
@@ -58,8 +61,10 @@ function withReply(messages, reply) {
   return [...messages, { role: 'assistant', content: reply.content }];
 }
 
-/** The held threads of one stand-in, and what its tests may do to them. */
-export function createThreads() {
+/** The held threads of one stand-in (at most `limit` replies), and what its tests may do to them. */
+export function createThreads({ limit = HELD_LIMIT, holdEndTurn = true } = {}) {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError(`heldThreads.limit: a whole number of at least 1, not ${limit}`);
+  if (typeof holdEndTurn !== 'boolean') throw new TypeError(`heldThreads.holdEndTurn: true or false, not ${holdEndTurn}`);
   /** id → { system, tools, messages, unfinished, state: 'held' | 'continued' | 'in_flight' | 'lost', flight } */
   const held = new Map();
   let unsupported = [];
@@ -67,7 +72,7 @@ export function createThreads() {
   function keep(id, entry) {
     held.delete(id);
     held.set(id, entry);
-    if (held.size > HELD_LIMIT) held.delete(held.keys().next().value);
+    if (held.size > limit) held.delete(held.keys().next().value);
   }
 
   return {
@@ -165,7 +170,7 @@ export function createThreads() {
       const before = turn.previous ? held.get(turn.previous) : undefined;
       if (before) keep(turn.previous, { state: 'continued' });
       const fallback = Array.isArray(message.usage?.iterations) && message.usage.iterations.some((it) => it?.type === 'fallback_message');
-      if (state === 'lost' || fallback) return;
+      if (state === 'lost' || fallback || (!holdEndTurn && message.stop_reason === 'end_turn')) return;
       keep(message.id, {
         system: turn.full.system,
         tools: turn.full.tools,

@@ -103,7 +103,7 @@ function hashFiles(dir, files) {
 }
 
 /**
- * Copies a package (its top-level .js / .mjs / .cjs, package.json and lib/, from `from`) and the
+ * Copies a package (its top-level .js / .mjs / .cjs, package.json and lib/ if it has one, from `from`) and the
  * addon `addonSource` into `to`, removed when the bench exits, and points `env` at the copy.
  * Returns what is known of the addon: its profile as its buildProfile() says (null when it has
  * none), size, time and hash.
@@ -120,8 +120,11 @@ function copyPackage(from, addonSource, to, env) {
       js.push(file)
     }
   }
-  cpSync(path.join(from, 'lib'), path.join(to, 'lib'), { recursive: true })
-  for (const file of readdirSync(path.join(to, 'lib'), { recursive: true })) js.push(path.join('lib', file))
+  // lib/ came with the engine's wings (issue 35); a commit before them (--against) has none.
+  if (existsSync(path.join(from, 'lib'))) {
+    cpSync(path.join(from, 'lib'), path.join(to, 'lib'), { recursive: true })
+    for (const file of readdirSync(path.join(to, 'lib'), { recursive: true })) js.push(path.join('lib', file))
+  }
   // The copy finds `@opentelemetry/api` (its optional peer) where an app's installed package
   // would: in the app's node_modules, here bench/node_modules. So `ours` is a run with the API
   // installed and no tracer provider, and `ours-traced` registers its provider on the very

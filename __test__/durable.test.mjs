@@ -11,6 +11,8 @@ import { join } from 'node:path'
 import { createStore, resumeRun, stopRun, runWithTools } from 'anthropic-tool-calling'
 import { startStandIn, text, toolUse, message, slow } from 'anthropic-tool-calling/testing'
 import { durableChild, storeBackends } from './helpers.mjs'
+import { reply, startMockApi, text as textBlock, toolUse as toolUseBlock } from '../stand-in/index.mjs'
+import { TEST_CREDENTIALS } from '../stand-in/platforms/index.mjs'
 
 const { scratch, backends: BACKENDS, pg: server } = storeBackends('durable')
 let count = 0 // names each test's record file
@@ -189,6 +191,29 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const told = s.requests[1].messages.at(-1).content.find((b) => b.type === 'tool_result')
       assert.equal(told.is_error, true)
       assert.match(told.content, /interrupted .*may or may not have taken effect/)
+    })
+
+    test('a run on a cloud platform is taken over with the settings its environment gives, though resumeRun names no provider', async (t) => {
+      const url = fresh()
+      const file = join(scratch, `records-${++count}.jsonl`)
+      const api = await startMockApi({ platform: 'aws' })
+      t.after(() => api.close())
+      api.script(reply([toolUseBlock('charge', { id: 'p' })]), reply([textBlock('charged on AWS')]))
+      // Claude Platform on AWS needs its workspace: here only from the environment, which both
+      // children inherit; the log keeps `provider: { type: 'aws' }`, and the resuming call gives none.
+      process.env.ANTHROPIC_AWS_WORKSPACE_ID = TEST_CREDENTIALS.awsWorkspace.id
+      t.after(() => delete process.env.ANTHROPIC_AWS_WORKSPACE_ID)
+      const base = { storeUrl: url, baseURL: api.url, apiKey: TEST_CREDENTIALS.awsWorkspace.apiKey, records: file }
+      const first = durableChild({ ...base, mode: 'run', thread: 'on-aws', prompt: 'charge it', hang: ['charge'], options: { provider: { type: 'aws' }, model: 'claude-sonnet-5-5' } })
+      await first.waitFor('hanging charge')
+      const runId = await activeRun(url, 'on-aws')
+      await first.kill()
+      await sleep(700)
+      const result = await durableChild({ ...base, mode: 'resume', runId }).result()
+      assert.equal(result.error, null, JSON.stringify(result.error))
+      assert.equal(result.data.text, 'charged on AWS')
+      assert.equal(api.requests.length, 2)
+      assert.ok(api.requests.every((r) => r.headers['anthropic-workspace-id'] === TEST_CREDENTIALS.awsWorkspace.id && !r.broken))
     })
 
     test('resumeRun of a run still held is thread_busy; of a finished run, its stored result, and nothing runs', async (t) => {

@@ -64,7 +64,7 @@ function onParts(parts, run, streaming) {
  */
 async function startRun(prompt, options, streaming, resume) {
   try {
-    const read = readOptions(prompt, options)
+    const read = readOptions(prompt, options, resume !== undefined)
     if (read.error) return read
     const { signal, context, hooks, timed, output, telemetry } = read
     let request = read.request

@@ -158,6 +158,20 @@ test('bad options and prompts resolve with invalid_request naming the option; no
   assert.equal(api.requests.length, 0)
 })
 
+test("a run hands the engine only the environment it can use: the cloud platforms' variables with a provider, or when a run is taken over", (t) => {
+  const { readOptions } = require('../lib/options.js')
+  const saved = process.env.AWS_REGION
+  t.after(() => (saved === undefined ? delete process.env.AWS_REGION : (process.env.AWS_REGION = saved)))
+  process.env.AWS_REGION = 'eu-west-3'
+  const envOf = (...args) => JSON.parse(readOptions(...args).request).env
+  const plain = envOf('hi', { maxToolIterations: 2 })
+  assert.deepEqual(Object.keys(plain).filter((name) => !name.startsWith('ANTHROPIC_')), [], 'a plain run: the Anthropic API\'s variables alone')
+  assert.equal(envOf('hi', { provider: 'bedrock' }).AWS_REGION, 'eu-west-3')
+  assert.equal(envOf('hi', { provider: { type: 'vertex' } }).HOME, process.env.HOME)
+  // resumeRun's call need not name the provider its run's log keeps.
+  assert.equal(envOf('hi', {}, true).AWS_REGION, 'eu-west-3')
+})
+
 test('no API key: authentication_error naming ANTHROPIC_API_KEY, nothing sent; env is read at call time', async (t) => {
   const api = await startApi(t)
   const saved = { ...process.env }

@@ -158,8 +158,9 @@
 // any other name for every thread request), `api.threads.get(id)` (the held conversation); an error
 // step's `error.details` is sent as given. `startMockApi({ heldThreads: { limit, holdEndTurn } })`:
 // how many replies are held (20 000; the oldest expire first) and whether one that ended its turn
-// is. Steps, the handler and the long-loop simulation read the whole conversation
-// (`record.fullBody`), the record's `body` what was sent.
+// is (`holdEndTurn: false` holds none, whatever its step's `threadState`). Steps, the handler and
+// the long-loop simulation read the whole conversation (`record.fullBody`), the record's `body`
+// what was sent.
 //
 // Request records (`api.requests[i]`): method, path, headers, body, rawBody, retryCount, status,
 // requestId, receivedAt, betas (anthropic-beta split on commas), container, fullBody (above); for

@@ -83,7 +83,7 @@ export async function startMockApi({
   /** Prompt-cache prefixes seen so far (see cacheUsage). */
   const cache = new Set();
   /** The conversations the API holds (threads.mjs), and each request's turn of one. */
-  const threads = createThreads(heldThreads);
+  const threads = createThreads(heldThreads ?? {});
   const turns = new WeakMap();
   const sockets = new Set();
   const timers = new Set();

@@ -397,9 +397,10 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
           const mine = records(file).filter((r) => r.toolUseId === id)
           const starts = mine.filter((r) => r.phase === 'start')
           assert.ok(starts.length >= 1, `${id} never ran`)
-          // Attempts go up by one; the first one seen may be 2 or more when a process was killed
-          // after the call was recorded as started and before its tool began.
-          assert.deepEqual(starts.map((r) => r.attempt), starts.map((_, i) => starts[0].attempt + i), `${id}: attempts in order`)
+          // Attempts go up, each seen once; one may be missing (the first, or any later one) when a
+          // process was killed after the call was recorded as started and before its tool began.
+          const attempts = starts.map((r) => r.attempt)
+          assert.ok(attempts.every((a, i) => a >= 1 && (i === 0 || a > attempts[i - 1])), `${id}: attempts in order: ${attempts}`)
           assert.ok(mine.every((r) => r.key === `${runId}:${id}`), `${id}: one key on every attempt`)
           assert.ok(mine.some((r) => r.phase === 'done'), `${id} never finished`)
         }

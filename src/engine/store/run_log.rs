@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use super::database::{now_ms, Store};
 use super::threads::{holder, messages, run_of};
-use super::tx::{StoreError, Tx, Val};
+use super::tx::{first_row, StoreError, Tx, Val};
 use crate::engine::trace::events::Recorded;
 
 /// A run's log, as a process taking it over (or asking for its result) reads it.
@@ -158,8 +158,7 @@ impl Store {
                     tx.for_update()
                 );
                 let thread = tx.query(&sql, &[thread_id.as_str().into()]).await?;
-                let mut thread = thread.into_iter().next().unwrap_or_default().into_iter();
-                let mut next = || thread.next().unwrap_or(Val::Int(0));
+                let mut next = first_row(thread);
                 let (active, lease) = (next().into_text(), next().int());
                 let (secret, owner) = (next().into_text(), next().into_text());
                 let rows = tx
@@ -168,8 +167,7 @@ impl Store {
                         &[run_id.as_str().into()],
                     )
                     .await?;
-                let mut row = rows.into_iter().next().unwrap_or_default().into_iter();
-                let mut next = || row.next().unwrap_or(Val::Int(0));
+                let mut next = first_row(rows);
                 let mut log = RunLog {
                     id: run_id.clone(),
                     thread_id,

@@ -5,7 +5,7 @@
 use super::database::{now_ms, random_hex, Store};
 use super::run_log;
 use super::threads::{find, holds, insert_held, messages, run_of, Held};
-use super::tx::{StoreError, Tx, Val};
+use super::tx::{first_row, StoreError, Tx, Val};
 
 /// A thread as a run finds it when it takes it.
 pub struct Found {
@@ -169,8 +169,7 @@ impl Store {
                     tx.for_update()
                 );
                 let row = tx.query(&sql, &[id.as_str().into()]).await?;
-                let mut row = row.into_iter().next().unwrap_or_default().into_iter();
-                let mut next = || row.next().unwrap_or(Val::Int(0));
+                let mut next = first_row(row);
                 let (active, lease, pending, secret) =
                     (next().into_text(), next().int(), next().into_text(), next().into_text());
                 if !active.is_empty() && lease > now {

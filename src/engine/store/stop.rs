@@ -10,7 +10,7 @@ use super::run_log::{end, let_go, STOPPED};
 use super::stream_end::end_stream;
 use super::thread_run::OWN_THREAD_OWNER;
 use super::threads::holder;
-use super::tx::{StoreError, Val};
+use super::tx::{first_row, StoreError, Val};
 
 impl Store {
     /// Stops run `run_id`, wherever it runs (see the module's comment); whether it was going on.
@@ -47,20 +47,17 @@ impl Store {
                         tx.for_update()
                     );
                     let rows = tx.query(&sql, &[thread_id.as_str().into()]).await?;
-                    let mut row = rows.into_iter().next().unwrap_or_default().into_iter();
-                    let (active, lease) = (
-                        row.next().unwrap_or(Val::Int(0)).into_text(),
-                        row.next().map_or(0, |v| v.int()),
-                    );
+                    let mut next = first_row(rows);
+                    let (active, lease) = (next().into_text(), next().int());
                     let rows = tx
                         .query(
                             "SELECT status, resumed FROM atc_runs WHERE id = $1",
                             &[run_id.as_str().into()],
                         )
                         .await?;
-                    let mut row = rows.into_iter().next().unwrap_or_default().into_iter();
-                    let status = row.next().unwrap_or(Val::Int(0)).into_text();
-                    let takes = u32::try_from(row.next().map_or(0, |v| v.int())).unwrap_or(0);
+                    let mut next = first_row(rows);
+                    let status = next().into_text();
+                    let takes = u32::try_from(next().int()).unwrap_or(0);
                     if status != "running" {
                         return Ok(false);
                     }

@@ -40,6 +40,13 @@ impl Val {
     }
 }
 
+/// The first row's values in order, each read once; `Int(0)` past its end or when there is no
+/// row (read as `""` or 0, the schema's "none").
+pub fn first_row(rows: Vec<Vec<Val>>) -> impl FnMut() -> Val {
+    let mut row = rows.into_iter().next().unwrap_or_default().into_iter();
+    move || row.next().unwrap_or(Val::Int(0))
+}
+
 impl From<&str> for Val {
     fn from(s: &str) -> Val {
         Val::Text(s.to_owned())

@@ -39,6 +39,13 @@ async function activeRun(url, thread, proc) {
   }
 }
 
+/** Kills `first` (SIGKILL), waits out its lease (600 ms) and takes run `runId` over in another child: what that child printed. */
+async function killedAndTakenOver(first, base, runId) {
+  await first.kill()
+  await sleep(700)
+  return durableChild({ ...base, mode: 'resume', runId }).result()
+}
+
 async function standIn(t, script) {
   const s = await startStandIn({
     replies: async (request) => {
@@ -142,9 +149,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const first = durableChild({ ...base, mode: 'run', thread: 'inflight', prompt: 'find x' })
       while (s.requests.length < 1) await sleep(10)
       const runId = await activeRun(url, 'inflight')
-      await first.kill()
-      await sleep(700)
-      const result = await durableChild({ ...base, mode: 'resume', runId }).result()
+      const result = await killedAndTakenOver(first, base, runId)
       assert.equal(result.error, null, JSON.stringify(result.error))
       assert.equal(result.data.text, 'found it')
       const h = histories(s)
@@ -161,9 +166,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const first = durableChild({ ...base, mode: 'stream', thread: 'stream', prompt: 'find y' })
       while (s.requests.length < 2) await sleep(10)
       const runId = await activeRun(url, 'stream')
-      await first.kill()
-      await sleep(700)
-      const result = await durableChild({ ...base, mode: 'resume', runId }).result()
+      const result = await killedAndTakenOver(first, base, runId)
       assert.equal(result.error, null, JSON.stringify(result.error))
       assert.equal(result.data.text, 'streamed on')
       const h = histories(s).map((m) => JSON.parse(m))
@@ -183,9 +186,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const first = durableChild({ ...base, mode: 'run', thread: 'report', prompt: 'notify', hang: ['notify'] })
       await first.waitFor('hanging notify')
       const runId = await activeRun(url, 'report')
-      await first.kill()
-      await sleep(700)
-      const result = await durableChild({ ...base, mode: 'resume', runId }).result()
+      const result = await killedAndTakenOver(first, base, runId)
       assert.equal(result.error, null, JSON.stringify(result.error))
       assert.equal(records(file).filter((r) => r.phase === 'start').length, 1)
       const told = s.requests[1].messages.at(-1).content.find((b) => b.type === 'tool_result')
@@ -207,9 +208,7 @@ for (const [backend, fresh] of Object.entries(BACKENDS)) {
       const first = durableChild({ ...base, mode: 'run', thread: 'on-aws', prompt: 'charge it', hang: ['charge'], options: { provider: { type: 'aws' }, model: 'claude-sonnet-5-5' } })
       await first.waitFor('hanging charge')
       const runId = await activeRun(url, 'on-aws')
-      await first.kill()
-      await sleep(700)
-      const result = await durableChild({ ...base, mode: 'resume', runId }).result()
+      const result = await killedAndTakenOver(first, base, runId)
       assert.equal(result.error, null, JSON.stringify(result.error))
       assert.equal(result.data.text, 'charged on AWS')
       assert.equal(api.requests.length, 2)

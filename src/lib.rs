@@ -16,3 +16,9 @@ pub mod fuzzing;
 
 #[cfg(feature = "node")]
 pub mod exports;
+
+/// The addon's allocator (see README, "Why these crates"): mimalloc, whose frees from another
+/// thread go on a lock-free list of the page's owner, where glibc's take the arena's lock.
+#[cfg(feature = "node")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

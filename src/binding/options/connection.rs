@@ -63,13 +63,14 @@ pub fn base_url_from(
     let parsed = reqwest::Url::parse(&url).map_err(|e| {
         RunError::invalid_request(format!("{source} is not a URL ({e}). Nothing was sent."))
     })?;
-    let shown = shown_url(&url);
     if !matches!(parsed.scheme(), "http" | "https") {
+        let shown = shown_url(&url);
         return Err(RunError::invalid_request(format!(
             "{source} {shown:?} must be an http(s) URL. Nothing was sent."
         )));
     }
     if parsed.path().trim_end_matches('/').ends_with("/v1") {
+        let shown = shown_url(&url);
         return Err(RunError::invalid_request(format!(
             "{source} {shown:?} must not end with /v1: /v1/messages is added to its path. Nothing was sent."
         )));

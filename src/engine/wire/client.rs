@@ -5,6 +5,7 @@
 pub(crate) mod attempt;
 mod credential;
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use reqwest::header::HeaderMap;
@@ -197,9 +198,11 @@ impl ApiClient {
 /// secrets to take out of what comes back. Derived from the run's [`ApiConfig`] (and whether the
 /// request continues an API thread, which adds a beta header).
 pub(crate) struct Target {
+    /// `baseURL` parsed once (`Err`: the text, which cannot be).
+    base: Result<reqwest::Url, String>,
     /// Where a request goes: `[0]` not streamed, `[1]` streamed (they differ on Bedrock and
-    /// Vertex only).
-    to: [Endpoint; 2],
+    /// Vertex only), each made when a request first goes there.
+    to: [OnceLock<Endpoint>; 2],
     headers: HeaderMap,
     secrets: Redactor,
     platform: Platform,
@@ -207,21 +210,26 @@ pub(crate) struct Target {
 
 /// One URL a run's requests go to.
 struct Endpoint {
-    url: String,
-    /// `url` parsed once, as reqwest would parse it for each attempt (`None`: it cannot be,
-    /// and each attempt fails as reqwest fails it).
-    parsed: Option<reqwest::Url>,
-    /// `url` as messages show it: without the user, password and query, which may be credentials.
-    shown: String,
+    /// The URL parsed, as reqwest would parse it for each attempt (`Err`: the text, which cannot
+    /// be, and each attempt fails as reqwest fails it).
+    url: Result<reqwest::Url, String>,
+    /// The URL as messages show it (without the user, password and query, which may be
+    /// credentials), made when a message first needs it.
+    shown: OnceLock<String>,
 }
 
 impl Endpoint {
-    fn new(url: String) -> Self {
-        Endpoint {
-            parsed: reqwest::Url::parse(&url).ok(),
-            shown: shown_url(&url),
-            url,
+    /// The URL as a request sends it.
+    fn as_str(&self) -> &str {
+        match &self.url {
+            Ok(url) => url.as_str(),
+            Err(text) => text,
         }
+    }
+
+    /// The URL as messages show it.
+    fn shown(&self) -> &str {
+        self.shown.get_or_init(|| shown_url(self.as_str()))
     }
 }
 
@@ -231,7 +239,8 @@ impl Target {
     pub(crate) fn new(cfg: &ApiConfig, threaded: bool) -> Result<Self, RunError> {
         let platform = &cfg.platform;
         Ok(Target {
-            to: [false, true].map(|stream| Endpoint::new(platform.url(&cfg.base_url, stream))),
+            base: reqwest::Url::parse(&cfg.base_url).map_err(|_| cfg.base_url.clone()),
+            to: Default::default(),
             headers: platform.headers(cfg, threaded)?,
             secrets: Redactor::of(cfg),
             platform: platform.clone(),
@@ -240,6 +249,18 @@ impl Target {
 
     /// Where a request goes, streamed or not.
     fn endpoint(&self, stream: bool) -> &Endpoint {
-        &self.to[usize::from(stream)]
+        self.to[usize::from(stream)].get_or_init(|| {
+            let url = match &self.base {
+                Ok(base) => Ok(self.platform.url_from(base, stream)),
+                Err(text) => Err(self.platform.url(text, stream)),
+            };
+            // A URL text the platform made from one that could not be parsed may be one that
+            // can (as before, when each was parsed from its text).
+            let url = url.or_else(|text| reqwest::Url::parse(&text).map_err(|_| text));
+            Endpoint {
+                url,
+                shown: OnceLock::new(),
+            }
+        })
     }
 }

@@ -130,16 +130,20 @@ impl Platform {
     /// Where a request goes for a `baseURL`: the platform's path after its path, before its
     /// query (a gateway may take its key as a query parameter).
     pub fn url(&self, base_url: &str, stream: bool) -> String {
-        let tail = self.path(stream);
         match reqwest::Url::parse(base_url) {
-            Ok(mut url) => {
-                let path = format!("{}{tail}", url.path().trim_end_matches('/'));
-                url.set_path(&path);
-                url.set_fragment(None);
-                url.into()
-            }
-            Err(_) => format!("{}{tail}", base_url.trim_end_matches('/')),
+            Ok(base) => self.url_from(&base, stream).into(),
+            Err(_) => format!("{}{}", base_url.trim_end_matches('/'), self.path(stream)),
         }
+    }
+
+    /// [`Platform::url`] from the `baseURL` parsed once (a run's requests derive both of their
+    /// URLs from one parse).
+    pub fn url_from(&self, base: &reqwest::Url, stream: bool) -> reqwest::Url {
+        let mut url = base.clone();
+        let path = format!("{}{}", url.path().trim_end_matches('/'), self.path(stream));
+        url.set_path(&path);
+        url.set_fragment(None);
+        url
     }
 
     /// The keys the body leaves out on this platform (`extraBody` does not bring them back).

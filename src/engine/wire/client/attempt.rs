@@ -52,9 +52,9 @@ impl ApiClient {
     ) -> Result<MessageResponse, AttemptFailure> {
         let to = target.endpoint(events.is_some());
         let platform = &target.platform;
-        let post = match &to.parsed {
-            Some(url) => self.http.post(url.clone()),
-            None => self.http.post(to.url.as_str()),
+        let post = match &to.url {
+            Ok(url) => self.http.post(url.clone()),
+            Err(text) => self.http.post(text.as_str()),
         };
         let sent = post
             .headers(headers)
@@ -63,7 +63,7 @@ impl ApiClient {
             .send()
             .await;
         let network = |e: reqwest::Error| {
-            AttemptFailure::network(RunError::network(&e, &to.shown, cfg.timeout))
+            AttemptFailure::network(RunError::network(&e, to.shown(), cfg.timeout))
         };
         let response = sent.map_err(network)?;
         let status = response.status();

@@ -35,7 +35,7 @@ pub(super) async fn authorize(
         let signed = target.secrets.with(credentials.secrets());
         let hash = body.sha256_hex();
         // The URL exactly as reqwest will send it.
-        let url = to.parsed.as_ref().map_or(to.url.as_str(), |u| u.as_str());
+        let url = to.as_str();
         sigv4::sign_request(headers, url, &hash, aws, &credentials, SystemTime::now())
             .map_err(|e| AttemptFailure::fatal(signed.error(e)))?;
         return Ok(Some(signed));

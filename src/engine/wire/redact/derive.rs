@@ -41,6 +41,9 @@ pub fn of_header(value: &str) -> Vec<String> {
 /// The secrets of a URL: its password, its query values and its long path segments, each as
 /// written and decoded. Nothing for a text that is no URL.
 pub fn of_url(url: &str) -> Vec<String> {
+    if plainly_no_secret(url) {
+        return Vec::new();
+    }
     let Ok(parsed) = reqwest::Url::parse(url) else {
         return Vec::new();
     };
@@ -63,6 +66,17 @@ pub fn of_url(url: &str) -> Vec<String> {
         }
     }
     long_enough(out)
+}
+
+/// A URL text that cannot hold a secret, told without parsing it (every run derives its
+/// secrets from its `baseURL`, and a parse is the costliest part): no userinfo (`@`), no query,
+/// nothing a parse would encode or undo (only letters, digits, `:/._-`), and no piece between
+/// slashes as long as a secret segment, host and scheme included (a dot segment a parse removes
+/// is only one piece fewer). Anything else is parsed.
+fn plainly_no_secret(url: &str) -> bool {
+    url.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b':' | b'/' | b'.' | b'_' | b'-'))
+        && url.split('/').all(|piece| piece.len() < PATH_SECRET_CHARS)
 }
 
 /// `url` as a message may show it: scheme, host, port and path, without the user and password,
@@ -138,6 +152,39 @@ mod tests {
         }
         assert!(!secrets.iter().any(|x| x == "2" || x == "mcp" || x == "bob"));
         assert!(of_url("not a url").is_empty());
+    }
+
+    #[test]
+    fn a_url_told_without_a_parse_is_one_a_parse_finds_no_secret_in() {
+        for url in [
+            "http://127.0.0.1:4010",
+            "https://api.anthropic.com",
+            "https://gw.example/proxy/v1/messages",
+            "https://a-b_c.example:8443/x/./y/../z",
+        ] {
+            assert!(plainly_no_secret(url), "{url}");
+            assert_eq!(of_url(url), Vec::<String>::new(), "{url}");
+        }
+        // Each of these is parsed, and each has a secret a parse finds.
+        for (url, secret) in [
+            (
+                "https://h.example/s/zk-0123456789abcdefghij",
+                "zk-0123456789abcdefghij",
+            ),
+            ("https://u:pw-0123456789@h.example", "pw-0123456789"),
+            ("https://h.example/p?key=KEY-0123456789", "KEY-0123456789"),
+            (
+                "https://h.example/abc def ghi jkl mnop",
+                "abc%20def%20ghi%20jkl%20mnop",
+            ),
+        ] {
+            assert!(!plainly_no_secret(url), "{url}");
+            assert!(
+                of_url(url).iter().any(|s| s == secret),
+                "{url}: {:?}",
+                of_url(url)
+            );
+        }
     }
 
     #[test]

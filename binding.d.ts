@@ -78,10 +78,18 @@ export declare class RunChannel {
    */
   hold(pending: boolean): void
   /**
-   * Starts a conversation; it ends through this channel's function, always exactly once
-   * (unless its thread is shutting down). See [`RunStart`] for what it is given.
+   * Starts a conversation with no parts to hand on (a plain `runWithTools`: the hot path,
+   * its arguments positional, as reading an object's properties costs a call into Node each).
+   * It ends through this channel's function, always exactly once (unless its thread is
+   * shutting down). `requestJson` is `{ prompt, options, env }` as JSON; `credentials` as in
+   * [`RunStart`].
    */
-  start(run: RunStart): void
+  start(requestJson: string, runId: number, control: RunControl, credentials?: ((runId: number) => Promise<string>) | undefined | null): void
+  /**
+   * [`RunChannel::start`] for a run whose parts go to JS (a stream, hooks, tracing): see
+   * [`RunStart`] for what it is given.
+   */
+  startWithParts(run: RunStart): void
 }
 
 /**
@@ -266,7 +274,7 @@ export declare const enum ReplyKind {
   NotStarted = 'not_started',
 }
 
-/** What [`RunChannel::start`] is given to start one run. */
+/** What [`RunChannel::start_with_parts`] is given to start one run whose parts go to JS. */
 export interface RunStart {
   /** `{ prompt, options, env }`, as JSON. */
   requestJson: string
@@ -274,10 +282,10 @@ export interface RunStart {
   runId: number
   /** The run's handle. */
   control: RunControl
-  /** With it the run's `StreamPart`s come in batches (`last` once, after the final one). */
-  onParts?: (partsJson: string, last: boolean) => void
+  /** The run's `StreamPart`s come to it in batches (`last` once, after the final one). */
+  onParts: (partsJson: string, last: boolean) => void
   /**
-   * With `onParts`: the replies are streamed unless this is `false` (the lifecycle hooks of
+   * The replies are streamed unless this is `false` (the lifecycle hooks of
    * `runWithTools` need the parts, not the deltas).
    */
   stream?: boolean

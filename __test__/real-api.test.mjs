@@ -323,7 +323,7 @@ test('no test hook ships: "__panicForTest" in a release request is an ordinary f
   const result = await new Promise((resolve) => {
     ended = resolve
     channel.hold(true)
-    channel.start({ requestJson: JSON.stringify({ prompt: 'x', __panicForTest: true, options: { baseURL: 'http://127.0.0.1:9', apiKey: KEY, maxRetries: 0 } }), runId: 1, control: new binding.RunControl() })
+    channel.start(JSON.stringify({ prompt: 'x', __panicForTest: true, options: { baseURL: 'http://127.0.0.1:9', apiKey: KEY, maxRetries: 0 } }), 1, new binding.RunControl())
   })
   channel.hold(false)
   const out = JSON.parse(result)

@@ -34,17 +34,18 @@ function onParts(parts, run, streaming) {
   let told = false
   for (const part of parts) {
     if (part.type === 'tool-call') {
+      if (run.inputs === null) run.inputs = new Map()
       run.inputs.set(part.toolUseId, part.input)
     } else if (part.type === 'tool-start') {
       // A call the engine runs itself (an MCP server's tool) is about to start: what a JS tool's
       // wrapper tells right before execute. Not a StreamPart.
       told = true
-      if (run.hooks !== null) callHook(run.hooks, 'onToolCall', { toolName: part.toolName, input: run.inputs.get(part.toolUseId), toolUseId: part.toolUseId })
+      if (run.hooks !== null) callHook(run.hooks, 'onToolCall', { toolName: part.toolName, input: run.inputs?.get(part.toolUseId), toolUseId: part.toolUseId })
     } else if (part.type === 'tool-result') {
       // null for a JS tool's success (put back here); an MCP tool's output comes as it is.
       if (!part.isError && run.outputs.has(part.toolUseId)) part.output = run.outputs.get(part.toolUseId)
       if (run.hooks !== null) {
-        const call = { toolName: part.toolName, input: run.inputs.get(part.toolUseId), output: part.isError ? null : part.output, durationMs: part.durationMs, toolUseId: part.toolUseId }
+        const call = { toolName: part.toolName, input: run.inputs?.get(part.toolUseId), output: part.isError ? null : part.output, durationMs: part.durationMs, toolUseId: part.toolUseId }
         if (part.isError) Object.assign(call, { isError: true, error: part.error })
         callHook(run.hooks, 'onToolResult', call)
       }
@@ -85,7 +86,7 @@ async function startRun(prompt, options, streaming, resume) {
     // resource in (with its deprecated `asyncResource` accessors: ~15% of an untraced run's
     // main-thread time); its calls go through `scope.runInAsyncScope`.
     const scope = new AsyncResource('bound-anonymous-fn')
-    const run = { context, control, hooks, timed, trace, scope, calls: new Map(), causes: new Map(), pending: new Set(), outputs: new Map(), inputs: new Map() }
+    const run = { context, control, hooks, timed, trace, scope, calls: new Map(), causes: null, pending: new Set(), outputs: new Map(), inputs: null }
     runs.set(runId, run)
     const onAbort = () => control.abort()
     if (signal) {
@@ -98,7 +99,7 @@ async function startRun(prompt, options, streaming, resume) {
       let lastBatch = null
       if (streaming === null && hooks === null && !traced) {
         pending = ended(runId)
-        channel.start({ requestJson: request, runId, control, credentials: read.credentials ?? undefined })
+        channel.start(request, runId, control, read.credentials)
       } else {
         if (streaming !== null) streaming.control = control
         // The run's promise and its last batch of parts come by different ways: the result is
@@ -113,7 +114,7 @@ async function startRun(prompt, options, streaming, resume) {
           }
         }
         pending = ended(runId)
-        channel.start({ requestJson: request, runId, control, onParts: batch, stream: streaming !== null, traced, traceOnly: streaming === null && hooks === null, credentials: read.credentials ?? undefined })
+        channel.startWithParts({ requestJson: request, runId, control, onParts: batch, stream: streaming !== null, traced, traceOnly: streaming === null && hooks === null, credentials: read.credentials ?? undefined })
       }
       const reply = await pending
       if (lastBatch !== null) await lastBatch
@@ -125,7 +126,7 @@ async function startRun(prompt, options, streaming, resume) {
       if (result.data) lazyJson(result.data, 'messages', reply.messages)
       const error = result.error
       if (error && error.toolUseId !== undefined) {
-        if (run.causes.has(error.toolUseId)) error.cause = run.causes.get(error.toolUseId)
+        if (run.causes?.has(error.toolUseId)) error.cause = run.causes.get(error.toolUseId)
         delete error.toolUseId
       }
       final = output === null ? result : await checkOutput(result, output, signal)

@@ -61,6 +61,11 @@ function bridge(name, execute, standard) {
   }
 }
 
+/** The run's map of what each failed call threw (made by its first failure). */
+function causeOf(run) {
+  return (run.causes ??= new Map())
+}
+
 /** Settles a call with its reply (an output turned into one here). Never throws. */
 function settle(run, toolUseId, reply) {
   try {
@@ -69,7 +74,7 @@ function settle(run, toolUseId, reply) {
         reply = replyOf(run, toolUseId, reply.content)
       } catch (e) {
         // An output that throws when looked at (a Proxy, a getter).
-        run.causes.set(toolUseId, e)
+        causeOf(run).set(toolUseId, e)
         reply = { kind: 'wrapper_failed', content: describeThrown(e) }
       }
     }
@@ -103,7 +108,7 @@ async function callTool(run, name, execute, standard, inputJson, toolUseId, atte
       const checked = await standard.validate(input)
       if (checked === null || typeof checked !== 'object') throw new TypeError(`its schema's ~standard.validate returned ${describe(checked)}`)
       if (checked.issues) {
-        run.causes.set(toolUseId, checked.issues)
+        causeOf(run).set(toolUseId, checked.issues)
         return { kind: 'invalid_input', content: describeIssues(checked.issues) }
       }
       value = checked.value
@@ -117,7 +122,7 @@ async function callTool(run, name, execute, standard, inputJson, toolUseId, atte
     run.pending.add(pending)
     output = await pending
   } catch (thrown) {
-    run.causes.set(toolUseId, thrown)
+    causeOf(run).set(toolUseId, thrown)
     if (isToolError(thrown)) {
       return { kind: 'tool_error', content: String(thrown.message) }
     }
@@ -138,7 +143,7 @@ function replyOf(run, toolUseId, output) {
       run.outputs.set(toolUseId, output.blocks)
       return { kind: 'blocks', content: json }
     } catch (e) {
-      run.causes.set(toolUseId, e)
+      causeOf(run).set(toolUseId, e)
       return { kind: 'unserializable_blocks', content: `${e.message}` }
     }
   }
@@ -152,7 +157,7 @@ function replyOf(run, toolUseId, output) {
     run.outputs.set(toolUseId, output)
     return { kind: 'json', content: json }
   } catch (e) {
-    run.causes.set(toolUseId, e)
+    causeOf(run).set(toolUseId, e)
     return { kind: 'unserializable_value', content: `${e.message}` }
   }
 }

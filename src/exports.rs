@@ -3,21 +3,17 @@
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{ClassInstance, FnArgs, Null};
-use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi::bindgen_prelude::Null;
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 
 use crate::binding::call_gate::{ReplyKind, RunShared, ToolReply};
 use crate::binding::js_failure::{self, JsProblem};
-use crate::binding::node::callback::JsCallback;
-use crate::binding::node::fetch_fn::FetchFn;
 use crate::binding::node::js_text::JsText;
 use crate::binding::node::registry::{Approval, Registry};
-use crate::binding::node::run::{self, History, PartsFn};
+pub use crate::binding::node::run_channel::RunChannel;
 use crate::binding::node::tool_bridge::{ApprovalFn, CancelFn, ToolFn};
 use crate::binding::options::list::{JsKind, JS_ONLY};
-use crate::binding::panics::catch_panics;
 use crate::engine::{self, ToolSpec};
 
 /// The model used when neither the `model` option nor `ANTHROPIC_MODEL` names one.
@@ -104,7 +100,7 @@ pub fn set_cancel_hook(env: Env, cancel: CancelFn) -> Result<()> {
 /// start, and takes each call's reply.
 #[napi]
 pub struct RunControl {
-    shared: Arc<RunShared>,
+    pub(crate) shared: Arc<RunShared>,
 }
 
 #[napi]
@@ -149,131 +145,6 @@ impl RunControl {
                 content: content.0,
             },
         );
-    }
-}
-
-/// What [`RunChannel::start`] is given to start one run.
-#[napi(object, object_to_js = false)]
-pub struct RunStart<'a> {
-    /// `{ prompt, options, env }`, as JSON.
-    pub request_json: String,
-    /// Handed back to tool calls and to the end.
-    pub run_id: u32,
-    /// The run's handle.
-    pub control: ClassInstance<'a, RunControl>,
-    /// With it the run's `StreamPart`s come in batches (`last` once, after the final one).
-    #[napi(ts_type = "(partsJson: string, last: boolean) => void")]
-    pub on_parts: Option<PartsFn>,
-    /// With `onParts`: the replies are streamed unless this is `false` (the lifecycle hooks of
-    /// `runWithTools` need the parts, not the deltas).
-    pub stream: Option<bool>,
-    /// A tracer provider is registered on this thread: adds the trace parts lib/telemetry.js
-    /// makes spans of.
-    pub traced: Option<bool>,
-    /// Sends the trace parts alone (nobody reads the run's other parts).
-    pub trace_only: Option<bool>,
-    /// The `provider.credentials` (or `provider.accessToken`) function, wrapped by
-    /// lib/credentials.js: answers `{"ok": credentials}` or `{"failed": "what it threw"}` as JSON.
-    #[napi(ts_type = "(runId: number) => Promise<string>")]
-    pub credentials: Option<FetchFn>,
-}
-
-/// Where runs end: the function given to the constructor is called once per run started
-/// through this channel, `(runId, resultJson, messages)`, through one ThreadsafeFunction made
-/// here for all of them. (A run resolving a promise of its own cost the JS thread a
-/// ThreadsafeFunction per run: a libuv handle made, signalled and closed, and an async
-/// resource.) It keeps the event loop alive only while the JS layer says runs are pending
-/// ([`RunChannel::hold`]), as their promises would.
-#[napi]
-pub struct RunChannel {
-    done: Arc<DoneFn>,
-}
-
-/// `(runId, resultJson, messages) => void`.
-pub type DoneFn = JsCallback<(u32, String, Option<History>)>;
-
-#[napi]
-impl RunChannel {
-    /// A channel whose runs all end through `done`.
-    #[napi(
-        constructor,
-        ts_args_type = "done: (runId: number, resultJson: string, messages: Buffer | null) => void"
-    )]
-    pub fn new(done: DoneFn) -> Self {
-        RunChannel {
-            done: Arc::new(done),
-        }
-    }
-
-    /// Whether runs of this channel are pending: while they are, its function keeps the event
-    /// loop alive; an idle channel never does.
-    #[napi]
-    pub fn hold(&self, env: &Env, pending: bool) -> Result<()> {
-        let raw = self.done.raw();
-        let status = unsafe {
-            if pending {
-                napi::sys::napi_ref_threadsafe_function(env.raw(), raw)
-            } else {
-                napi::sys::napi_unref_threadsafe_function(env.raw(), raw)
-            }
-        };
-        napi::check_status!(
-            status,
-            "could not change whether runs keep the event loop alive"
-        )
-    }
-
-    /// Starts a conversation; it ends through this channel's function, always exactly once
-    /// (unless its thread is shutting down). See [`RunStart`] for what it is given.
-    #[napi(catch_unwind)]
-    pub fn start(&self, env: &Env, run: RunStart) -> Result<()> {
-        let RunStart {
-            request_json,
-            run_id,
-            control,
-            on_parts,
-            stream,
-            traced,
-            trace_only,
-            credentials,
-        } = run;
-        crate::binding::logging::init_from_env();
-        let registry = Registry::of(env)?.snapshot();
-        let shared = control.shared.clone();
-        let done = self.done.clone();
-        napi::bindgen_prelude::spawn(async move {
-            let parts = on_parts.map(|send| run::PartsTo {
-                send,
-                stream: stream.unwrap_or(true),
-                traced: traced.unwrap_or(false),
-                stream_parts: !trace_only.unwrap_or(false),
-            });
-            // Boxed where it is first polled, on the runtime: the run's state machine is large,
-            // and held inline it was copied on the JS thread each time the future was moved on
-            // its way to the runtime (`memmove` was ~5% of the JS thread's samples on `order`).
-            let ended = catch_panics(Box::pin(run::run(
-                request_json,
-                registry,
-                run_id,
-                shared,
-                parts,
-                credentials.map(Arc::new),
-            )))
-            .await;
-            let (result, messages) = match run::reply_of(ended) {
-                Ok(reply) => (reply.result, reply.messages),
-                Err(e) => (
-                    run::unknown_error(&format!("its result could not be written as JSON ({e})")),
-                    None,
-                ),
-            };
-            // Only a thread shutting down refuses the call, and nobody waits there any more.
-            done.call(
-                FnArgs::from((run_id, result, messages)),
-                ThreadsafeFunctionCallMode::NonBlocking,
-            );
-        });
-        Ok(())
     }
 }
 

@@ -8,5 +8,6 @@ pub mod mcp;
 pub mod registry;
 pub mod reply;
 pub mod run;
+pub mod run_channel;
 pub mod store;
 pub mod tool_bridge;

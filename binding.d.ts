@@ -153,6 +153,13 @@ export interface EarlyFailure {
 }
 
 /**
+ * The engine's Tokio worker threads, and the cores this process may use as Rust counts them
+ * (`[workers, cores]`): for diagnostics and the test that the default is one fewer than the
+ * cores.
+ */
+export declare function engineThreads(): Promise<Array<number>>
+
+/**
  * The failure of a check the JS layer makes itself before a run starts. `detail` is what JS can
  * tell about it (the value described, or the message thrown); `option` names the option of a
  * `bad_option`.

@@ -843,6 +843,7 @@ module.exports.declinedForModel = nativeBinding.declinedForModel
 module.exports.DEFAULT_MAX_TOKENS = nativeBinding.DEFAULT_MAX_TOKENS
 module.exports.DEFAULT_MAX_TOOL_ITERATIONS = nativeBinding.DEFAULT_MAX_TOOL_ITERATIONS
 module.exports.DEFAULT_MODEL = nativeBinding.DEFAULT_MODEL
+module.exports.engineThreads = nativeBinding.engineThreads
 module.exports.jsFailure = nativeBinding.jsFailure
 module.exports.JsKind = nativeBinding.JsKind
 module.exports.jsOnlyOptions = nativeBinding.jsOnlyOptions

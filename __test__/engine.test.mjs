@@ -781,3 +781,20 @@ test('toolCalls hold the very values the tools returned; messages read, write, e
   assert.deepEqual(messages, ['replaced'])
   assert.equal(rest.text, 'ok')
 })
+
+test('the engine runs on one Tokio worker fewer than the cores (at least one); ANTHROPIC_TOOL_CALLING_THREADS sets another count', () => {
+  const root = fileURLToPath(new URL('..', import.meta.url))
+  const threads = (value) => {
+    const env = { ...process.env }
+    delete env.ANTHROPIC_TOOL_CALLING_THREADS
+    if (value !== undefined) env.ANTHROPIC_TOOL_CALLING_THREADS = value
+    const out = spawnSync(process.execPath, ['-e', "require('./binding.js').engineThreads().then((t) => console.log(JSON.stringify(t)))"], { cwd: root, env, encoding: 'utf8' })
+    assert.equal(out.status, 0, out.stderr)
+    return JSON.parse(out.stdout)
+  }
+  const [workers, cores] = threads(undefined)
+  assert.ok(cores >= 1)
+  assert.equal(workers, Math.max(1, cores - 1), `${cores} cores`)
+  assert.deepEqual(threads('3'), [3, cores])
+  assert.deepEqual(threads('none'), [Math.max(1, cores - 1), cores], 'a value that is no count is the default')
+})

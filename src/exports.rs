@@ -226,17 +226,24 @@ pub fn build_profile() -> &'static str {
     }
 }
 
+/// The engine's Tokio worker threads, and the cores this process may use as Rust counts them
+/// (`[workers, cores]`): for diagnostics and the test that the default is one fewer than the
+/// cores.
+#[napi]
+pub async fn engine_threads() -> Vec<u32> {
+    let workers = tokio::runtime::Handle::current().metrics().num_workers();
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    vec![workers as u32, cores as u32]
+}
+
 /// The Tokio runtime the engine runs on: `ANTHROPIC_TOOL_CALLING_THREADS` worker threads if set,
-/// else the napi-rs default (one per core).
+/// else one fewer than the cores (`binding::runtime`). napi-rs' own default, one per core, is
+/// kept only if this runtime cannot be built.
 #[napi_derive::module_init]
 fn init_runtime() {
-    let Some(threads) = std::env::var("ANTHROPIC_TOOL_CALLING_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|n| *n > 0)
-    else {
-        return;
-    };
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let set = std::env::var("ANTHROPIC_TOOL_CALLING_THREADS").ok();
+    let threads = crate::binding::runtime::worker_threads(set.as_deref(), cores);
     if let Ok(rt) = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
         .enable_all()

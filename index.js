@@ -9,7 +9,9 @@ binding.warmUp()
 const { describe } = require('./lib/describe.js')
 const { ToolError } = require('./lib/tool-error.js')
 const { toolResult } = require('./lib/tool-result.js')
-const { standardSchemaOf, jsonSchemaOf } = require('./lib/standard-schema.js')
+// lib/standard-schema.js is loaded by the first tool whose input_schema is a Standard Schema (zod…).
+let schemas
+const standardSchemas = () => (schemas ??= require('./lib/standard-schema.js'))
 const { bridge, asker } = require('./lib/tool-bridge.js')
 const { startRun } = require('./lib/run.js')
 
@@ -55,9 +57,10 @@ function registerTool(tool) {
   }
   // A Standard Schema (zod, valibot, arktype…): the API and the Rust engine get its JSON Schema;
   // its own `validate` runs on each input after the engine's check.
-  const standard = standardSchemaOf(definition.input_schema)
+  const schema = definition.input_schema
+  const standard = schema !== null && (typeof schema === 'object' || typeof schema === 'function') && '~standard' in schema ? standardSchemas().standardSchemaOf(schema) : null
   const fail = (why) => new TypeError(`registerTool: input_schema of ${name} ${why}`)
-  const sent = standard ? { ...definition, input_schema: jsonSchemaOf(definition.input_schema, standard, fail) } : definition
+  const sent = standard ? { ...definition, input_schema: standardSchemas().jsonSchemaOf(schema, standard, fail) } : definition
   let json
   try {
     json = JSON.stringify(sent)

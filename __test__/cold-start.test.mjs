@@ -1,5 +1,6 @@
 // What `require` loads: a plain run's modules, and none of those a plain run never touches (the
-// stream, useChat's UI messages, MCP), which load the first time they are used.
+// stream, useChat's UI messages, MCP, Standard Schemas, credential functions, hooks), which load
+// the first time they are used.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
@@ -17,9 +18,9 @@ function loadedAfter(script) {
   return JSON.parse(execFileSync(process.execPath, ['-e', program], { encoding: 'utf8' }))
 }
 
-const LAZY = ['lib/stream/part-stream.js', 'lib/stream/ui-chunker.js', 'lib/ui-messages.js', 'lib/mcp.js']
+const LAZY = ['lib/stream/part-stream.js', 'lib/stream/ui-chunker.js', 'lib/ui-messages.js', 'lib/mcp.js', 'lib/standard-schema.js', 'lib/credentials.js', 'lib/hooks.js']
 
-test('require and a first registerTool load no module of streaming, UI messages or MCP', () => {
+test('require and a first registerTool load no module of streaming, UI messages, MCP, Standard Schemas, credentials or hooks', () => {
   const loaded = loadedAfter(`m.registerTool({ definition: { name: 't', input_schema: { type: 'object' } }, execute: () => 1 })`)
   assert.ok(loaded.includes('index.js') && loaded.includes('lib/run.js'), JSON.stringify(loaded))
   for (const file of LAZY) assert.ok(!loaded.includes(file), `${file} was loaded: ${JSON.stringify(loaded)}`)
@@ -32,4 +33,19 @@ test('each lazy module loads the first time its entry point is used, and works',
   assert.ok(!ui.includes('lib/mcp.js'))
   const mcp = loadedAfter(`m.registerMcpServer(null).catch((e) => { if (!(e instanceof TypeError)) process.exit(3) })`)
   assert.ok(mcp.includes('lib/mcp.js'))
+})
+
+test('a plain run loads none of them either', () => {
+  const loaded = loadedAfter(`m.registerTool({ definition: { name: 't', input_schema: { type: 'object' } }, execute: () => 1 }); m.runWithTools('Hi', { apiKey: 'sk-ant-test', baseURL: 'http://127.0.0.1:9', maxRetries: 0 }).then((r) => { if (r.error.code !== 'network_error') process.exit(3) })`)
+  for (const file of LAZY) assert.ok(!loaded.includes(file), `${file} was loaded: ${JSON.stringify(loaded)}`)
+})
+
+test('a Standard Schema loads lib/standard-schema.js with its tool, and a provider object lib/credentials.js with its run', () => {
+  // A Standard Schema of the smallest kind: its JSON Schema, and a validate that passes anything.
+  const schema = `{ '~standard': { version: 1, vendor: 'test', validate: (value) => ({ value }), jsonSchema: { input: () => ({ type: 'object' }) } } }`
+  const tool = loadedAfter(`m.registerTool({ definition: { name: 't', input_schema: ${schema} }, execute: () => 1 }); if (m.listTools().length !== 1) process.exit(3)`)
+  assert.ok(tool.includes('lib/standard-schema.js'), JSON.stringify(tool))
+  assert.ok(!tool.includes('lib/credentials.js'))
+  const provider = loadedAfter(`m.runWithTools('Hi', { provider: { type: 'nowhere' }, maxRetries: 0 }).then((r) => { if (r.error.code !== 'invalid_request') process.exit(3) })`)
+  assert.ok(provider.includes('lib/credentials.js'), JSON.stringify(provider))
 })

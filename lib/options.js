@@ -6,7 +6,8 @@
 
 const binding = require('../binding.js')
 const { describe } = require('./describe.js')
-const { takeFunction } = require('./credentials.js')
+// lib/credentials.js is loaded by the first run whose `provider` is an object.
+let credentials
 
 /** The options JS keeps (JS values the engine has no use for) and what each must be. */
 const JS_ONLY = binding.jsOnlyOptions()
@@ -105,9 +106,13 @@ function readOptions(prompt, options, everyPlatform = false) {
   }
   // A `provider.credentials` or `provider.accessToken` function stays in JS (lib/credentials.js);
   // the engine calls it.
-  let taken = takeFunction(rest.provider, 'credentials')
-  if (taken.fetch === null) taken = takeFunction(rest.provider, 'accessToken')
-  if (taken.fetch !== null) rest.provider = taken.provider
+  let taken = { fetch: null }
+  if (rest.provider !== null && typeof rest.provider === 'object') {
+    const { takeFunction } = (credentials ??= require('./credentials.js'))
+    taken = takeFunction(rest.provider, 'credentials')
+    if (taken.fetch === null) taken = takeFunction(rest.provider, 'accessToken')
+    if (taken.fetch !== null) rest.provider = taken.provider
+  }
   // The environment the engine reads, now: the cloud platforms' variables only for a run that names
   // a `provider` (none of them applies to the Anthropic API, the default), as each read of
   // process.env costs a call into Node (~0.3 µs; all of them were a fifth of a plain run's JS).

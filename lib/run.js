@@ -8,14 +8,16 @@ const binding = require('../binding.js')
 const { readOptions, internalFailure } = require('./options.js')
 const { runs, nextRunId } = require('./runs.js')
 const { abortCall } = require('./call-context.js')
-const { callHook } = require('./hooks.js')
 const { channel, ended, notWaiting, lazyJson } = require('./run-channel.js')
 
-// Loaded by the first run that needs them: a structured `output`, and tracing (whose first run
+// Loaded by the first run that needs them: a structured `output`, tracing (whose first run
 // looks for `@opentelemetry/api`).
 let outputs, tracing
 const checkOutput = (...args) => (outputs ??= require('./output.js')).checkOutput(...args)
 const traceRun = (...args) => (tracing ??= require('./telemetry.js')).traceRun(...args)
+// And by the first run with a hook.
+let hooks
+const callHook = (...args) => (hooks ??= require('./hooks.js')).callHook(...args)
 
 /**
  * Successful calls come back from the engine with output null: put back the very value each

@@ -8,11 +8,14 @@
 const { describe, describeThrown } = require('./describe.js')
 const { isToolError } = require('./tool-error.js')
 const { isToolResult } = require('./tool-result.js')
-const { describeIssues } = require('./standard-schema.js')
 const { CallContext, wasAborted } = require('./call-context.js')
 const { runs } = require('./runs.js')
-const { callHook } = require('./hooks.js')
 const { handOver } = require('./hand-over.js')
+
+// Loaded by the first call that needs them: a hook to call, a Standard Schema's issues to word.
+let hooks, schemas
+const callHook = (...args) => (hooks ??= require('./hooks.js')).callHook(...args)
+const describeIssues = (issues) => (schemas ??= require('./standard-schema.js')).describeIssues(issues)
 
 /**
  * A tool's `needsApproval(input, ctx)` as the engine asks it. Anything but a clear `false`

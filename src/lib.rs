@@ -17,8 +17,11 @@ pub mod fuzzing;
 #[cfg(feature = "node")]
 pub mod exports;
 
-/// The addon's allocator (see README, "Why these crates"): mimalloc, whose frees from another
-/// thread go on a lock-free list of the page's owner, where glibc's take the arena's lock.
-#[cfg(feature = "node")]
+/// The addon's allocator on Linux with glibc (see docs/architecture.md, "Dependencies and
+/// why"): mimalloc, whose frees from another thread go on a lock-free list of the page's owner,
+/// where glibc's take the arena's lock. Elsewhere (macOS, Windows, musl) the system's: what was
+/// measured is glibc's lock, and mimalloc 3's fixed thread slots on macOS clash with another
+/// addon's mimalloc (Next.js loads SWC's).
+#[cfg(all(feature = "node", target_os = "linux", target_env = "gnu"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

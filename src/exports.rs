@@ -232,8 +232,7 @@ pub fn build_profile() -> &'static str {
 #[napi]
 pub async fn engine_threads() -> Vec<u32> {
     let workers = tokio::runtime::Handle::current().metrics().num_workers();
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    vec![workers as u32, cores as u32]
+    vec![workers as u32, crate::binding::runtime::cores() as u32]
 }
 
 /// The Tokio runtime the engine runs on: `ANTHROPIC_TOOL_CALLING_THREADS` worker threads if set,
@@ -241,9 +240,9 @@ pub async fn engine_threads() -> Vec<u32> {
 /// kept only if this runtime cannot be built.
 #[napi_derive::module_init]
 fn init_runtime() {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let set = std::env::var("ANTHROPIC_TOOL_CALLING_THREADS").ok();
-    let threads = crate::binding::runtime::worker_threads(set.as_deref(), cores);
+    let threads =
+        crate::binding::runtime::worker_threads(set.as_deref(), crate::binding::runtime::cores());
     if let Ok(rt) = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
         .enable_all()

@@ -11,6 +11,12 @@ pub fn worker_threads(set: Option<&str>, cores: usize) -> usize {
         .unwrap_or_else(|| cores.saturating_sub(1).max(1))
 }
 
+/// The cores this process may use, as Rust counts them (its affinity and cgroup quota); 1 when
+/// it cannot tell.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
 #[cfg(test)]
 mod tests {
     use super::worker_threads;
